@@ -1,0 +1,61 @@
+import { createHash, randomBytes, randomInt, scryptSync, timingSafeEqual } from 'node:crypto';
+
+export const SCOPES = [
+  'clicks:write',
+  'conversions:write',
+  'conversions:read',
+  'clicks:read',
+  'stores:read',
+  'stores:write',
+  'analytics:read',
+  'spend:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+export type Mode = 'live' | 'test';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const SECRET_LENGTH = 40;
+
+/** `wt_live_<secret>` / `wt_test_<secret>`, secret ≥ 32 base62 characters. */
+export const API_KEY_FORMAT = /^wt_(live|test)_[0-9A-Za-z]{32,128}$/;
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** A new key from the CSPRNG (uniform base62, no modulo bias), its hash and display hint. */
+export function generateApiKey(mode: Mode): { key: string; hash: string; hint: string } {
+  let secret = '';
+  for (let i = 0; i < SECRET_LENGTH; i++) secret += BASE62[randomInt(62)];
+  const key = `wt_${mode}_${secret}`;
+  return { key, hash: hashApiKey(key), hint: `wt_${mode}_…${secret.slice(-4)}` };
+}
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+/** True when a key's scope list grants `needed` (`*` grants everything). */
+export function grants(scopes: readonly string[], needed: string): boolean {
+  return scopes.includes('*') || scopes.includes(needed);
+}
+
+const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
+
+export function hashPassword(password: string): string {
+  const salt = randomBytes(16);
+  const hash = scryptSync(password, salt, SCRYPT.keylen, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p });
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+}
+
+export function verifyPassword(password: string, stored: string): boolean {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64url');
+  const actual = scryptSync(password, Buffer.from(salt, 'base64url'), expected.length, {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+  });
+  return timingSafeEqual(actual, expected);
+}

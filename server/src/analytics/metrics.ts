@@ -1,0 +1,76 @@
+import type { Database } from '../db/database.js';
+import { aggregateConversions, countClicks } from '../db/repositories/analytics.js';
+import { sumSpend } from '../db/repositories/spend.js';
+import { averageMajor, fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
+import { requireStore } from '../stores/lookup.js';
+import { modeFlag, type Tenant } from '../tenancy.js';
+import { resolveRange } from './range.js';
+
+export interface MetricsQuery {
+  storeId: string;
+  startDate?: string;
+  endDate?: string;
+}
+
+/** The store's headline metrics over an inclusive date range in its time zone (api.md §2). */
+export async function computeMetrics(database: Database, tenant: Tenant, query: MetricsQuery, now = Date.now()) {
+  const store = await requireStore(database.db, tenant, query.storeId);
+  const range = resolveRange(query, store.timezone, now);
+  const livemode = modeFlag(tenant);
+  const [totalClicks, aggregates, spend] = await Promise.all([
+    countClicks(database.db, store.id, livemode, range),
+    aggregateConversions(database.db, store.id, livemode, range),
+    sumSpend(database.db, store.id, livemode, range),
+  ]);
+
+  const currency = store.currency;
+  let totalConversions = 0;
+  let attributedConversions = 0;
+  let purchases = 0;
+  let revenueMinor = 0;
+  let attributedRevenueMinor = 0;
+  const otherRevenueMinor = new Map<string, number>();
+  for (const a of aggregates) {
+    totalConversions += a.conversions;
+    attributedConversions += a.attributed;
+    if (!a.isPurchase) continue;
+    if (a.currency === currency) {
+      purchases += a.conversions;
+      revenueMinor += a.valueMinor;
+      attributedRevenueMinor += a.attributedValueMinor;
+    } else {
+      otherRevenueMinor.set(a.currency, (otherRevenueMinor.get(a.currency) ?? 0) + a.valueMinor);
+    }
+  }
+  const storeSpend = spend.find((s) => s.currency === currency);
+  const spendMinor = storeSpend?.total ?? 0;
+  const revenueByCurrency = Object.fromEntries(
+    [...otherRevenueMinor.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([cur, minor]) => [cur, fromMinorUnits(minor, cur)]),
+  );
+  const adSpendByCurrency = Object.fromEntries(
+    spend.filter((s) => s.currency !== currency).map((s) => [s.currency, fromMinorUnits(s.total, s.currency)]),
+  );
+
+  return {
+    storeId: store.id,
+    totalClicks,
+    totalConversions,
+    totalRevenue: fromMinorUnits(revenueMinor, currency),
+    attributedConversions,
+    attributedRevenue: fromMinorUnits(attributedRevenueMinor, currency),
+    conversionRate: ratio2(attributedConversions * 100, totalClicks),
+    averageOrderValue: averageMajor(revenueMinor, purchases, currency),
+    // ROAS needs spend in the store currency; with none recorded in range it is unknown, not zero.
+    roas: storeSpend && storeSpend.entries > 0 ? moneyRatio(attributedRevenueMinor, spendMinor) : null,
+    adSpend: fromMinorUnits(spendMinor, currency),
+    currency,
+    startDate: range.startDate,
+    endDate: range.endDate,
+    timezone: range.timezone,
+    revenueByCurrency,
+    adSpendByCurrency,
+    livemode: tenant.livemode,
+  };
+}

@@ -1,0 +1,45 @@
+import { invalid } from '../http/errors.js';
+import { addDays, dateIn, daysBetween, isValidDate, startOfDay } from './dates.js';
+
+export const DEFAULT_RANGE_DAYS = 30;
+export const MAX_RANGE_DAYS = 731;
+
+export interface ResolvedRange {
+  startDate: string;
+  endDate: string;
+  timezone: string;
+  from: number; // UTC ms, inclusive
+  to: number; // UTC ms, exclusive (start of the day after endDate)
+}
+
+/**
+ * Inclusive `startDate`..`endDate` in a store's zone → UTC instants. Defaults to the 30 days
+ * ending today (in that zone); a missing start is 29 days before the end.
+ */
+export function resolveRange(
+  input: { startDate?: string; endDate?: string },
+  timezone: string,
+  now: number,
+  maxDays = MAX_RANGE_DAYS,
+): ResolvedRange {
+  for (const field of ['startDate', 'endDate'] as const) {
+    const value = input[field];
+    if (value !== undefined && !isValidDate(value)) {
+      throw invalid(field, 'invalid_format', `${field} must be a calendar date YYYY-MM-DD`);
+    }
+  }
+  const endDate =
+    input.endDate ?? (input.startDate ? maxDate(input.startDate, dateIn(now, timezone), maxDays) : dateIn(now, timezone));
+  const startDate = input.startDate ?? addDays(endDate, -(DEFAULT_RANGE_DAYS - 1));
+  if (startDate > endDate) throw invalid('startDate', 'out_of_range', 'startDate must not be after endDate');
+  if (daysBetween(startDate, endDate) + 1 > maxDays) {
+    throw invalid('endDate', 'out_of_range', `the range may cover at most ${maxDays} days`);
+  }
+  return { startDate, endDate, timezone, from: startOfDay(startDate, timezone), to: startOfDay(addDays(endDate, 1), timezone) };
+}
+
+/** With only a start given, the range runs to today, or to the longest range allowed, whichever is first. */
+function maxDate(startDate: string, today: string, maxDays: number): string {
+  const limit = addDays(startDate, maxDays - 1);
+  return today < startDate ? startDate : today < limit ? today : limit;
+}

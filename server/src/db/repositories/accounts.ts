@@ -1,0 +1,51 @@
+import type { Executor } from '../database.js';
+import type { AccountsTable, ApiKeysTable } from '../schema.js';
+
+export async function insertAccount(db: Executor, account: AccountsTable): Promise<void> {
+  await db.insertInto('accounts').values(account).execute();
+}
+
+export async function findAccountByEmail(db: Executor, email: string): Promise<AccountsTable | undefined> {
+  return db.selectFrom('accounts').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export async function findAccount(db: Executor, id: string): Promise<AccountsTable | undefined> {
+  return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function countAccounts(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function insertApiKey(db: Executor, key: ApiKeysTable): Promise<void> {
+  await db.insertInto('api_keys').values(key).execute();
+}
+
+export async function findApiKeyByHash(db: Executor, keyHash: string): Promise<ApiKeysTable | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
+}
+
+export async function listApiKeys(db: Executor, accountId: string): Promise<ApiKeysTable[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** Marks a key revoked; returns false when the id is unknown or it was already revoked. */
+export async function revokeApiKey(db: Executor, keyId: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

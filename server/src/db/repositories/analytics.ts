@@ -1,0 +1,64 @@
+import type { Executor } from '../database.js';
+
+export interface TimeRange {
+  from: number;
+  to: number; // exclusive
+}
+
+/** Non-bot clicks of a store and mode with click time in range. */
+export async function countClicks(db: Executor, storeId: string, livemode: number, range: TimeRange): Promise<number> {
+  const row = await db
+    .selectFrom('clicks')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('click_time', '>=', range.from)
+    .where('click_time', '<', range.to)
+    .where('is_bot', '=', 0)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export interface ConversionAggregate {
+  currency: string;
+  isPurchase: boolean;
+  conversions: number;
+  attributed: number;
+  valueMinor: number;
+  attributedValueMinor: number;
+}
+
+/** Conversion counts and value sums with event time in range, per (currency, is Purchase). */
+export async function aggregateConversions(
+  db: Executor,
+  storeId: string,
+  livemode: number,
+  range: TimeRange,
+): Promise<ConversionAggregate[]> {
+  const rows = await db
+    .selectFrom('conversions')
+    .select((eb) => [
+      'currency',
+      eb.case().when('event_type', '=', 'Purchase').then(1).else(0).end().as('is_purchase'),
+      eb.fn.countAll<number>().as('conversions'),
+      eb.fn.sum<number>('attributed').as('attributed'),
+      eb.fn.sum<number>('value_minor').as('value_minor'),
+      eb.fn
+        .sum<number>(eb.case().when('attributed', '=', 1).then(eb.ref('value_minor')).else(0).end())
+        .as('attributed_value_minor'),
+    ])
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('event_time', '>=', range.from)
+    .where('event_time', '<', range.to)
+    .groupBy(['currency', 'is_purchase'])
+    .execute();
+  return rows.map((r) => ({
+    currency: r.currency,
+    isPurchase: Number(r.is_purchase) === 1,
+    conversions: Number(r.conversions),
+    attributed: Number(r.attributed),
+    valueMinor: Number(r.value_minor),
+    attributedValueMinor: Number(r.attributed_value_minor),
+  }));
+}

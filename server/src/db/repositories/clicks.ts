@@ -1,0 +1,67 @@
+import type { Executor } from '../database.js';
+import type { ClicksTable } from '../schema.js';
+import { afterKeyset, type Page } from './keyset.js';
+
+/** Inserts a click unless (store, mode, fbclid) exists; returns the stored row either way. */
+export async function insertClickOnce(db: Executor, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
+  const inserted = await db
+    .insertInto('clicks')
+    .values(click)
+    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'fbclid']).doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) return { row: click, duplicate: false };
+  const existing = await findClickByFbclid(db, click.store_id, click.livemode, click.fbclid);
+  if (!existing) throw new Error('click dedup conflict without a stored row');
+  return { row: existing, duplicate: true };
+}
+
+export async function findClickByFbclid(
+  db: Executor,
+  storeId: string,
+  livemode: number,
+  fbclid: string,
+): Promise<ClicksTable | undefined> {
+  return db
+    .selectFrom('clicks')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('fbclid', '=', fbclid)
+    .executeTakeFirst();
+}
+
+/** A click by id, within one account and mode. */
+export async function findClick(
+  db: Executor,
+  accountId: string,
+  livemode: number,
+  clickId: string,
+): Promise<ClicksTable | undefined> {
+  return db
+    .selectFrom('clicks')
+    .selectAll()
+    .where('id', '=', clickId)
+    .where('account_id', '=', accountId)
+    .where('livemode', '=', livemode)
+    .executeTakeFirst();
+}
+
+export async function listClicks(
+  db: Executor,
+  accountId: string,
+  livemode: number,
+  filter: { storeId?: string },
+  page: Page,
+): Promise<ClicksTable[]> {
+  let query = db.selectFrom('clicks').selectAll().where('livemode', '=', livemode);
+  query = filter.storeId
+    ? query.where('store_id', '=', filter.storeId).where('account_id', '=', accountId)
+    : query.where('account_id', '=', accountId);
+  const after = page.after;
+  if (after) query = query.where((eb) => afterKeyset(eb, 'click_time', 'id', after));
+  return query
+    .orderBy('click_time', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+}

@@ -1,0 +1,29 @@
+import type { ExpressionBuilder } from 'kysely';
+
+/** A position in a newest-first list: the (time, id) of the last item already returned. */
+export interface Keyset {
+  time: number | string;
+  id: string;
+}
+
+export interface Page {
+  limit: number;
+  after?: Keyset;
+}
+
+/** `(timeColumn, id) < (after.time, after.id)`: the rows strictly after the cursor in newest-first order. */
+export function afterKeyset<DB, TB extends keyof DB>(
+  eb: ExpressionBuilder<DB, TB>,
+  timeColumn: string,
+  idColumn: string,
+  after: Keyset,
+) {
+  // biome-ignore lint/suspicious/noExplicitAny: column names are checked by the callers' table types
+  const e = eb as ExpressionBuilder<any, any>;
+  return e.or([e(timeColumn, '<', after.time), e.and([e(timeColumn, '=', after.time), e(idColumn, '<', after.id)])]);
+}
+
+/** Splits the `limit + 1` rows a list query fetched into the page and whether more follow. */
+export function pageOf<T>(rows: T[], limit: number): { items: T[]; hasMore: boolean } {
+  return rows.length > limit ? { items: rows.slice(0, limit), hasMore: true } : { items: rows, hasMore: false };
+}

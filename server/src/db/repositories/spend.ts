@@ -1,0 +1,80 @@
+import type { Executor } from '../database.js';
+import type { AdSpendTable } from '../schema.js';
+import { afterKeyset, type Page } from './keyset.js';
+
+/** Upserts by (store, mode, date, platform, campaignId); returns the stored rows in input order. */
+export async function upsertSpend(db: Executor, entries: AdSpendTable[]): Promise<AdSpendTable[]> {
+  const stored: AdSpendTable[] = [];
+  for (const entry of entries) {
+    await db
+      .insertInto('ad_spend')
+      .values(entry)
+      .onConflict((oc) =>
+        oc.columns(['store_id', 'livemode', 'date', 'platform', 'campaign_id']).doUpdateSet({
+          amount_minor: entry.amount_minor,
+          currency: entry.currency,
+          campaign_name: entry.campaign_name,
+          updated_at: entry.updated_at,
+        }),
+      )
+      .execute();
+    const row = await db
+      .selectFrom('ad_spend')
+      .selectAll()
+      .where('store_id', '=', entry.store_id)
+      .where('livemode', '=', entry.livemode)
+      .where('date', '=', entry.date)
+      .where('platform', '=', entry.platform)
+      .where('campaign_id', '=', entry.campaign_id)
+      .executeTakeFirstOrThrow();
+    stored.push(row);
+  }
+  return stored;
+}
+
+export interface DateRange {
+  startDate: string;
+  endDate: string; // inclusive
+}
+
+export async function listSpend(
+  db: Executor,
+  storeId: string,
+  livemode: number,
+  range: DateRange,
+  page: Page,
+): Promise<AdSpendTable[]> {
+  let query = db
+    .selectFrom('ad_spend')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('date', '>=', range.startDate)
+    .where('date', '<=', range.endDate);
+  const after = page.after;
+  if (after) query = query.where((eb) => afterKeyset(eb, 'date', 'id', after));
+  return query
+    .orderBy('date', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+}
+
+/** Total recorded spend per currency in a date range. */
+export async function sumSpend(
+  db: Executor,
+  storeId: string,
+  livemode: number,
+  range: DateRange,
+): Promise<Array<{ currency: string; total: number; entries: number }>> {
+  const rows = await db
+    .selectFrom('ad_spend')
+    .select((eb) => ['currency', eb.fn.sum<number>('amount_minor').as('total'), eb.fn.countAll<number>().as('entries')])
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('date', '>=', range.startDate)
+    .where('date', '<=', range.endDate)
+    .groupBy('currency')
+    .execute();
+  return rows.map((r) => ({ currency: r.currency, total: Number(r.total), entries: Number(r.entries) }));
+}

@@ -1,0 +1,39 @@
+import type { Executor } from '../database.js';
+import type { StoresTable } from '../schema.js';
+import { afterKeyset, type Page } from './keyset.js';
+
+/** A store of this account, or undefined (unknown and foreign ids are indistinguishable). */
+export async function findStore(db: Executor, accountId: string, storeId: string): Promise<StoresTable | undefined> {
+  return db.selectFrom('stores').selectAll().where('id', '=', storeId).where('account_id', '=', accountId).executeTakeFirst();
+}
+
+export async function insertStore(db: Executor, store: StoresTable): Promise<void> {
+  await db.insertInto('stores').values(store).execute();
+}
+
+export async function updateStore(
+  db: Executor,
+  accountId: string,
+  storeId: string,
+  changes: Partial<StoresTable>,
+): Promise<StoresTable | undefined> {
+  await db.updateTable('stores').set(changes).where('id', '=', storeId).where('account_id', '=', accountId).execute();
+  return findStore(db, accountId, storeId);
+}
+
+export async function listStores(
+  db: Executor,
+  accountId: string,
+  filter: { status?: 'active' | 'inactive' },
+  page: Page,
+): Promise<StoresTable[]> {
+  let query = db.selectFrom('stores').selectAll().where('account_id', '=', accountId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  const after = page.after;
+  if (after) query = query.where((eb) => afterKeyset(eb, 'created_at', 'id', after));
+  return query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
+}

@@ -1,0 +1,154 @@
+/**
+ * Row types of every table. Times are integer milliseconds since the epoch (UTC); money is
+ * integer minor units; booleans are 0/1 so the same queries run on SQLite and PostgreSQL.
+ */
+export interface AccountsTable {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  mode: 'live' | 'test';
+  name: string;
+  key_hash: string;
+  hint: string;
+  scopes: string; // JSON array
+  rate_limit_rps: number | null;
+  rate_limit_burst: number | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface StoresTable {
+  id: string;
+  account_id: string;
+  name: string;
+  domain: string;
+  platform: string;
+  pixel_id: string | null;
+  capi_access_token: string | null;
+  capi_test_event_code: string | null;
+  status: 'active' | 'inactive';
+  currency: string;
+  timezone: string;
+  attribution_window_days: number;
+  min_confidence: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ClicksTable {
+  id: string;
+  account_id: string;
+  store_id: string;
+  livemode: number;
+  fbclid: string;
+  click_time: number;
+  created_at: number;
+  landing_page: string;
+  referrer: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+  fingerprint: string | null;
+  derived_fingerprint: string | null;
+  fbp: string | null;
+  fbc: string;
+  utm_source: string | null;
+  utm_medium: string | null;
+  utm_campaign: string | null;
+  utm_content: string | null;
+  utm_term: string | null;
+  campaign_id: string | null;
+  adset_id: string | null;
+  ad_id: string | null;
+  is_bot: number;
+}
+
+export interface ConversionsTable {
+  id: string;
+  account_id: string;
+  store_id: string;
+  livemode: number;
+  event_type: string;
+  order_id: string;
+  event_id: string;
+  event_time: number;
+  created_at: number;
+  value_minor: number;
+  currency: string;
+  products: string; // JSON array
+  user_data: string; // JSON object of Meta-normalized SHA-256 hashes
+  email_hash: string | null;
+  phone_hash: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+  fingerprint: string | null;
+  ref_click_id: string | null;
+  ref_fbclid: string | null;
+  ref_fbc: string | null;
+  fbp: string | null;
+  event_source_url: string | null;
+  attributed: number;
+  attributed_click_id: string | null;
+  attributed_fbclid: string | null;
+  confidence: number | null;
+  attribution_signal: string | null;
+  capi_status: 'pending' | 'sent' | 'failed' | 'skipped';
+  capi_attempts: number;
+  capi_last_error: string | null;
+  capi_sent_at: number | null;
+}
+
+export interface TouchpointsTable {
+  conversion_id: string;
+  click_id: string;
+  signal: string;
+  score: number;
+  click_time: number;
+}
+
+export interface AdSpendTable {
+  id: string;
+  account_id: string;
+  store_id: string;
+  livemode: number;
+  date: string; // YYYY-MM-DD
+  platform: string;
+  campaign_id: string; // '' when the entry is not per campaign
+  campaign_name: string | null;
+  amount_minor: number;
+  currency: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  livemode: number;
+  key: string;
+  request_hash: string;
+  status_code: number | null; // null while the first request is in flight
+  response: string | null;
+  created_at: number;
+}
+
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
+export interface DB {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  stores: StoresTable;
+  clicks: ClicksTable;
+  conversions: ConversionsTable;
+  touchpoints: TouchpointsTable;
+  ad_spend: AdSpendTable;
+  idempotency_keys: IdempotencyKeysTable;
+  settings: SettingsTable;
+}

@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+
+/** The one registry of id prefixes. Ids are `<prefix>_<10 chars time><16 chars random>` (Crockford base32, lower-case). */
+const PREFIXES = {
+  click: 'clk',
+  conversion: 'conv',
+  store: 'st',
+  request: 'req',
+  key: 'key',
+  account: 'acct',
+  spend: 'spend',
+} as const;
+
+export type IdKind = keyof typeof PREFIXES;
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function encodeTime(ms: number): string {
+  let out = '';
+  let rest = ms;
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[rest % 32] + out;
+    rest = Math.floor(rest / 32);
+  }
+  return out;
+}
+
+function encodeRandom(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (let i = 0; i < length; i++) out += ALPHABET[(bytes[i] as number) & 31];
+  return out;
+}
+
+export function newId(kind: IdKind, now = Date.now()): string {
+  return `${PREFIXES[kind]}_${encodeTime(now)}${encodeRandom(16)}`;
+}
+
+export function hasPrefix(kind: IdKind, id: string): boolean {
+  return id.startsWith(`${PREFIXES[kind]}_`);
+}

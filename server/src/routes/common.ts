@@ -1,0 +1,31 @@
+import { type TSchema, Type } from 'typebox';
+import type { Database } from '../db/database.js';
+import { Envelope, ErrorEnvelope } from '../http/envelope.js';
+import type { CursorCodec } from '../http/pagination.js';
+
+/** What route modules are given: the database and the shared HTTP helpers. No globals. */
+export interface RouteDeps {
+  database: Database;
+  cursors: CursorCodec;
+}
+
+const { $id: _omit, ...errorSchema } = ErrorEnvelope as typeof ErrorEnvelope & { $id?: string };
+
+/** Response schemas of a route: its success envelope plus the shared error envelope. */
+export function responses(status: 200 | 201, data: TSchema) {
+  return { [status]: Envelope(data), '4xx': errorSchema, '5xx': errorSchema };
+}
+
+export const bearer = [{ bearerAuth: [] }];
+
+export const Timestamp = (description: string) => Type.String({ description, examples: ['2026-11-22T10:00:00.000Z'] });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+/** An ISO 8601 date-time given by a client (checked precisely in the domain). */
+export const ClientTime = Type.Optional(
+  Type.String({ maxLength: 64, description: 'ISO 8601 date-time with offset; default now', examples: ['2026-11-22T09:58:00Z'] }),
+);
+
+export const DateQuery = (description: string) =>
+  Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description, examples: ['2026-11-01'] }));

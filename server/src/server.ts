@@ -1,0 +1,73 @@
+import type { Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { hasAccounts } from './accounts/accounts.js';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { type Database, openSqlite } from './db/database.js';
+import { purgeExpiredIdempotencyKeys } from './db/repositories/idempotency.js';
+import { createPlainHttpRejector } from './http/transport.js';
+import { loadTls } from './tls.js';
+
+export function openDatabase(config: Config): Database {
+  return openSqlite(config.dataDir);
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `waytrack serve`: migrate, then serve HTTPS (and the optional HTTP rejector) until stopped. */
+export async function startServer(config: Config, print: (line: string) => void = console.log): Promise<RunningServer> {
+  const database = openDatabase(config);
+  await database.migrate();
+  const tls = await loadTls(config);
+  const app = await buildApp({ config, database, https: { key: tls.key, cert: tls.cert } });
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `https://${host}:${port}`;
+
+  let plain: Server | undefined;
+  if (config.httpPort !== undefined) {
+    const rejector = createPlainHttpRejector();
+    await new Promise<void>((resolve, reject) => {
+      rejector.once('error', reject);
+      rejector.listen(config.httpPort, config.host, () => resolve());
+    });
+    plain = rejector;
+  }
+
+  const sweeper = setInterval(
+    () => {
+      void database.write((trx) => purgeExpiredIdempotencyKeys(trx, Date.now())).catch(() => {});
+    },
+    10 * 60 * 1000,
+  );
+  sweeper.unref();
+
+  print(`Waytrack API listening on ${url}/v1 (docs: ${url}/docs)`);
+  if (tls.selfSignedPath) print(`Using a self-signed certificate for localhost: ${tls.selfSignedPath}`);
+  if (plain) print(`Plain HTTP on port ${config.httpPort} answers every request with 403 https_required`);
+  if (!(await hasAccounts(database))) {
+    print('No account yet. Create the first one (it prints a live and a test API key):');
+    print('  npx waytrack account create --email you@example.com');
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    app,
+    url,
+    close() {
+      closing ??= (async () => {
+        clearInterval(sweeper);
+        if (plain) await new Promise<void>((resolve) => plain.close(() => resolve()));
+        await app.close(); // stops accepting, drains in-flight requests
+        await database.close(); // flushes queued writes, then closes
+      })();
+      return closing;
+    },
+  };
+}

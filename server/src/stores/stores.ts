@@ -1,0 +1,133 @@
+import { canonicalTimeZone } from '../analytics/dates.js';
+import type { Database } from '../db/database.js';
+import type { Page } from '../db/repositories/keyset.js';
+import { insertStore, listStores as listStoreRows, updateStore as updateStoreRow } from '../db/repositories/stores.js';
+import type { StoresTable } from '../db/schema.js';
+import { fieldError, invalid } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { normalizeCurrency } from '../money.js';
+import type { Tenant } from '../tenancy.js';
+import { requireStore } from './lookup.js';
+
+export const PLATFORMS = ['shopify', 'woocommerce', 'bigcommerce', 'magento', 'wix', 'squarespace', 'custom'] as const;
+export const DEFAULT_ATTRIBUTION_WINDOW_DAYS = 7;
+export const DEFAULT_MIN_CONFIDENCE = 50;
+
+export interface StoreInput {
+  name: string;
+  domain: string;
+  platform: (typeof PLATFORMS)[number];
+  pixelId?: string | null;
+  capiAccessToken?: string | null;
+  capiTestEventCode?: string | null;
+  currency?: string;
+  timezone?: string;
+  attributionWindowDays?: number;
+  minConfidence?: number;
+}
+
+export type StorePatch = Partial<StoreInput> & { status?: 'active' | 'inactive' };
+
+const HOSTNAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function checkDomain(domain: string): string {
+  const host = domain.trim().toLowerCase().replace(/\.$/, '');
+  if (!HOSTNAME.test(host)) {
+    throw invalid('domain', 'invalid_format', 'domain must be a hostname like shop.example.com (no scheme or path)');
+  }
+  return host;
+}
+
+function checkCurrency(currency: string): string {
+  const code = normalizeCurrency(currency);
+  if (!code) throw fieldError('invalid_currency', 'currency', 'invalid_format', `"${currency}" is not an ISO 4217 currency code`);
+  return code;
+}
+
+function checkTimeZone(timezone: string): string {
+  const zone = canonicalTimeZone(timezone);
+  if (!zone) throw invalid('timezone', 'unknown_value', `"${timezone}" is not an IANA time zone like America/New_York`);
+  return zone;
+}
+
+/** Store fields from a create or update body; only the fields present are returned. */
+function columnsOf(input: StorePatch): Partial<StoresTable> {
+  const columns: Partial<StoresTable> = {};
+  if (input.name !== undefined) columns.name = input.name;
+  if (input.domain !== undefined) columns.domain = checkDomain(input.domain);
+  if (input.platform !== undefined) columns.platform = input.platform;
+  if (input.pixelId !== undefined) columns.pixel_id = input.pixelId;
+  if (input.capiAccessToken !== undefined) columns.capi_access_token = input.capiAccessToken;
+  if (input.capiTestEventCode !== undefined) columns.capi_test_event_code = input.capiTestEventCode;
+  if (input.currency !== undefined) columns.currency = checkCurrency(input.currency);
+  if (input.timezone !== undefined) columns.timezone = checkTimeZone(input.timezone);
+  if (input.attributionWindowDays !== undefined) columns.attribution_window_days = input.attributionWindowDays;
+  if (input.minConfidence !== undefined) columns.min_confidence = input.minConfidence;
+  if (input.status !== undefined) columns.status = input.status;
+  return columns;
+}
+
+export async function createStore(database: Database, tenant: Tenant, input: StoreInput, now = Date.now()) {
+  const columns = columnsOf(input);
+  const row: StoresTable = {
+    id: newId('store', now),
+    account_id: tenant.accountId,
+    name: input.name,
+    domain: columns.domain as string,
+    platform: input.platform,
+    pixel_id: columns.pixel_id ?? null,
+    capi_access_token: columns.capi_access_token ?? null,
+    capi_test_event_code: columns.capi_test_event_code ?? null,
+    status: 'active',
+    currency: columns.currency ?? 'USD',
+    timezone: columns.timezone ?? 'UTC',
+    attribution_window_days: columns.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
+    min_confidence: columns.min_confidence ?? DEFAULT_MIN_CONFIDENCE,
+    created_at: now,
+    updated_at: now,
+  };
+  await database.write((trx) => insertStore(trx, row));
+  return presentStore(row);
+}
+
+export async function updateStore(database: Database, tenant: Tenant, storeId: string, patch: StorePatch, now = Date.now()) {
+  const columns = columnsOf(patch);
+  const updated = await database.write(async (trx) => {
+    await requireStore(trx, tenant, storeId);
+    return updateStoreRow(trx, tenant.accountId, storeId, { ...columns, updated_at: now });
+  });
+  return presentStore(updated as StoresTable);
+}
+
+export async function getStore(database: Database, tenant: Tenant, storeId: string) {
+  return presentStore(await requireStore(database.db, tenant, storeId));
+}
+
+export async function listStores(
+  database: Database,
+  tenant: Tenant,
+  filter: { status?: 'active' | 'inactive' },
+  page: Page,
+): Promise<StoresTable[]> {
+  return listStoreRows(database.db, tenant.accountId, filter, page);
+}
+
+/** The API view of a store. The access token is write-only: only whether forwarding is configured shows. */
+export function presentStore(row: StoresTable) {
+  return {
+    id: row.id,
+    name: row.name,
+    domain: row.domain,
+    platform: row.platform,
+    pixelId: row.pixel_id,
+    status: row.status,
+    currency: row.currency,
+    timezone: row.timezone,
+    attributionWindowDays: row.attribution_window_days,
+    minConfidence: row.min_confidence,
+    capiConfigured: Boolean(row.pixel_id && row.capi_access_token),
+    ...(row.capi_test_event_code !== null && { capiTestEventCode: row.capi_test_event_code }),
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}

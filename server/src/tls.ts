@@ -1,0 +1,51 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { generate } from 'selfsigned';
+import type { Config } from './config.js';
+import { ConfigError } from './config.js';
+
+export interface TlsMaterial {
+  key: Buffer | string;
+  cert: Buffer | string;
+  /** Set when a self-signed certificate is in use: where it lives. */
+  selfSignedPath?: string;
+}
+
+/** TLS_CERT/TLS_KEY when configured; otherwise a self-signed localhost certificate kept in DATA_DIR. */
+export async function loadTls(config: Config): Promise<TlsMaterial> {
+  if (config.tlsCert && config.tlsKey) {
+    try {
+      return { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) };
+    } catch (error) {
+      throw new ConfigError(`TLS_CERT/TLS_KEY cannot be read: ${(error as Error).message}`);
+    }
+  }
+  const certPath = path.join(config.dataDir, 'tls', 'localhost-cert.pem');
+  const keyPath = path.join(config.dataDir, 'tls', 'localhost-key.pem');
+  if (!existsSync(certPath) || !existsSync(keyPath)) {
+    mkdirSync(path.dirname(certPath), { recursive: true });
+    const notAfter = new Date();
+    notAfter.setFullYear(notAfter.getFullYear() + 2);
+    const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
+      keyType: 'ec',
+      algorithm: 'sha256',
+      notAfterDate: notAfter,
+      extensions: [
+        { name: 'basicConstraints', cA: false },
+        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+        { name: 'extKeyUsage', serverAuth: true },
+        {
+          name: 'subjectAltName',
+          altNames: [
+            { type: 2, value: 'localhost' },
+            { type: 7, ip: '127.0.0.1' },
+            { type: 7, ip: '::1' },
+          ],
+        },
+      ],
+    });
+    writeFileSync(keyPath, pems.private, { mode: 0o600 });
+    writeFileSync(certPath, pems.cert);
+  }
+  return { cert: readFileSync(certPath), key: readFileSync(keyPath), selfSignedPath: certPath };
+}

@@ -1,0 +1,155 @@
+import { isbot } from 'isbot';
+import { sha256Hex } from '../capi/pii.js';
+import type { Database } from '../db/database.js';
+import { findClick, insertClickOnce, listClicks } from '../db/repositories/clicks.js';
+import type { Page } from '../db/repositories/keyset.js';
+import type { ClicksTable } from '../db/schema.js';
+import { ApiError, fieldError } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { requireActiveStore, requireStore } from '../stores/lookup.js';
+import { modeFlag, type Tenant } from '../tenancy.js';
+import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
+
+export const CLICK_MAX_AGE_MS = 90 * 24 * 60 * 60 * 1000;
+
+export interface ClickInput {
+  fbclid: string;
+  storeId: string;
+  landingPage: string;
+  referrer?: string;
+  ipAddress?: string;
+  userAgent?: string;
+  timestamp?: string;
+  fingerprint?: string;
+  fbp?: string;
+}
+
+export interface ClickResult {
+  clickId: string;
+  fbclid: string;
+  tracked: true;
+  timestamp: string;
+  duplicate: boolean;
+}
+
+/** The fbc Meta expects for a click: `fb.1.<click time ms>.<fbclid>` with the fbclid verbatim. */
+export function fbcOf(clickTimeMs: number, fbclid: string): string {
+  return `fb.1.${clickTimeMs}.${fbclid}`;
+}
+
+/** `sha256_hex(ip + "|" + userAgent)`: the fingerprint a store backend can compute from an order. */
+export function derivedFingerprint(ipAddress: string | undefined, userAgent: string | undefined): string | null {
+  return ipAddress && userAgent ? sha256Hex(`${ipAddress}|${userAgent}`) : null;
+}
+
+const UTM_KEYS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term'] as const;
+const AD_KEYS = ['campaign_id', 'adset_id', 'ad_id'] as const;
+
+function campaignParams(landingPage: string): Pick<ClicksTable, (typeof UTM_KEYS)[number] | (typeof AD_KEYS)[number]> {
+  const params = new URL(landingPage).searchParams;
+  const read = (key: string) => {
+    const value = params.get(key);
+    return value ? value.slice(0, 500) : null;
+  };
+  return {
+    utm_source: read('utm_source'),
+    utm_medium: read('utm_medium'),
+    utm_campaign: read('utm_campaign'),
+    utm_content: read('utm_content'),
+    utm_term: read('utm_term'),
+    campaign_id: read('campaign_id'),
+    adset_id: read('adset_id'),
+    ad_id: read('ad_id'),
+  };
+}
+
+function validate(input: ClickInput, now: number): number {
+  checkHttpUrl('landingPage', input.landingPage);
+  if (input.referrer !== undefined) checkHttpUrl('referrer', input.referrer);
+  if (input.ipAddress !== undefined) checkIpAddress('ipAddress', input.ipAddress);
+  const clickTime = parseEventTime('timestamp', input.timestamp, now);
+  if (now - clickTime > CLICK_MAX_AGE_MS) {
+    throw fieldError('invalid_fbclid', 'timestamp', 'expired', 'The click is older than 90 days; its fbclid has expired');
+  }
+  return clickTime;
+}
+
+/** Records an ad click once per (account, mode, store, fbclid). */
+export async function trackClick(database: Database, tenant: Tenant, input: ClickInput, now = Date.now()): Promise<ClickResult> {
+  const clickTime = validate(input, now);
+  const store = await requireActiveStore(database.db, tenant, input.storeId);
+  const row: ClicksTable = {
+    id: newId('click', now),
+    account_id: tenant.accountId,
+    store_id: store.id,
+    livemode: modeFlag(tenant),
+    fbclid: input.fbclid,
+    click_time: clickTime,
+    created_at: now,
+    landing_page: input.landingPage,
+    referrer: input.referrer ?? null,
+    ip_address: input.ipAddress ?? null,
+    user_agent: input.userAgent ?? null,
+    fingerprint: input.fingerprint ?? null,
+    derived_fingerprint: derivedFingerprint(input.ipAddress, input.userAgent),
+    fbp: input.fbp ?? null,
+    fbc: fbcOf(clickTime, input.fbclid),
+    ...campaignParams(input.landingPage),
+    is_bot: input.userAgent !== undefined && isbot(input.userAgent) ? 1 : 0,
+  };
+  const { row: stored, duplicate } = await database.write((trx) => insertClickOnce(trx, row));
+  return {
+    clickId: stored.id,
+    fbclid: stored.fbclid,
+    tracked: true,
+    timestamp: new Date(stored.created_at).toISOString(),
+    duplicate,
+  };
+}
+
+export async function getClick(database: Database, tenant: Tenant, clickId: string): Promise<ClicksTable> {
+  const row = await findClick(database.db, tenant.accountId, modeFlag(tenant), clickId);
+  if (!row) throw new ApiError('not_found', `No click ${clickId}`);
+  return row;
+}
+
+/** One page of the tenant's clicks, newest first; `storeId` must be one of the account's stores. */
+export async function listClicksOf(
+  database: Database,
+  tenant: Tenant,
+  filter: { storeId?: string },
+  page: Page,
+): Promise<ClicksTable[]> {
+  if (filter.storeId) await requireStore(database.db, tenant, filter.storeId);
+  return listClicks(database.db, tenant.accountId, modeFlag(tenant), filter, page);
+}
+
+/** The API view of a stored click. */
+export function presentClick(row: ClicksTable) {
+  return {
+    clickId: row.id,
+    storeId: row.store_id,
+    fbclid: row.fbclid,
+    fbc: row.fbc,
+    fbp: row.fbp,
+    landingPage: row.landing_page,
+    referrer: row.referrer,
+    ipAddress: row.ip_address,
+    userAgent: row.user_agent,
+    fingerprint: row.fingerprint,
+    utm: {
+      source: row.utm_source,
+      medium: row.utm_medium,
+      campaign: row.utm_campaign,
+      content: row.utm_content,
+      term: row.utm_term,
+    },
+    campaignId: row.campaign_id,
+    adsetId: row.adset_id,
+    adId: row.ad_id,
+    isBot: row.is_bot === 1,
+    livemode: row.livemode === 1,
+    timestamp: new Date(row.click_time).toISOString(),
+    recordedAt: new Date(row.created_at).toISOString(),
+  };
+}

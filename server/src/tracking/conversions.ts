@@ -1,0 +1,260 @@
+import { addDays, isValidDate, startOfDay } from '../analytics/dates.js';
+import { explicitEvidence } from '../attribution/evidence.js';
+import { type Attribution, attribute } from '../attribution/model.js';
+import { type CustomerData, hashCustomerData } from '../capi/pii.js';
+import type { Database } from '../db/database.js';
+import {
+  type ConversionFilter,
+  findConversion,
+  findConversionByKey,
+  insertConversionOnce,
+  listConversions,
+} from '../db/repositories/conversions.js';
+import type { Page } from '../db/repositories/keyset.js';
+import type { ConversionsTable } from '../db/schema.js';
+import { ApiError, fieldError, invalid } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
+import { requireActiveStore, requireStore } from '../stores/lookup.js';
+import { modeFlag, type Tenant } from '../tenancy.js';
+import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
+
+export interface ProductInput {
+  productId: string;
+  name?: string;
+  price?: number;
+  quantity?: number;
+  category?: string;
+}
+
+export interface ConversionInput {
+  storeId: string;
+  eventType: string;
+  orderId: string;
+  eventValue: number;
+  currency: string;
+  customerData?: CustomerData;
+  fingerprint?: string;
+  products?: ProductInput[];
+  clickId?: string;
+  fbclid?: string;
+  fbc?: string;
+  fbp?: string;
+  ipAddress?: string;
+  userAgent?: string;
+  eventSourceUrl?: string;
+  eventId?: string;
+  timestamp?: string;
+}
+
+/** Products as stored: prices in integer minor units of the conversion's currency. */
+interface StoredProduct {
+  productId: string;
+  name?: string;
+  priceMinor?: number;
+  quantity: number;
+  category?: string;
+}
+
+export interface ConversionResult {
+  conversionId: string;
+  eventType: string;
+  attributed: boolean;
+  attributedTo?: { clickId: string; fbclid: string; confidenceScore: number };
+  capiSent: boolean;
+  timestamp: string;
+  duplicate: boolean;
+}
+
+function resultOf(row: ConversionsTable, duplicate: boolean): ConversionResult {
+  return {
+    conversionId: row.id,
+    eventType: row.event_type,
+    attributed: row.attributed === 1,
+    ...attributedTo(row),
+    capiSent: row.capi_status === 'sent',
+    timestamp: new Date(row.event_time).toISOString(),
+    duplicate,
+  };
+}
+
+function attributedTo(row: ConversionsTable) {
+  if (row.attributed !== 1 || !row.attributed_click_id) return {};
+  return {
+    attributedTo: {
+      clickId: row.attributed_click_id,
+      fbclid: row.attributed_fbclid ?? '',
+      confidenceScore: row.confidence ?? 0,
+    },
+  };
+}
+
+function validate(input: ConversionInput, now: number) {
+  const currency = normalizeCurrency(input.currency);
+  if (!currency) {
+    throw fieldError('invalid_currency', 'currency', 'invalid_format', `"${input.currency}" is not an ISO 4217 currency code`);
+  }
+  if (input.ipAddress !== undefined) checkIpAddress('ipAddress', input.ipAddress);
+  if (input.eventSourceUrl !== undefined) checkHttpUrl('eventSourceUrl', input.eventSourceUrl);
+  const eventTime = parseEventTime('timestamp', input.timestamp, now);
+  const products: StoredProduct[] = (input.products ?? []).map((p) => ({
+    productId: p.productId,
+    ...(p.name !== undefined && { name: p.name }),
+    ...(p.price !== undefined && { priceMinor: toMinorUnits(p.price, currency) }),
+    quantity: p.quantity ?? 1,
+    ...(p.category !== undefined && { category: p.category }),
+  }));
+  return { currency, eventTime, valueMinor: toMinorUnits(input.eventValue, currency), products };
+}
+
+/**
+ * Records a conversion once per (account, mode, store, eventType, orderId), attributes it to
+ * the click that caused it, and returns the stored result (the original one for a duplicate).
+ */
+export async function trackConversion(
+  database: Database,
+  tenant: Tenant,
+  input: ConversionInput,
+  now = Date.now(),
+): Promise<ConversionResult> {
+  const { currency, eventTime, valueMinor, products } = validate(input, now);
+  const store = await requireActiveStore(database.db, tenant, input.storeId);
+  const livemode = modeFlag(tenant);
+  const key = { storeId: store.id, livemode, eventType: input.eventType, orderId: input.orderId };
+  const existing = await findConversionByKey(database.db, key);
+  if (existing) return resultOf(existing, true);
+
+  const evidence = await explicitEvidence(
+    database.db,
+    { accountId: tenant.accountId, storeId: store.id, livemode },
+    { clickId: input.clickId, fbclid: input.fbclid, fbc: input.fbc },
+  );
+  const attribution: Attribution = attribute(eventTime, evidence, {
+    windowDays: store.attribution_window_days,
+    minConfidence: store.min_confidence,
+  });
+  const userData = hashCustomerData(input.customerData);
+  const id = newId('conversion', now);
+  const winner = attribution.winner;
+  const row: ConversionsTable = {
+    id,
+    account_id: tenant.accountId,
+    store_id: store.id,
+    livemode,
+    event_type: input.eventType,
+    order_id: input.orderId,
+    event_id: input.eventId ?? input.orderId,
+    event_time: eventTime,
+    created_at: now,
+    value_minor: valueMinor,
+    currency,
+    products: JSON.stringify(products),
+    user_data: JSON.stringify(userData),
+    email_hash: userData.em ?? null,
+    phone_hash: userData.ph ?? null,
+    ip_address: input.ipAddress ?? null,
+    user_agent: input.userAgent ?? null,
+    fingerprint: input.fingerprint ?? null,
+    ref_click_id: input.clickId ?? null,
+    ref_fbclid: input.fbclid ?? null,
+    ref_fbc: input.fbc ?? null,
+    fbp: input.fbp ?? null,
+    event_source_url: input.eventSourceUrl ?? null,
+    attributed: winner ? 1 : 0,
+    attributed_click_id: winner?.clickId ?? null,
+    attributed_fbclid: winner?.fbclid ?? null,
+    confidence: winner?.score ?? null,
+    attribution_signal: winner?.signal ?? null,
+    // Forwarding to Meta is its own capability; until it exists nothing is queued.
+    capi_status: 'skipped',
+    capi_attempts: 0,
+    capi_last_error: null,
+    capi_sent_at: null,
+  };
+  const touchpoints = attribution.touchpoints.map((t) => ({
+    conversion_id: id,
+    click_id: t.clickId,
+    signal: t.signal,
+    score: t.score,
+    click_time: t.clickTime,
+  }));
+  const stored = await database.write((trx) => insertConversionOnce(trx, row, touchpoints));
+  return resultOf(stored.row, stored.duplicate);
+}
+
+export async function getConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {
+  const row = await findConversion(database.db, tenant.accountId, modeFlag(tenant), conversionId);
+  if (!row) throw new ApiError('not_found', `No conversion ${conversionId}`);
+  return row;
+}
+
+export interface ConversionListQuery {
+  storeId?: string;
+  eventType?: string;
+  attributed?: boolean;
+  startDate?: string;
+  endDate?: string;
+}
+
+/**
+ * One page of the tenant's conversions, newest event first. Dates are inclusive calendar days
+ * in the store's time zone when `storeId` is given, else in UTC.
+ */
+export async function listConversionsOf(
+  database: Database,
+  tenant: Tenant,
+  query: ConversionListQuery,
+  page: Page,
+): Promise<ConversionsTable[]> {
+  const store = query.storeId ? await requireStore(database.db, tenant, query.storeId) : undefined;
+  const timezone = store?.timezone ?? 'UTC';
+  for (const field of ['startDate', 'endDate'] as const) {
+    const value = query[field];
+    if (value !== undefined && !isValidDate(value))
+      throw invalid(field, 'invalid_format', `${field} must be a calendar date YYYY-MM-DD`);
+  }
+  if (query.startDate && query.endDate && query.startDate > query.endDate) {
+    throw invalid('startDate', 'out_of_range', 'startDate must not be after endDate');
+  }
+  const filter: ConversionFilter = {
+    storeId: query.storeId,
+    eventType: query.eventType,
+    attributed: query.attributed,
+    from: query.startDate ? startOfDay(query.startDate, timezone) : undefined,
+    to: query.endDate ? startOfDay(addDays(query.endDate, 1), timezone) : undefined,
+  };
+  return listConversions(database.db, tenant.accountId, modeFlag(tenant), filter, page);
+}
+
+/** The API view of a stored conversion. */
+export function presentConversion(row: ConversionsTable) {
+  const products = JSON.parse(row.products) as StoredProduct[];
+  return {
+    conversionId: row.id,
+    storeId: row.store_id,
+    eventType: row.event_type,
+    orderId: row.order_id,
+    eventId: row.event_id,
+    eventValue: fromMinorUnits(row.value_minor, row.currency),
+    currency: row.currency,
+    attributed: row.attributed === 1,
+    ...attributedTo(row),
+    capiSent: row.capi_status === 'sent',
+    capi: {
+      status: row.capi_status,
+      attempts: row.capi_attempts,
+      ...(row.capi_last_error !== null && { lastError: row.capi_last_error }),
+      ...(row.capi_sent_at !== null && { sentAt: new Date(row.capi_sent_at).toISOString() }),
+    },
+    livemode: row.livemode === 1,
+    timestamp: new Date(row.event_time).toISOString(),
+    createdAt: new Date(row.created_at).toISOString(),
+    products: products.map((p) => ({
+      productId: p.productId,
+      ...(p.name !== undefined && { name: p.name }),
+      ...(p.priceMinor !== undefined && { price: fromMinorUnits(p.priceMinor, row.currency) }),
+      quantity: p.quantity,
+      ...(p.category !== undefined && { category: p.category }),
+    })),
+  };
+}

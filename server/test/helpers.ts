@@ -1,0 +1,149 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { createAccount, createKey } from '../src/accounts/accounts.js';
+import { buildApp } from '../src/app.js';
+import { type Config, loadConfig } from '../src/config.js';
+import { type Database, openSqlite } from '../src/db/database.js';
+import type { RateLimiter } from '../src/http/rate-limit.js';
+
+export interface TestAccount {
+  accountId: string;
+  live: string;
+  test: string;
+}
+
+export interface TestContext {
+  app: FastifyInstance;
+  database: Database;
+  config: Config;
+  dataDir: string;
+  /** Two independent accounts, for tenancy tests. */
+  a: TestAccount;
+  b: TestAccount;
+  keyWithScopes(scopes: string[], mode?: 'live' | 'test'): Promise<string>;
+  close(): Promise<void>;
+}
+
+export function tempDir(prefix = 'waytrack-test-'): string {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+export async function createTestContext(
+  options: { env?: Record<string, string>; limiter?: RateLimiter } = {},
+): Promise<TestContext> {
+  const dataDir = tempDir();
+  // Generous limits by default so only rate-limit tests meet them.
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    RATE_LIMIT_RPS: '100000',
+    RATE_LIMIT_BURST: '100000',
+    IP_RATE_LIMIT_RPS: '100000',
+    ...options.env,
+  });
+  const database = openSqlite(dataDir);
+  await database.migrate();
+  const app = await buildApp({ config, database, logger: false, limiter: options.limiter });
+  await app.ready();
+  const make = async (email: string): Promise<TestAccount> => {
+    const created = await createAccount(database, { email });
+    return { accountId: created.accountId, live: created.keys.live, test: created.keys.test };
+  };
+  const a = await make('owner-a@example.com');
+  const b = await make('owner-b@example.com');
+  return {
+    app,
+    database,
+    config,
+    dataDir,
+    a,
+    b,
+    async keyWithScopes(scopes, mode = 'live') {
+      return (await createKey(database, { accountId: a.accountId, mode, scopes })).key;
+    },
+    async close() {
+      await app.close();
+      await database.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes
+  body: any;
+  headers: LightMyRequestResponse['headers'];
+  raw: LightMyRequestResponse;
+}
+
+export async function call(
+  app: FastifyInstance,
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+  url: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+): Promise<ApiResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let payload: string | undefined;
+  if (options.rawBody !== undefined) payload = options.rawBody;
+  else if (options.body !== undefined) {
+    payload = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const raw = await app.inject({ method, url, headers, payload });
+  let body: unknown;
+  try {
+    body = raw.json();
+  } catch {
+    body = raw.body;
+  }
+  return { status: raw.statusCode, body, headers: raw.headers, raw };
+}
+
+export const storeBody = (overrides: Record<string, unknown> = {}) => ({
+  name: 'Acme Outdoor',
+  domain: 'shop.acme.test',
+  platform: 'shopify',
+  ...overrides,
+});
+
+/** Creates a store through the API and returns its id. */
+export async function makeStore(app: FastifyInstance, key: string, overrides: Record<string, unknown> = {}): Promise<string> {
+  const res = await call(app, 'POST', '/v1/stores', { key, body: storeBody(overrides) });
+  if (res.status !== 201) throw new Error(`store creation failed: ${JSON.stringify(res.body)}`);
+  return res.body.data.id as string;
+}
+
+export const clickBody = (storeId: string, overrides: Record<string, unknown> = {}) => ({
+  fbclid: `fbclid_${Math.random().toString(36).slice(2)}`,
+  storeId,
+  landingPage:
+    'https://shop.acme.test/products/tent?utm_source=facebook&utm_medium=cpc&utm_campaign=bf2026&campaign_id=123&adset_id=456&ad_id=789',
+  ipAddress: '203.0.113.7',
+  userAgent:
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+  ...overrides,
+});
+
+export const conversionBody = (storeId: string, overrides: Record<string, unknown> = {}) => ({
+  storeId,
+  eventType: 'Purchase',
+  orderId: `order_${Math.random().toString(36).slice(2)}`,
+  eventValue: 49.99,
+  currency: 'USD',
+  ...overrides,
+});
+
+/** Asserts the error envelope and returns its error object. */
+export function expectError(res: ApiResponse, status: number, code: string) {
+  if (res.status !== status || res.body?.error?.code !== code) {
+    throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  if (res.body.success !== false || res.headers['request-id'] !== res.body.meta?.requestId) {
+    throw new Error(`bad error envelope: ${JSON.stringify(res.body)}`);
+  }
+  return res.body.error as { code: string; message: string; details?: Record<string, unknown> };
+}
