@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-// The waytrack CLI: runs the TypeScript sources through tsx's loader (no build step).
-import { register } from 'tsx/esm/api';
+// The waytrack CLI. It runs the compiled service (server/dist), which `npm ci` builds through
+// the `prepare` script and `npm start` / `npm test` rebuild, so it never runs stale code.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/main.ts');
+const main = new URL('../dist/main.js', import.meta.url);
+if (!existsSync(main)) {
+  console.error('waytrack: the service is not built yet; run `npm run build` in the repository root');
+  process.exit(1);
+}
+await import(main.href);

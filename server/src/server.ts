@@ -48,13 +48,14 @@ export async function startServer(config: Config, print: (line: string) => void 
   );
   sweeper.unref();
 
-  print(`Waytrack API listening on ${url}/v1 (docs: ${url}/docs)`);
-  if (tls.selfSignedPath) print(`Using a self-signed certificate for localhost: ${tls.selfSignedPath}`);
-  if (plain) print(`Plain HTTP on port ${config.httpPort} answers every request with 403 https_required`);
   if (!(await hasAccounts(database))) {
     print('No account yet. Create the first one (it prints a live and a test API key):');
     print('  npx waytrack account create --email you@example.com');
   }
+  if (tls.selfSignedPath) print(`Using a self-signed certificate for localhost: ${tls.selfSignedPath}`);
+  if (plain) print(`Plain HTTP on port ${config.httpPort} answers every request with 403 https_required`);
+  // Printed last: scripts wait for this line to know the server is ready.
+  print(`Waytrack API listening on ${url}/v1 (docs: ${url}/docs)`);
 
   let closing: Promise<void> | undefined;
   return {

@@ -4,7 +4,7 @@ import { sumSpend } from '../db/repositories/spend.js';
 import { averageMajor, fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { resolveRange } from './range.js';
+import { checkDates, resolveRange } from './range.js';
 
 export interface MetricsQuery {
   storeId: string;
@@ -14,6 +14,7 @@ export interface MetricsQuery {
 
 /** The store's headline metrics over an inclusive date range in its time zone (api.md §2). */
 export async function computeMetrics(database: Database, tenant: Tenant, query: MetricsQuery, now = Date.now()) {
+  checkDates(query);
   const store = await requireStore(database.db, tenant, query.storeId);
   const range = resolveRange(query, store.timezone, now);
   const livemode = modeFlag(tenant);

@@ -22,20 +22,31 @@ export function resolveRange(
   now: number,
   maxDays = MAX_RANGE_DAYS,
 ): ResolvedRange {
+  checkDates(input, maxDays);
+  const endDate =
+    input.endDate ?? (input.startDate ? maxDate(input.startDate, dateIn(now, timezone), maxDays) : dateIn(now, timezone));
+  // Defaulted ranges are in order and within maxDays by construction; given ones were checked above.
+  const startDate = input.startDate ?? addDays(endDate, -(DEFAULT_RANGE_DAYS - 1));
+  return { startDate, endDate, timezone, from: startOfDay(startDate, timezone), to: startOfDay(addDays(endDate, 1), timezone) };
+}
+
+/**
+ * The date checks that need no store, so a request is validated before its store is looked up
+ * (api.md: validation → resource lookup): calendar dates, and order and span when both are given.
+ */
+export function checkDates(input: { startDate?: string; endDate?: string }, maxDays = MAX_RANGE_DAYS): void {
   for (const field of ['startDate', 'endDate'] as const) {
     const value = input[field];
     if (value !== undefined && !isValidDate(value)) {
       throw invalid(field, 'invalid_format', `${field} must be a calendar date YYYY-MM-DD`);
     }
   }
-  const endDate =
-    input.endDate ?? (input.startDate ? maxDate(input.startDate, dateIn(now, timezone), maxDays) : dateIn(now, timezone));
-  const startDate = input.startDate ?? addDays(endDate, -(DEFAULT_RANGE_DAYS - 1));
+  const { startDate, endDate } = input;
+  if (startDate === undefined || endDate === undefined) return;
   if (startDate > endDate) throw invalid('startDate', 'out_of_range', 'startDate must not be after endDate');
   if (daysBetween(startDate, endDate) + 1 > maxDays) {
     throw invalid('endDate', 'out_of_range', `the range may cover at most ${maxDays} days`);
   }
-  return { startDate, endDate, timezone, from: startOfDay(startDate, timezone), to: startOfDay(addDays(endDate, 1), timezone) };
 }
 
 /** With only a start given, the range runs to today, or to the longest range allowed, whichever is first. */

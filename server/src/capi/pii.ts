@@ -99,7 +99,8 @@ function countryCodeFromName(name: string): string | undefined {
       for (let b = 65; b <= 90; b++) {
         const code = String.fromCharCode(a, b);
         const label = display.of(code);
-        if (label) countryNames.set(lettersOnly(label), code.toLowerCase());
+        // Deprecated aliases (UK, FX, SU, …) share their successor's name; keep only current codes.
+        if (label && canonicalRegion(code) === code.toLowerCase()) countryNames.set(lettersOnly(label), code.toLowerCase());
       }
     }
     countryNames.set('usa', 'us');
@@ -107,6 +108,12 @@ function countryCodeFromName(name: string): string | undefined {
     countryNames.set('uk', 'gb');
   }
   return countryNames.get(name);
+}
+
+/** The current ISO 3166 alpha-2 code (lower-case) for a 2-letter region code, resolving aliases such as UK → gb. */
+function canonicalRegion(code: string): string {
+  if (!/^[a-z]{2}$/i.test(code)) return code.toLowerCase();
+  return (new Intl.Locale('und', { region: code }).region ?? code).toLowerCase();
 }
 
 function lettersOnly(value: string): string {
@@ -133,7 +140,7 @@ export function normalizeCity(value: string): string {
 
 export function normalizeCountry(value: string): string {
   const letters = lettersOnly(value);
-  if (letters.length === 2) return letters;
+  if (letters.length === 2) return canonicalRegion(letters);
   return countryCodeFromName(letters) ?? letters;
 }
 

@@ -144,11 +144,13 @@ export function openSqlite(dataDir: string, fileName = 'waytrack.db'): Database 
 
 /** True for errors that mean "the database cannot be reached right now" (→ 503, safe to retry). */
 export function isUnavailableError(error: unknown): boolean {
+  // A closed handle (better-sqlite3) or destroyed pool (Kysely) throws without a code.
+  const message = (error as { message?: unknown } | null)?.message;
+  if (message === 'The database connection is not open' || message === 'driver has already been destroyed') return true;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
   return (
     /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|READONLY|NOTADB|CORRUPT)/.test(code) ||
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001'].includes(code) ||
-    (error as Error).message === 'The database connection is not open'
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '08006', '08001'].includes(code)
   );
 }

@@ -1,5 +1,5 @@
 import { isValidDate } from '../analytics/dates.js';
-import { resolveRange } from '../analytics/range.js';
+import { checkDates, resolveRange } from '../analytics/range.js';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
 import { listSpend, upsertSpend } from '../db/repositories/spend.js';
@@ -69,6 +69,7 @@ export async function listStoreSpend(
   page: Page,
   now = Date.now(),
 ) {
+  checkDates(query);
   const store = await requireStore(database.db, tenant, storeId);
   const range = resolveRange(query, store.timezone, now);
   return listSpend(database.db, store.id, modeFlag(tenant), range, page);

@@ -1,0 +1,131 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Runs the real CLI the way README says (`npx waytrack …` resolves to this file). */
+export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/waytrack.js');
+
+export function cli(args: string[], env: Record<string, string>) {
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  ca: Buffer;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `waytrack serve` and waits for the line that says where it listens. */
+export async function serve(env: Record<string, string>): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    env: { ...process.env, LOG_LEVEL: 'silent', PORT: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d) => {
+    out += d;
+  });
+  child.stderr?.on('data', (d) => {
+    out += d;
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
+    const check = () => {
+      const match = /listening on (https:\/\/\S+?)\/v1/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
+  });
+  const certPath = /certificate for localhost: (\S+)/.exec(out)?.[1];
+  const ca = certPath ? readFileSync(certPath) : Buffer.alloc(0);
+  return {
+    child,
+    url,
+    ca,
+    output: () => out,
+    stop(signal = 'SIGTERM') {
+      return new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill(signal);
+      });
+    },
+  };
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes
+  body: any;
+}
+
+/** One HTTPS request that trusts only the server's own certificate (no verification is switched off). */
+export function request(
+  server: ServerProcess,
+  method: string,
+  urlPath: string,
+  options: { key?: string; body?: unknown } = {},
+): Promise<HttpResult> {
+  const url = new URL(urlPath, server.url);
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      url,
+      {
+        method,
+        ca: server.ca,
+        servername: 'localhost',
+        headers: {
+          ...(options.key && { authorization: `Bearer ${options.key}` }),
+          ...(payload && { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+        },
+      },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          data += chunk;
+        });
+        res.on('end', () => {
+          let body: unknown = data;
+          try {
+            body = JSON.parse(data);
+          } catch {}
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+        });
+      },
+    );
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}

@@ -1,0 +1,474 @@
+// The shared security suite (architecture.md, "Tests by purpose"): every /v1 route is checked for
+// missing, malformed, unknown and revoked keys, missing scope, another account's ids and the
+// other mode's data. A new route joins the suite by adding one row to ROUTES.
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, revokeKey } from '../../src/accounts/accounts.js';
+import { hashApiKey, SCOPES, type Scope } from '../../src/accounts/keys.js';
+import { buildApp } from '../../src/app.js';
+import { KEY_CACHE_TTL_MS, KeyStore } from '../../src/http/auth.js';
+import {
+  type ApiResponse,
+  call,
+  clickBody,
+  conversionBody,
+  createTestContext,
+  expectError,
+  makeStore,
+  type TestContext,
+} from '../helpers.js';
+
+type Method = 'GET' | 'POST' | 'PATCH';
+
+/** Data written through the API with one key: a store, an attributed click and conversion, ad spend. */
+interface Seed {
+  storeId: string;
+  fbclid: string;
+  clickId: string;
+  orderId: string;
+  conversionId: string;
+  spendId: string;
+  spendDate: string;
+}
+
+/** What a tenancy or mode check is given. */
+interface Probe {
+  app: FastifyInstance;
+  /** The key that wrote `seed`. */
+  owner: string;
+  /** The key that must not see `seed`'s events (another account, or the other mode). */
+  outsider: string;
+  seed: Seed;
+}
+
+interface RouteCase {
+  method: Method;
+  /** As written in api.md, for test names. */
+  path: string;
+  scope: Scope;
+  url: (s: Seed) => string;
+  body?: (s: Seed) => unknown;
+  /** Status of a successful call. */
+  status: 200 | 201;
+  /** Another account's key cannot read or touch `seed`. */
+  otherAccount: (p: Probe) => Promise<void>;
+  /** A key of the other mode does not see `seed`'s clicks, conversions, metrics or spend. */
+  otherMode: (p: Probe) => Promise<void>;
+}
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+async function ok(res: ApiResponse, status = 200): Promise<ApiResponse> {
+  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+  expect(res.body.success).toBe(true);
+  expect(res.headers['request-id']).toBe(res.body.meta.requestId);
+  return res;
+}
+
+async function seedWith(app: FastifyInstance, key: string): Promise<Seed> {
+  const storeId = await makeStore(app, key);
+  const click = clickBody(storeId);
+  const clickRes = await ok(await call(app, 'POST', '/v1/track/click', { key, body: click }));
+  const conversion = conversionBody(storeId, { fbclid: click.fbclid });
+  const conversionRes = await ok(await call(app, 'POST', '/v1/track/conversion', { key, body: conversion }));
+  expect(conversionRes.body.data.attributed).toBe(true);
+  const spendRes = await ok(
+    await call(app, 'POST', `/v1/stores/${storeId}/ad-spend`, {
+      key,
+      body: { entries: [{ date: today(), amount: 25, currency: 'USD' }] },
+    }),
+  );
+  return {
+    storeId,
+    fbclid: click.fbclid,
+    clickId: clickRes.body.data.clickId,
+    orderId: conversion.orderId,
+    conversionId: conversionRes.body.data.conversionId,
+    spendId: spendRes.body.data.entries[0].id,
+    spendDate: today(),
+  };
+}
+
+/** The outsider gets `code` when it names the seed's store or resource. */
+const rejectsForeignId =
+  (route: () => RouteCase, code: 'store_not_found' | 'not_found') =>
+  async ({ app, outsider, seed }: Probe) => {
+    const r = route();
+    expectError(await call(app, r.method, r.url(seed), { key: outsider, body: r.body?.(seed) }), 404, code);
+  };
+
+/** GET `url` as `key` and return the ids of the listed items. */
+async function listIds(app: FastifyInstance, key: string, url: string, items: string, id: string): Promise<string[]> {
+  const res = await ok(await call(app, 'GET', url, { key }));
+  return (res.body.data[items] as Record<string, string>[]).map((item) => item[id] as string);
+}
+
+const byPath = new Map<string, RouteCase>();
+const route = (method: Method, path: string) => () => byPath.get(`${method} ${path}`) as RouteCase;
+
+const ROUTES: RouteCase[] = [
+  {
+    method: 'POST',
+    path: '/v1/track/click',
+    scope: 'clicks:write',
+    url: () => '/v1/track/click',
+    body: (s) => clickBody(s.storeId, { fbclid: s.fbclid }),
+    status: 200,
+    otherAccount: rejectsForeignId(route('POST', '/v1/track/click'), 'store_not_found'),
+    // The same fbclid in the other mode is a new click, not a duplicate of the owner's.
+    async otherMode({ app, outsider, seed }) {
+      const res = await ok(await call(app, 'POST', '/v1/track/click', { key: outsider, body: clickBody(seed.storeId, { fbclid: seed.fbclid }) }));
+      expect(res.body.data.duplicate).toBe(false);
+      expect(res.body.data.clickId).not.toBe(seed.clickId);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/track/conversion',
+    scope: 'conversions:write',
+    url: () => '/v1/track/conversion',
+    body: (s) => conversionBody(s.storeId),
+    status: 200,
+    otherAccount: rejectsForeignId(route('POST', '/v1/track/conversion'), 'store_not_found'),
+    // Same orderId → a new conversion; the owner's click (named by fbclid) cannot attribute it.
+    async otherMode({ app, outsider, seed }) {
+      const body = conversionBody(seed.storeId, { orderId: seed.orderId, fbclid: seed.fbclid });
+      const res = await ok(await call(app, 'POST', '/v1/track/conversion', { key: outsider, body }));
+      expect(res.body.data.duplicate).toBe(false);
+      expect(res.body.data.conversionId).not.toBe(seed.conversionId);
+      expect(res.body.data.attributed).toBe(false);
+      expect(res.body.data.attributedTo).toBeUndefined();
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/stores',
+    scope: 'stores:read',
+    url: () => '/v1/stores?limit=100',
+    status: 200,
+    async otherAccount({ app, owner, outsider, seed }) {
+      expect(await listIds(app, owner, '/v1/stores?limit=100', 'stores', 'id')).toContain(seed.storeId);
+      expect(await listIds(app, outsider, '/v1/stores?limit=100', 'stores', 'id')).not.toContain(seed.storeId);
+    },
+    // Stores are configuration, shared by both modes.
+    async otherMode({ app, outsider, seed }) {
+      expect(await listIds(app, outsider, '/v1/stores?limit=100', 'stores', 'id')).toContain(seed.storeId);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/stores/:id',
+    scope: 'stores:read',
+    url: (s) => `/v1/stores/${s.storeId}`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/stores/:id'), 'store_not_found'),
+    async otherMode({ app, outsider, seed }) {
+      const res = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}`, { key: outsider }));
+      expect(res.body.data.id).toBe(seed.storeId);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/stores',
+    scope: 'stores:write',
+    url: () => '/v1/stores',
+    body: () => ({ name: 'Security Suite Store', domain: 'security.example.com', platform: 'custom' }),
+    status: 201,
+    // A store created by one account does not exist for another.
+    async otherAccount({ app, owner, outsider }) {
+      const created = await ok(await call(app, 'POST', '/v1/stores', { key: owner, body: { name: 'Mine', domain: 'mine.example.com', platform: 'wix' } }), 201);
+      const id = created.body.data.id as string;
+      expectError(await call(app, 'GET', `/v1/stores/${id}`, { key: outsider }), 404, 'store_not_found');
+      expect(await listIds(app, outsider, '/v1/stores?limit=100', 'stores', 'id')).not.toContain(id);
+    },
+    // A store created in one mode is visible and usable in the other.
+    async otherMode({ app, owner, outsider }) {
+      const created = await ok(await call(app, 'POST', '/v1/stores', { key: owner, body: { name: 'Shared', domain: 'shared.example.com', platform: 'wix' } }), 201);
+      const id = created.body.data.id as string;
+      expect((await ok(await call(app, 'GET', `/v1/stores/${id}`, { key: outsider }))).body.data.name).toBe('Shared');
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/v1/stores/:id',
+    scope: 'stores:write',
+    url: (s) => `/v1/stores/${s.storeId}`,
+    body: () => ({ name: 'Renamed Store' }),
+    status: 200,
+    // Another account's attempt fails and changes nothing.
+    async otherAccount({ app, owner, outsider, seed }) {
+      await rejectsForeignId(route('PATCH', '/v1/stores/:id'), 'store_not_found')({ app, owner, outsider, seed });
+      const after = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}`, { key: owner }));
+      expect(after.body.data.name).toBe('Acme Outdoor');
+    },
+    async otherMode({ app, owner, outsider, seed }) {
+      await ok(await call(app, 'PATCH', `/v1/stores/${seed.storeId}`, { key: outsider, body: { name: 'Renamed Store' } }));
+      expect((await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}`, { key: owner }))).body.data.name).toBe('Renamed Store');
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/analytics/metrics',
+    scope: 'analytics:read',
+    url: (s) => `/v1/analytics/metrics?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/analytics/metrics'), 'store_not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      const url = `/v1/analytics/metrics?storeId=${seed.storeId}`;
+      const mine = (await ok(await call(app, 'GET', url, { key: owner }))).body.data;
+      expect(mine).toMatchObject({ totalClicks: 1, totalConversions: 1, attributedConversions: 1, totalRevenue: 49.99, adSpend: 25 });
+      const theirs = (await ok(await call(app, 'GET', url, { key: outsider }))).body.data;
+      expect(theirs).toMatchObject({
+        totalClicks: 0,
+        totalConversions: 0,
+        totalRevenue: 0,
+        attributedConversions: 0,
+        attributedRevenue: 0,
+        conversionRate: 0,
+        averageOrderValue: 0,
+        adSpend: 0,
+        roas: null,
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/conversions',
+    scope: 'conversions:read',
+    url: (s) => `/v1/conversions?storeId=${s.storeId}`,
+    status: 200,
+    // Filtering by a foreign store is refused, and the unfiltered list never shows foreign items.
+    async otherAccount({ app, owner, outsider, seed }) {
+      await rejectsForeignId(route('GET', '/v1/conversions'), 'store_not_found')({ app, owner, outsider, seed });
+      expect(await listIds(app, owner, '/v1/conversions?limit=100', 'conversions', 'conversionId')).toContain(seed.conversionId);
+      expect(await listIds(app, outsider, '/v1/conversions?limit=100', 'conversions', 'conversionId')).not.toContain(
+        seed.conversionId,
+      );
+    },
+    async otherMode({ app, owner, outsider, seed }) {
+      const url = `/v1/conversions?storeId=${seed.storeId}`;
+      expect(await listIds(app, owner, url, 'conversions', 'conversionId')).toEqual([seed.conversionId]);
+      expect(await listIds(app, outsider, url, 'conversions', 'conversionId')).toEqual([]);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/conversions/:id',
+    scope: 'conversions:read',
+    url: (s) => `/v1/conversions/${s.conversionId}`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/conversions/:id'), 'not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      await ok(await call(app, 'GET', `/v1/conversions/${seed.conversionId}`, { key: owner }));
+      expectError(await call(app, 'GET', `/v1/conversions/${seed.conversionId}`, { key: outsider }), 404, 'not_found');
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/clicks',
+    scope: 'clicks:read',
+    url: (s) => `/v1/clicks?storeId=${s.storeId}`,
+    status: 200,
+    async otherAccount({ app, owner, outsider, seed }) {
+      await rejectsForeignId(route('GET', '/v1/clicks'), 'store_not_found')({ app, owner, outsider, seed });
+      expect(await listIds(app, owner, '/v1/clicks?limit=100', 'clicks', 'clickId')).toContain(seed.clickId);
+      expect(await listIds(app, outsider, '/v1/clicks?limit=100', 'clicks', 'clickId')).not.toContain(seed.clickId);
+    },
+    async otherMode({ app, owner, outsider, seed }) {
+      const url = `/v1/clicks?storeId=${seed.storeId}`;
+      expect(await listIds(app, owner, url, 'clicks', 'clickId')).toEqual([seed.clickId]);
+      expect(await listIds(app, outsider, url, 'clicks', 'clickId')).toEqual([]);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/clicks/:id',
+    scope: 'clicks:read',
+    url: (s) => `/v1/clicks/${s.clickId}`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/clicks/:id'), 'not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      await ok(await call(app, 'GET', `/v1/clicks/${seed.clickId}`, { key: owner }));
+      expectError(await call(app, 'GET', `/v1/clicks/${seed.clickId}`, { key: outsider }), 404, 'not_found');
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/stores/:id/ad-spend',
+    scope: 'spend:write',
+    url: (s) => `/v1/stores/${s.storeId}/ad-spend`,
+    body: (s) => ({ entries: [{ date: s.spendDate, amount: 99, currency: 'USD' }] }),
+    status: 200,
+    // Another account cannot overwrite the owner's entry.
+    async otherAccount({ app, owner, outsider, seed }) {
+      await rejectsForeignId(route('POST', '/v1/stores/:id/ad-spend'), 'store_not_found')({ app, owner, outsider, seed });
+      const entries = (await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/ad-spend`, { key: owner }))).body.data.entries;
+      expect(entries.map((e: { id: string; amount: number }) => [e.id, e.amount])).toEqual([[seed.spendId, 25]]);
+    },
+    // The same (date, platform, campaign) in the other mode is a separate entry.
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = { entries: [{ date: seed.spendDate, amount: 99, currency: 'USD' }] };
+      const res = await ok(await call(app, 'POST', `/v1/stores/${seed.storeId}/ad-spend`, { key: outsider, body }));
+      expect(res.body.data.entries[0].id).not.toBe(seed.spendId);
+      const entries = (await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/ad-spend`, { key: owner }))).body.data.entries;
+      expect(entries.map((e: { id: string; amount: number }) => [e.id, e.amount])).toEqual([[seed.spendId, 25]]);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/stores/:id/ad-spend',
+    scope: 'analytics:read',
+    url: (s) => `/v1/stores/${s.storeId}/ad-spend`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/stores/:id/ad-spend'), 'store_not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      const url = `/v1/stores/${seed.storeId}/ad-spend`;
+      expect(await listIds(app, owner, url, 'entries', 'id')).toEqual([seed.spendId]);
+      expect(await listIds(app, outsider, url, 'entries', 'id')).toEqual([]);
+    },
+  },
+];
+for (const r of ROUTES) byPath.set(`${r.method} ${r.path}`, r);
+
+const WELL_FORMED_UNKNOWN_KEY = `wt_live_${'A1b2C3d4E5'.repeat(4)}`;
+
+describe.each(ROUTES)('$method $path', (r) => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(async () => ctx.close());
+
+  /** Calls the route as `r` describes it, against data the account a live key wrote. */
+  async function send(headers: Record<string, string>, seed?: Seed): Promise<ApiResponse> {
+    const s = seed ?? (await seedWith(ctx.app, ctx.a.live));
+    return call(ctx.app, r.method, r.url(s), { headers, body: r.body?.(s) });
+  }
+
+  it('succeeds with a key holding exactly its scope', async () => {
+    const seed = await seedWith(ctx.app, ctx.a.live);
+    const key = await ctx.keyWithScopes([r.scope]);
+    const res = await call(ctx.app, r.method, r.url(seed), { key, body: r.body?.(seed) });
+    await ok(res, r.status);
+  });
+
+  it('401 without an Authorization header', async () => {
+    const error = expectError(await send({}), 401, 'unauthorized');
+    expect(error.message).toMatch(/Authorization/);
+  });
+
+  it.each([
+    ['Basic', `Basic ${Buffer.from('user:pass').toString('base64')}`],
+    ['Token', `Token ${WELL_FORMED_UNKNOWN_KEY}`],
+    ['bare key', WELL_FORMED_UNKNOWN_KEY],
+    ['empty Bearer', 'Bearer '],
+  ])('401 with a non-Bearer Authorization header (%s)', async (_name, authorization) => {
+    expectError(await send({ authorization }), 401, 'unauthorized');
+  });
+
+  it.each([
+    ['not a key', 'not-a-key'],
+    ['too short a secret', 'wt_live_abc123'],
+    ['unknown mode', `wt_prod_${'A1b2C3d4E5'.repeat(4)}`],
+    ['non-base62 secret', `wt_live_${'A1b2C3d4E5'.repeat(3)}-_-_-_`],
+  ])('401 with a malformed key (%s)', async (_name, key) => {
+    expectError(await send({ authorization: `Bearer ${key}` }), 401, 'unauthorized');
+  });
+
+  it('401 with a well-formed unknown key', async () => {
+    expectError(await send({ authorization: `Bearer ${WELL_FORMED_UNKNOWN_KEY}` }), 401, 'unauthorized');
+  });
+
+  it('401 with another key of the right account mangled in one character', async () => {
+    const last = ctx.a.live.at(-1) === 'a' ? 'b' : 'a';
+    expectError(await send({ authorization: `Bearer ${ctx.a.live.slice(0, -1)}${last}` }), 401, 'unauthorized');
+  });
+
+  it('401 with a revoked key', async () => {
+    // Revoked before its first use, so no cached lookup can hide the revocation.
+    const { keyId, key } = await createKey(ctx.database, { accountId: ctx.a.accountId, mode: 'live', scopes: ['*'] });
+    await revokeKey(ctx.database, keyId);
+    const error = expectError(await send({ authorization: `Bearer ${key}` }), 401, 'unauthorized');
+    expect(error.message).toMatch(/revoked/);
+  });
+
+  it(`403 forbidden with details.requiredScope for a key lacking ${r.scope}`, async () => {
+    const key = await ctx.keyWithScopes(SCOPES.filter((s) => s !== r.scope));
+    const error = expectError(await send({ authorization: `Bearer ${key}` }), 403, 'forbidden');
+    expect(error.details).toEqual({ requiredScope: r.scope });
+  });
+
+  it("another account's key cannot see or touch the data", async () => {
+    const seed = await seedWith(ctx.app, ctx.b.live);
+    await r.otherAccount({ app: ctx.app, owner: ctx.b.live, outsider: ctx.a.live, seed });
+  });
+
+  it('the same account in the other mode cannot see the data (live → test and test → live)', async () => {
+    for (const [owner, outsider] of [
+      [ctx.a.live, ctx.a.test],
+      [ctx.a.test, ctx.a.live],
+    ] as const) {
+      const seed = await seedWith(ctx.app, owner);
+      await r.otherMode({ app: ctx.app, owner, outsider, seed });
+    }
+  });
+});
+
+describe('the suite covers every /v1 route of the OpenAPI document', () => {
+  it('has one row per documented operation', async () => {
+    const ctx = await createTestContext();
+    try {
+      const doc = (await call(ctx.app, 'GET', '/v1/openapi.json')).body;
+      const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+        .filter(([path]) => path.startsWith('/v1/'))
+        .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`));
+      expect(ROUTES.map((x) => `${x.method} ${x.path}`).sort()).toEqual(documented.sort());
+    } finally {
+      await ctx.close();
+    }
+  });
+});
+
+describe('key revocation reaches a running app within the cache TTL', () => {
+  /** A KeyStore whose clock the test moves, so the TTL is crossed without sleeping. */
+  class ClockedKeyStore extends KeyStore {
+    now = Date.now();
+    override lookup(key: string) {
+      return super.lookup(key, this.now);
+    }
+  }
+
+  it('the cache TTL is inside the 5 s api.md allows', () => {
+    expect(KEY_CACHE_TTL_MS).toBeGreaterThan(0);
+    expect(KEY_CACHE_TTL_MS).toBeLessThanOrEqual(5_000);
+  });
+
+  it('a key revoked after use is 401 once the TTL has passed', async () => {
+    const ctx = await createTestContext();
+    const keys = new ClockedKeyStore(ctx.database);
+    const app = await buildApp({ config: ctx.config, database: ctx.database, logger: false, keys });
+    try {
+      const { keyId, key } = await createKey(ctx.database, { accountId: ctx.a.accountId, mode: 'live', scopes: ['*'] });
+      await ok(await call(app, 'GET', '/v1/stores', { key }));
+      await revokeKey(ctx.database, keyId);
+      keys.now += KEY_CACHE_TTL_MS + 1;
+      expectError(await call(app, 'GET', '/v1/stores', { key }), 401, 'unauthorized');
+    } finally {
+      await app.close();
+      await ctx.close();
+    }
+  });
+
+  it('the key store keeps only the SHA-256 of a key', async () => {
+    const ctx = await createTestContext();
+    try {
+      const rows = await ctx.database.db.selectFrom('api_keys').selectAll().execute();
+      const stored = JSON.stringify(rows);
+      expect(stored).not.toContain(ctx.a.live);
+      expect(stored).not.toContain(ctx.a.test);
+      expect(stored).toContain(hashApiKey(ctx.a.live));
+    } finally {
+      await ctx.close();
+    }
+  });
+});
