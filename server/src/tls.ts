@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { generate } from 'selfsigned';
 import type { Config } from './config.js';
 import { ConfigError } from './config.js';
 
@@ -26,6 +25,8 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
     mkdirSync(path.dirname(certPath), { recursive: true });
     const notAfter = new Date();
     notAfter.setFullYear(notAfter.getFullYear() + 2);
+    // Loaded only when a certificate must be made: it is slow to import and rarely needed.
+    const { generate } = await import('selfsigned');
     const pems = await generate([{ name: 'commonName', value: 'localhost' }], {
       keyType: 'ec',
       algorithm: 'sha256',

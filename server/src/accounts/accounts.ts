@@ -79,7 +79,8 @@ export async function createKey(
 ): Promise<CreatedKey> {
   if (!(await findAccount(database.db, input.accountId))) throw new AccountError(`no account ${input.accountId}`);
   if (input.mode !== 'live' && input.mode !== 'test') throw new AccountError('mode must be live or test');
-  const scopes = input.scopes && input.scopes.length > 0 ? [...new Set(input.scopes)] : ['*'];
+  if (input.scopes !== undefined && input.scopes.length === 0) throw new AccountError('a key needs at least one scope');
+  const scopes = input.scopes ? [...new Set(input.scopes)] : ['*'];
   for (const scope of scopes) {
     if (scope !== '*' && !isScope(scope)) throw new AccountError(`unknown scope "${scope}"`);
   }

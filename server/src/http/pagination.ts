@@ -67,5 +67,9 @@ export class CursorCodec {
 
 /** The identity of a list: a cursor is only valid for the same one. */
 export function listContext(route: string, auth: { accountId: string; livemode: boolean }, filters: object): string {
-  return JSON.stringify([route, auth.accountId, auth.livemode, filters]);
+  // The same filters sent in another order (the query string's) still name the same list.
+  const canonical = Object.entries(filters)
+    .filter(([, value]) => value !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([route, auth.accountId, auth.livemode, canonical]);
 }

@@ -33,8 +33,10 @@ export class MemoryRateLimiter implements RateLimiter {
   async consume(key: string, policy: RateLimitPolicy, now = Date.now()): Promise<RateLimitDecision> {
     this.sweep(now);
     const bucket = this.buckets.get(key) ?? { tokens: policy.burst, updatedAt: now };
-    bucket.tokens = Math.min(policy.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * policy.rps);
-    bucket.updatedAt = now;
+    // A clock that steps back refills nothing (and takes nothing away).
+    const elapsed = Math.max(0, now - bucket.updatedAt);
+    bucket.tokens = Math.min(policy.burst, bucket.tokens + (elapsed / 1000) * policy.rps);
+    bucket.updatedAt = Math.max(now, bucket.updatedAt);
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
     this.buckets.set(key, bucket);

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { computeMetrics } from '../analytics/metrics.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
-import { bearer, DateQuery, Nullable, type RouteDeps, responses } from './common.js';
+import { bearer, DateQuery, Nullable, Query, type RouteDeps, responses } from './common.js';
 
 const Metrics = Type.Object({
   storeId: Type.String(),
@@ -39,7 +39,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
         tags: ['Analytics'],
         summary: "A store's metrics over an inclusive date range in its time zone",
         security: bearer,
-        querystring: Type.Object({
+        querystring: Query({
           storeId: Type.String({ minLength: 1, maxLength: 64 }),
           startDate: DateQuery('Inclusive; default 29 days before endDate'),
           endDate: DateQuery('Inclusive; default today in the store time zone'),

@@ -4,7 +4,7 @@ import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { getClick, listClicksOf, presentClick, trackClick } from '../tracking/clicks.js';
-import { bearer, ClientTime, Nullable, type RouteDeps, responses, Timestamp } from './common.js';
+import { bearer, ClientTime, Nullable, Query, type RouteDeps, responses, Timestamp } from './common.js';
 
 export const FBCLID_PATTERN = '^[A-Za-z0-9_.-]+$';
 
@@ -98,7 +98,7 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         tags: ['Clicks'],
         summary: 'List clicks',
         security: bearer,
-        querystring: Type.Object({ storeId: Type.Optional(Type.String({ maxLength: 64 })), ...PageQuery }),
+        querystring: Query({ storeId: Type.Optional(Type.String({ maxLength: 64 })), ...PageQuery }),
         response: responses(200, ClickList),
       },
     },

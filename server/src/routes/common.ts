@@ -1,4 +1,4 @@
-import { type TSchema, Type } from 'typebox';
+import { type TProperties, type TSchema, Type } from 'typebox';
 import type { Database } from '../db/database.js';
 import { Envelope, ErrorEnvelope } from '../http/envelope.js';
 import type { CursorCodec } from '../http/pagination.js';
@@ -29,3 +29,6 @@ export const ClientTime = Type.Optional(
 
 export const DateQuery = (description: string) =>
   Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description, examples: ['2026-11-01'] }));
+
+/** A query string schema: unknown parameters are refused (`unknown_field`), so a typo is never silently ignored. */
+export const Query = <T extends TProperties>(properties: T) => Type.Object(properties, { additionalProperties: false });

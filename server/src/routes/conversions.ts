@@ -5,7 +5,7 @@ import { ok } from '../http/envelope.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { getConversion, listConversionsOf, presentConversion, trackConversion } from '../tracking/conversions.js';
 import { FBCLID_PATTERN } from './clicks.js';
-import { bearer, ClientTime, DateQuery, Nullable, type RouteDeps, responses, Timestamp } from './common.js';
+import { bearer, ClientTime, DateQuery, Nullable, Query, type RouteDeps, responses, Timestamp } from './common.js';
 
 const EVENT_TYPE = Type.String({
   pattern: '^[A-Za-z][A-Za-z0-9_]{0,49}$',
@@ -144,7 +144,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
         tags: ['Conversions'],
         summary: 'List conversions',
         security: bearer,
-        querystring: Type.Object({
+        querystring: Query({
           storeId: Type.Optional(Type.String({ maxLength: 64 })),
           eventType: Type.Optional(EVENT_TYPE),
           attributed: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),

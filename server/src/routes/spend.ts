@@ -4,7 +4,7 @@ import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { listStoreSpend, presentSpend, recordSpend } from '../spend/spend.js';
-import { bearer, DateQuery, Nullable, type RouteDeps, responses, Timestamp } from './common.js';
+import { bearer, DateQuery, Nullable, Query, type RouteDeps, responses, Timestamp } from './common.js';
 
 const SpendEntryBody = Type.Object(
   {
@@ -72,7 +72,7 @@ export const spendRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         summary: 'List recorded ad spend',
         security: bearer,
         params: StoreParams,
-        querystring: Type.Object({
+        querystring: Query({
           startDate: DateQuery('Inclusive; default 29 days before endDate'),
           endDate: DateQuery('Inclusive; default today in the store time zone'),
           ...PageQuery,

@@ -4,7 +4,7 @@ import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { createStore, getStore, listStores, PLATFORMS, presentStore, updateStore } from '../stores/stores.js';
-import { bearer, Nullable, type RouteDeps, responses, Timestamp } from './common.js';
+import { bearer, Nullable, Query, type RouteDeps, responses, Timestamp } from './common.js';
 
 const STATUS = Type.Enum(['active', 'inactive']);
 const PixelId = Type.String({
@@ -102,7 +102,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         tags: ['Stores'],
         summary: 'List stores',
         security: bearer,
-        querystring: Type.Object({ status: Type.Optional(STATUS), ...PageQuery }),
+        querystring: Query({ status: Type.Optional(STATUS), ...PageQuery }),
         response: responses(200, StoreList),
       },
     },

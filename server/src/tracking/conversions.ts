@@ -206,8 +206,7 @@ export async function listConversionsOf(
   query: ConversionListQuery,
   page: Page,
 ): Promise<ConversionsTable[]> {
-  const store = query.storeId ? await requireStore(database.db, tenant, query.storeId) : undefined;
-  const timezone = store?.timezone ?? 'UTC';
+  // Validation before the store lookup (api.md: validation → resource lookup).
   for (const field of ['startDate', 'endDate'] as const) {
     const value = query[field];
     if (value !== undefined && !isValidDate(value))
@@ -216,6 +215,8 @@ export async function listConversionsOf(
   if (query.startDate && query.endDate && query.startDate > query.endDate) {
     throw invalid('startDate', 'out_of_range', 'startDate must not be after endDate');
   }
+  const store = query.storeId ? await requireStore(database.db, tenant, query.storeId) : undefined;
+  const timezone = store?.timezone ?? 'UTC';
   const filter: ConversionFilter = {
     storeId: query.storeId,
     eventType: query.eventType,

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { isValidDate } from '../analytics/dates.js';
 import { invalid } from '../http/errors.js';
 
 /** Field checks shared by the tracking endpoints, beyond what the JSON schemas express. */
@@ -9,7 +10,8 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2
 /** An ISO 8601 date-time with an explicit offset → epoch ms; at most 5 minutes in the future. */
 export function parseEventTime(field: string, value: string | undefined, now: number): number {
   if (value === undefined) return now;
-  const ms = ISO_8601.test(value) ? Date.parse(value) : Number.NaN;
+  // Date.parse rolls impossible days over (2026-02-30 → March 2); refuse them instead.
+  const ms = ISO_8601.test(value) && isValidDate(value.slice(0, 10)) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
     throw invalid(field, 'invalid_format', `${field} must be an ISO 8601 date-time with a time zone, like 2026-11-22T10:00:00Z`);
   }

@@ -33,7 +33,10 @@ describe('waytrack CLI and server (end to end)', () => {
   });
 
   it('account create --json prints exactly the documented object', () => {
-    const result = cli(['account', 'create', '--email', 'Owner@Example.com', '--password', 'correct horse battery', '--json'], env);
+    const result = cli(
+      ['account', 'create', '--email', 'Owner@Example.com', '--password', 'correct horse battery', '--json'],
+      env,
+    );
     expect(result.status).toBe(0);
     const lines = result.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -121,7 +124,19 @@ describe('waytrack CLI and server (end to end)', () => {
 
   it('keys create / list / revoke, and a revoked key is refused within 5 seconds by the running server', async () => {
     const created = cli(
-      ['keys', 'create', '--account', account.accountId, '--mode', 'test', '--scopes', 'clicks:write,stores:read', '--name', 'ci', '--json'],
+      [
+        'keys',
+        'create',
+        '--account',
+        account.accountId,
+        '--mode',
+        'test',
+        '--scopes',
+        'clicks:write,stores:read',
+        '--name',
+        'ci',
+        '--json',
+      ],
       env,
     );
     expect(created.status).toBe(0);

@@ -40,7 +40,17 @@ function expectHsts(res: ApiResponse) {
 /** Strings that must never reach a client in a 5xx body. */
 function expectNoInternals(res: ApiResponse) {
   const text = res.raw.body;
-  for (const leak of [/select\s/i, /insert\s/i, /sqlite/i, /kysely/i, /\bat\s+\S+\s+\(/, /\.ts:\d+/, /\.js:\d+/, /stack/i, /destroyed/i]) {
+  for (const leak of [
+    /select\s/i,
+    /insert\s/i,
+    /sqlite/i,
+    /kysely/i,
+    /\bat\s+\S+\s+\(/,
+    /\.ts:\d+/,
+    /\.js:\d+/,
+    /stack/i,
+    /destroyed/i,
+  ]) {
     expect(text).not.toMatch(leak);
   }
   expect(Object.keys(res.body.error).sort()).toEqual(['code', 'message']);
@@ -151,7 +161,11 @@ describe('conventions', () => {
 
     it('valid key, invalid body naming an unknown store → 400 (validation before resource lookup)', async () => {
       const body = conversionBody('st_does_not_exist', { eventValue: -1 });
-      const error = expectError(await call(ctx.app, 'POST', '/v1/track/conversion', { key: ctx.a.live, body }), 400, 'invalid_request');
+      const error = expectError(
+        await call(ctx.app, 'POST', '/v1/track/conversion', { key: ctx.a.live, body }),
+        400,
+        'invalid_request',
+      );
       expect(error.details).toEqual({ field: 'eventValue', reason: 'out_of_range' });
     });
 
@@ -161,12 +175,11 @@ describe('conventions', () => {
         const http = { 'x-forwarded-proto': 'http' };
         expectError(await call(proxied.app, 'GET', '/v1/nothing-here', { headers: http }), 403, 'https_required');
         expectError(await call(proxied.app, 'POST', '/v1/track/click', { headers: http, body: {} }), 403, 'https_required');
-        expectError(
-          await call(proxied.app, 'GET', '/v1/stores', { key: proxied.a.live, headers: http }),
-          403,
-          'https_required',
-        );
-        const https = await call(proxied.app, 'GET', '/v1/stores', { key: proxied.a.live, headers: { 'x-forwarded-proto': 'https' } });
+        expectError(await call(proxied.app, 'GET', '/v1/stores', { key: proxied.a.live, headers: http }), 403, 'https_required');
+        const https = await call(proxied.app, 'GET', '/v1/stores', {
+          key: proxied.a.live,
+          headers: { 'x-forwarded-proto': 'https' },
+        });
         expect(https.status).toBe(200);
       } finally {
         await proxied.close();
@@ -182,6 +195,7 @@ describe('conventions', () => {
       ['trailing comma', '{"fbclid": "abc",}'],
       ['single quotes', "{'fbclid': 'abc'}"],
       ['not JSON at all', 'fbclid=abc'],
+      ['prototype poisoning', '{"fbclid": "abc", "__proto__": {"admin": true}}'],
     ])('malformed JSON (%s) → 400 invalid_request', async (_name, rawBody) => {
       const error = expectError(
         await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, rawBody, headers: json }),
@@ -207,7 +221,11 @@ describe('conventions', () => {
     it('a body over 1 MiB → 413 payload_too_large', async () => {
       const storeId = await makeStore(ctx.app, ctx.a.live);
       const rawBody = JSON.stringify(clickBody(storeId, { userAgent: 'x'.repeat(1024 * 1024) }));
-      expectError(await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, rawBody, headers: json }), 413, 'payload_too_large');
+      expectError(
+        await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, rawBody, headers: json }),
+        413,
+        'payload_too_large',
+      );
     });
 
     it('a body just under 1 MiB is read and validated, not refused for its size', async () => {
@@ -227,7 +245,11 @@ describe('conventions', () => {
     it('Content-Type text/plain → 400 invalid_request, not 415', async () => {
       const storeId = await makeStore(ctx.app, ctx.a.live);
       const rawBody = JSON.stringify(clickBody(storeId));
-      const res = await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, rawBody, headers: { 'content-type': 'text/plain' } });
+      const res = await call(ctx.app, 'POST', '/v1/track/click', {
+        key: ctx.a.live,
+        rawBody,
+        headers: { 'content-type': 'text/plain' },
+      });
       expectError(res, 400, 'invalid_request');
     });
 
@@ -334,12 +356,17 @@ describe('conventions', () => {
 
     it('customerData.email over 256 characters → details.field customerData.email', async () => {
       const email = `${'a'.repeat(250)}@example.com`;
-      const error = expectError(await postConversion(conversionBody(storeId, { customerData: { email } })), 400, 'invalid_request');
+      const error = expectError(
+        await postConversion(conversionBody(storeId, { customerData: { email } })),
+        400,
+        'invalid_request',
+      );
       expect(error.details).toEqual({ field: 'customerData.email', reason: 'out_of_range' });
     });
 
     it('an unknown body field on POST /v1/stores → invalid_request, reason unknown_field, nothing created', async () => {
-      const storeCount = async () => (await call(ctx.app, 'GET', '/v1/stores?limit=100', { key: ctx.a.live })).body.data.stores.length;
+      const storeCount = async () =>
+        (await call(ctx.app, 'GET', '/v1/stores?limit=100', { key: ctx.a.live })).body.data.stores.length;
       const before = await storeCount();
       const res = await call(ctx.app, 'POST', '/v1/stores', { key: ctx.a.live, body: storeBody({ colour: 'blue' }) });
       const error = expectError(res, 400, 'invalid_request');
@@ -384,7 +411,9 @@ describe('conventions', () => {
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.body.openapi).toMatch(/^3\.1\./);
       const paths = res.body.paths as Record<string, Record<string, unknown>>;
-      const operations = Object.entries(paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+      const operations = Object.entries(paths).flatMap(([path, ops]) =>
+        Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+      );
       expect(operations).toEqual(
         expect.arrayContaining([
           'POST /v1/track/click',
@@ -453,12 +482,13 @@ describe('5xx responses never leak internals', () => {
     });
     afterAll(async () => ctx.close());
 
-    it.each([
-      ['a read', 'GET', () => `/v1/stores/${storeId}`, undefined],
-      ['a list', 'GET', () => '/v1/clicks', undefined],
+    const cases: Array<[name: string, method: 'GET' | 'POST', url: () => string, body?: () => unknown]> = [
+      ['a read', 'GET', () => `/v1/stores/${storeId}`],
+      ['a list', 'GET', () => '/v1/clicks'],
       ['a write', 'POST', () => '/v1/track/click', () => clickBody(storeId)],
       ['a store write', 'POST', () => '/v1/stores', () => storeBody()],
-    ] as const)('%s → 503 service_unavailable, nothing internal in the body', async (_name, method, url, body) => {
+    ];
+    it.each(cases)('%s → 503 service_unavailable, nothing internal in the body', async (_name, method, url, body) => {
       const res = await call(ctx.app, method, url(), { key: ctx.a.live, body: body?.() });
       const error = expectError(res, 503, 'service_unavailable');
       expect(error.message).toMatch(/retry/i);
@@ -482,5 +512,25 @@ describe('5xx responses never leak internals', () => {
       const res = await call(ctx.app, 'GET', '/healthz');
       expect(res.status).toBe(200);
     });
+  });
+});
+
+describe('unknown query parameters', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(async () => ctx.close());
+
+  it.each([
+    '/v1/clicks?storeID=st_x',
+    '/v1/conversions?attributed=true&colour=red',
+    '/v1/stores?page=2',
+    '/v1/analytics/metrics?storeId=st_x&start=2026-01-01',
+  ])('%s → 400 invalid_request, unknown_field naming the parameter', async (url) => {
+    const res = await call(ctx.app, 'GET', url, { key: ctx.a.live });
+    const error = expectError(res, 400, 'invalid_request');
+    expect(error.details?.reason).toBe('unknown_field');
+    expect(url).toContain(`${error.details?.field}=`);
   });
 });

@@ -117,7 +117,9 @@ const ROUTES: RouteCase[] = [
     otherAccount: rejectsForeignId(route('POST', '/v1/track/click'), 'store_not_found'),
     // The same fbclid in the other mode is a new click, not a duplicate of the owner's.
     async otherMode({ app, outsider, seed }) {
-      const res = await ok(await call(app, 'POST', '/v1/track/click', { key: outsider, body: clickBody(seed.storeId, { fbclid: seed.fbclid }) }));
+      const res = await ok(
+        await call(app, 'POST', '/v1/track/click', { key: outsider, body: clickBody(seed.storeId, { fbclid: seed.fbclid }) }),
+      );
       expect(res.body.data.duplicate).toBe(false);
       expect(res.body.data.clickId).not.toBe(seed.clickId);
     },
@@ -176,14 +178,26 @@ const ROUTES: RouteCase[] = [
     status: 201,
     // A store created by one account does not exist for another.
     async otherAccount({ app, owner, outsider }) {
-      const created = await ok(await call(app, 'POST', '/v1/stores', { key: owner, body: { name: 'Mine', domain: 'mine.example.com', platform: 'wix' } }), 201);
+      const created = await ok(
+        await call(app, 'POST', '/v1/stores', {
+          key: owner,
+          body: { name: 'Mine', domain: 'mine.example.com', platform: 'wix' },
+        }),
+        201,
+      );
       const id = created.body.data.id as string;
       expectError(await call(app, 'GET', `/v1/stores/${id}`, { key: outsider }), 404, 'store_not_found');
       expect(await listIds(app, outsider, '/v1/stores?limit=100', 'stores', 'id')).not.toContain(id);
     },
     // A store created in one mode is visible and usable in the other.
     async otherMode({ app, owner, outsider }) {
-      const created = await ok(await call(app, 'POST', '/v1/stores', { key: owner, body: { name: 'Shared', domain: 'shared.example.com', platform: 'wix' } }), 201);
+      const created = await ok(
+        await call(app, 'POST', '/v1/stores', {
+          key: owner,
+          body: { name: 'Shared', domain: 'shared.example.com', platform: 'wix' },
+        }),
+        201,
+      );
       const id = created.body.data.id as string;
       expect((await ok(await call(app, 'GET', `/v1/stores/${id}`, { key: outsider }))).body.data.name).toBe('Shared');
     },
@@ -203,7 +217,9 @@ const ROUTES: RouteCase[] = [
     },
     async otherMode({ app, owner, outsider, seed }) {
       await ok(await call(app, 'PATCH', `/v1/stores/${seed.storeId}`, { key: outsider, body: { name: 'Renamed Store' } }));
-      expect((await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}`, { key: owner }))).body.data.name).toBe('Renamed Store');
+      expect((await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}`, { key: owner }))).body.data.name).toBe(
+        'Renamed Store',
+      );
     },
   },
   {
@@ -216,7 +232,13 @@ const ROUTES: RouteCase[] = [
     async otherMode({ app, owner, outsider, seed }) {
       const url = `/v1/analytics/metrics?storeId=${seed.storeId}`;
       const mine = (await ok(await call(app, 'GET', url, { key: owner }))).body.data;
-      expect(mine).toMatchObject({ totalClicks: 1, totalConversions: 1, attributedConversions: 1, totalRevenue: 49.99, adSpend: 25 });
+      expect(mine).toMatchObject({
+        totalClicks: 1,
+        totalConversions: 1,
+        attributedConversions: 1,
+        totalRevenue: 49.99,
+        adSpend: 25,
+      });
       const theirs = (await ok(await call(app, 'GET', url, { key: outsider }))).body.data;
       expect(theirs).toMatchObject({
         totalClicks: 0,

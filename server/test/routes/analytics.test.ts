@@ -6,7 +6,8 @@ const BOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/b
 
 /** The UTC calendar date `days` days before now. Clicks must be within the last 90 days. */
 const utcDaysAgo = (days: number) => new Date(Date.now() - days * DAY_MS).toISOString().slice(0, 10);
-const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+const addDays = (date: string, days: number) =>
+  new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 /** The calendar date of an instant in a time zone. */
 const localDate = (ms: number, timeZone: string) =>
   new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
@@ -18,8 +19,17 @@ describe('GET /v1/analytics/metrics', () => {
   });
   afterEach(async () => ctx.close());
 
-  async function click(storeId: string, fbclid: string, timestamp: string, extra: Record<string, unknown> = {}, key = ctx.a.live) {
-    const res = await call(ctx.app, 'POST', '/v1/track/click', { key, body: clickBody(storeId, { fbclid, timestamp, ...extra }) });
+  async function click(
+    storeId: string,
+    fbclid: string,
+    timestamp: string,
+    extra: Record<string, unknown> = {},
+    key = ctx.a.live,
+  ) {
+    const res = await call(ctx.app, 'POST', '/v1/track/click', {
+      key,
+      body: clickBody(storeId, { fbclid, timestamp, ...extra }),
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body.data;
   }
@@ -61,7 +71,12 @@ describe('GET /v1/analytics/metrics', () => {
     expect(lead.attributed).toBe(true);
     const euro = await convert(storeId, { fbclid: 'fb_3', eventValue: 50, currency: 'EUR', timestamp: `${day}T13:00:00Z` });
     expect(euro.attributed).toBe(true);
-    const botConv = await convert(storeId, { eventType: 'signup', fbclid: 'fb_bot', eventValue: 0, timestamp: `${day}T14:00:00Z` });
+    const botConv = await convert(storeId, {
+      eventType: 'signup',
+      fbclid: 'fb_bot',
+      eventValue: 0,
+      timestamp: `${day}T14:00:00Z`,
+    });
     expect(botConv.attributed).toBe(false);
     await convert(storeId, { eventValue: 999, fbclid: 'fb_old', timestamp: `${before}T10:00:00Z` });
 
@@ -197,6 +212,19 @@ describe('GET /v1/analytics/metrics', () => {
     expect(wide).toMatchObject({ adSpend: 1030, roas: 0.1 });
   });
 
+  it('roas is null when the spend recorded in range sums to 0', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    const day = utcDaysAgo(5);
+    await click(storeId, 'z1', `${day}T08:00:00Z`);
+    await convert(storeId, { fbclid: 'z1', eventValue: 25, timestamp: `${day}T09:00:00Z` });
+    await spend(storeId, [{ date: day, amount: 0, currency: 'USD' }]);
+    expect(await metricsOk(`storeId=${storeId}&startDate=${day}&endDate=${day}`)).toMatchObject({
+      roas: null,
+      adSpend: 0,
+      attributedRevenue: 25,
+    });
+  });
+
   it('roas is 0 when spend is recorded but nothing is attributed', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
     const day = utcDaysAgo(5);
@@ -304,6 +332,10 @@ describe('GET /v1/analytics/metrics', () => {
     expect(fromStart.startDate).toBe(addDays(todayBefore, -40));
     expect(fromStart.totalConversions).toBe(3);
 
+    // only a start long ago: the range runs for the longest range allowed, 731 days
+    const capped = await metricsOk(`storeId=${storeId}&startDate=2020-01-01`);
+    expect(capped).toMatchObject({ startDate: '2020-01-01', endDate: '2021-12-31', totalConversions: 0 });
+
     // only an end: the 30 days ending there
     const toEnd = await metricsOk(`storeId=${storeId}&endDate=2026-03-31`);
     expect(toEnd).toMatchObject({ startDate: '2026-03-02', endDate: '2026-03-31' });
@@ -311,7 +343,11 @@ describe('GET /v1/analytics/metrics', () => {
 
   it('rejects a start after the end, and a range over 731 days', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
-    const error = expectError(await metrics(`storeId=${storeId}&startDate=2026-05-02&endDate=2026-05-01`), 400, 'invalid_request');
+    const error = expectError(
+      await metrics(`storeId=${storeId}&startDate=2026-05-02&endDate=2026-05-01`),
+      400,
+      'invalid_request',
+    );
     expect(error.details?.field).toBe('startDate');
     expectError(await metrics(`storeId=${storeId}&startDate=2024-01-01&endDate=2026-01-01`), 400, 'invalid_request');
     // 731 days inclusive is the longest range allowed
@@ -369,12 +405,21 @@ describe('GET /v1/analytics/metrics', () => {
 
     await click(storeId, 'test_click', `${day}T08:00:00Z`, {}, ctx.a.test);
     await click(storeId, 'test_click_2', `${day}T08:00:00Z`, {}, ctx.a.test);
-    const testConv = await convert(storeId, { fbclid: 'test_click', eventValue: 1000, timestamp: `${day}T09:00:00Z` }, ctx.a.test);
+    const testConv = await convert(
+      storeId,
+      { fbclid: 'test_click', eventValue: 1000, timestamp: `${day}T09:00:00Z` },
+      ctx.a.test,
+    );
     expect(testConv.attributed).toBe(true);
     await convert(storeId, { eventValue: 3, currency: 'EUR', timestamp: `${day}T09:00:00Z` }, ctx.a.test);
     await spend(storeId, [{ date: day, amount: 500, currency: 'USD' }], ctx.a.test);
     // a test click never attributes a live conversion
-    const crossed = await convert(storeId, { fbclid: 'test_click_2', eventType: 'Lead', eventValue: 0, timestamp: `${day}T10:00:00Z` });
+    const crossed = await convert(storeId, {
+      fbclid: 'test_click_2',
+      eventType: 'Lead',
+      eventValue: 0,
+      timestamp: `${day}T10:00:00Z`,
+    });
     expect(crossed.attributed).toBe(false);
 
     const liveAfter = await metricsOk(range);

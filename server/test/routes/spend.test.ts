@@ -14,6 +14,9 @@ interface SpendItem {
   platform: string;
   campaignId: string | null;
   campaignName: string | null;
+  livemode: boolean;
+  createdAt: string;
+  updatedAt: string;
 }
 
 describe('ad spend', () => {
@@ -168,7 +171,11 @@ describe('ad spend', () => {
     expectInvalid(await post(storeId, { entries: [ok], source: 'meta' }), 'source', 'unknown_field');
     const missing = expectError(await post(storeId, {}), 400, 'missing_required_field');
     expect(missing.details?.field).toBe('entries');
-    const noAmount = expectError(await post(storeId, { entries: [{ date: '2026-10-01', currency: 'USD' }] }), 400, 'missing_required_field');
+    const noAmount = expectError(
+      await post(storeId, { entries: [{ date: '2026-10-01', currency: 'USD' }] }),
+      400,
+      'missing_required_field',
+    );
     expect(noAmount.details?.field).toBe('entries[0].amount');
 
     // a request with one bad entry stores none of them
@@ -202,7 +209,12 @@ describe('ad spend', () => {
     expect(new Set(all.map((e) => e.id)).size).toBe(8);
     const fifth = all.filter((e) => e.date === '2026-08-05');
     // same day: by id, descending
-    expect(fifth.map((e) => e.id)).toEqual(fifth.map((e) => e.id).sort().reverse());
+    expect(fifth.map((e) => e.id)).toEqual(
+      fifth
+        .map((e) => e.id)
+        .sort()
+        .reverse(),
+    );
 
     const single = await listAll(storeId, '?startDate=2026-08-09&endDate=2026-08-09');
     expect(single.map((e) => e.amount)).toEqual([9]);
@@ -242,6 +254,17 @@ describe('ad spend', () => {
     expect(testList.map((e) => e.amount)).toEqual([999]);
     expect((await adSpend(storeId, day, day)).adSpend).toBe(10);
     expect((await adSpend(storeId, day, day, ctx.a.test)).adSpend).toBe(999);
+  });
+
+  it('still records and lists spend for an inactive store', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    expect(
+      (await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { status: 'inactive' } })).status,
+    ).toBe(200);
+    const day = utcDaysAgo(1);
+    await record(storeId, [{ date: day, amount: 3.5, currency: 'USD' }]);
+    expect((await listAll(storeId, `?startDate=${day}&endDate=${day}`)).map((e) => e.amount)).toEqual([3.5]);
+    expect((await adSpend(storeId, day, day)).adSpend).toBe(3.5);
   });
 
   it("answers store_not_found for another account's store and stores nothing", async () => {

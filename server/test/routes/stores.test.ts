@@ -170,7 +170,13 @@ describe('stores', () => {
     });
 
     it('rejects a domain with a scheme, a path or bad characters', async () => {
-      for (const domain of ['https://shop.acme.test', 'shop.acme.test/path', 'shop acme.test', 'shop.acme.test:8080', '-shop.test']) {
+      for (const domain of [
+        'https://shop.acme.test',
+        'shop.acme.test/path',
+        'shop acme.test',
+        'shop.acme.test:8080',
+        '-shop.test',
+      ]) {
         expectInvalid(await post(storeBody({ domain })), 'domain');
       }
     });
@@ -380,7 +386,10 @@ describe('stores', () => {
 
     it('deactivates: tracking is store_not_found, the store stays listed and its data readable; reactivates', async () => {
       const id = await makeStore(ctx.app, ctx.a.live);
-      const click = await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, body: clickBody(id, { fbclid: 'fb_deact' }) });
+      const click = await call(ctx.app, 'POST', '/v1/track/click', {
+        key: ctx.a.live,
+        body: clickBody(id, { fbclid: 'fb_deact' }),
+      });
       expect(click.status).toBe(200);
       const conv = await call(ctx.app, 'POST', '/v1/track/conversion', {
         key: ctx.a.live,
@@ -393,13 +402,21 @@ describe('stores', () => {
       expect(off.status).toBe(200);
       expect(off.body.data.status).toBe('inactive');
 
-      expectError(await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, body: clickBody(id) }), 404, 'store_not_found');
+      expectError(
+        await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, body: clickBody(id) }),
+        404,
+        'store_not_found',
+      );
       expectError(
         await call(ctx.app, 'POST', '/v1/track/conversion', { key: ctx.a.live, body: conversionBody(id) }),
         404,
         'store_not_found',
       );
-      expectError(await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.test, body: clickBody(id) }), 404, 'store_not_found');
+      expectError(
+        await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.test, body: clickBody(id) }),
+        404,
+        'store_not_found',
+      );
 
       expect((await get(id)).body.data.status).toBe('inactive');
       expect(await allStoreIds('')).toEqual([id]);
@@ -420,7 +437,10 @@ describe('stores', () => {
 
       const on = await patch(id, { status: 'active' });
       expect(on.body.data.status).toBe('active');
-      const again = await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, body: clickBody(id, { fbclid: 'fb_back' }) });
+      const again = await call(ctx.app, 'POST', '/v1/track/click', {
+        key: ctx.a.live,
+        body: clickBody(id, { fbclid: 'fb_back' }),
+      });
       expect(again.status).toBe(200);
       expect(again.body.data.duplicate).toBe(false);
     });

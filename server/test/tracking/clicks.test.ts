@@ -54,7 +54,8 @@ describe('POST /v1/track/click — recording', () => {
         'https://shop.acme.test/p/tent?utm_source=facebook&utm_medium=paid%20social&utm_campaign=bf2026&utm_content=carousel&utm_term=tent&campaign_id=120200001&adset_id=120200002&ad_id=120200003&fbclid=x',
       referrer: 'https://l.facebook.com/',
       ipAddress: '2001:db8::1',
-      userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15',
+      userAgent:
+        'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15',
       timestamp: new Date(clickTime).toISOString(),
       fingerprint: 'fp_abc123',
       fbp: 'fb.1.1596403881668.1116446470',
@@ -139,7 +140,12 @@ describe('POST /v1/track/click — idempotency', () => {
     );
     expect(first.body.data.duplicate).toBe(false);
     expect(second.status).toBe(200);
-    expect(second.body.data).toMatchObject({ clickId: first.body.data.clickId, fbclid: 'dup_one', tracked: true, duplicate: true });
+    expect(second.body.data).toMatchObject({
+      clickId: first.body.data.clickId,
+      fbclid: 'dup_one',
+      tracked: true,
+      duplicate: true,
+    });
     expect(second.body.data.timestamp).toBe(first.body.data.timestamp);
     expect(await clickRows('dup_one')).toHaveLength(1);
 
@@ -226,7 +232,13 @@ describe('POST /v1/track/click — validation', () => {
   });
 
   it('rejects a landingPage that is not an absolute http(s) URL', async () => {
-    for (const landingPage of ['not a url', '/products/tent', 'ftp://shop.acme.test/file', 'javascript:alert(1)', 'shop.acme.test/p']) {
+    for (const landingPage of [
+      'not a url',
+      '/products/tent',
+      'ftp://shop.acme.test/file',
+      'javascript:alert(1)',
+      'shop.acme.test/p',
+    ]) {
       await expectRejected({ landingPage }, 400, 'invalid_request', 'landingPage', 'invalid_url');
     }
   });
@@ -235,7 +247,13 @@ describe('POST /v1/track/click — validation', () => {
     const base = 'https://shop.acme.test/p?x=';
     const ok = await trackClick(clickBody(storeId, { landingPage: base + 'a'.repeat(2048 - base.length) }));
     expect(ok.status).toBe(200);
-    await expectRejected({ landingPage: base + 'a'.repeat(2049 - base.length) }, 400, 'invalid_request', 'landingPage', 'out_of_range');
+    await expectRejected(
+      { landingPage: base + 'a'.repeat(2049 - base.length) },
+      400,
+      'invalid_request',
+      'landingPage',
+      'out_of_range',
+    );
   });
 
   it('rejects a referrer that is not a URL', async () => {
@@ -259,8 +277,15 @@ describe('POST /v1/track/click — validation', () => {
     await expectRejected({ timestamp }, 400, 'invalid_request', 'timestamp', 'out_of_range');
   });
 
-  it('rejects a timestamp that is not ISO 8601', async () => {
-    for (const timestamp of ['yesterday', '22/11/2026', '2026-11-22 10:00']) {
+  it('rejects a timestamp that is not ISO 8601 or names an impossible day', async () => {
+    const lastYear = new Date().getUTCFullYear() - 1;
+    for (const timestamp of [
+      'yesterday',
+      '22/11/2026',
+      '2026-11-22 10:00',
+      `${lastYear}-02-30T10:00:00Z`,
+      `${lastYear}-04-31T10:00:00Z`,
+    ]) {
       await expectRejected({ timestamp }, 400, 'invalid_request', 'timestamp', 'invalid_format');
     }
   });

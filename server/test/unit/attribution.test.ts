@@ -3,12 +3,12 @@ import { fbclidFromFbc } from '../../src/attribution/evidence.js';
 import {
   type AttributionPolicy,
   attribute,
-  CLICK_AFTER_CONVERSION_TOLERANCE_MS,
   type CandidateClick,
+  CLICK_AFTER_CONVERSION_TOLERANCE_MS,
   type Evidence,
   isCandidate,
-  scoreOf,
   type Signal,
+  scoreOf,
 } from '../../src/attribution/model.js';
 
 const DAY = 86_400_000;
@@ -179,9 +179,7 @@ describe('attribute', () => {
 
 describe('fbclidFromFbc', () => {
   it('extracts the fbclid verbatim, case kept', () => {
-    expect(fbclidFromFbc('fb.1.1554763741205.AbCdEfGhIjKlMnOpQrStUvWxYz1234567890')).toBe(
-      'AbCdEfGhIjKlMnOpQrStUvWxYz1234567890',
-    );
+    expect(fbclidFromFbc('fb.1.1554763741205.AbCdEfGhIjKlMnOpQrStUvWxYz1234567890')).toBe('AbCdEfGhIjKlMnOpQrStUvWxYz1234567890');
     expect(fbclidFromFbc('fb.1.1596403881668.IwAR2F4-dbP0l7Mn1IawQQGCINEz7PYXQvwjNwB_qa2ofrHyiLjcbCRxTDMgk')).toBe(
       'IwAR2F4-dbP0l7Mn1IawQQGCINEz7PYXQvwjNwB_qa2ofrHyiLjcbCRxTDMgk',
     );
