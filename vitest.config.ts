@@ -6,7 +6,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    globalSetup: ['server/test/global-setup.ts'],
     reporters: ['default', './server/test/summary-reporter.ts'],
   },
 });

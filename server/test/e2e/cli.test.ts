@@ -3,10 +3,10 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, freePort, request, type ServerProcess, serve } from './process.js';
+import { build, cli, freePort, request, type ServerProcess, serve } from './process.js';
 
 // The real CLI and server process over HTTPS, as README's quick start runs them
-// (the global setup compiles the sources first).
+// (compiled from the current sources first).
 describe('waytrack CLI and server (end to end)', () => {
   let dataDir: string;
   let env: Record<string, string>;
@@ -15,6 +15,7 @@ describe('waytrack CLI and server (end to end)', () => {
   let httpPort: number;
 
   beforeAll(async () => {
+    build();
     dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-e2e-'));
     httpPort = await freePort();
     env = { DATA_DIR: dataDir, HTTP_PORT: String(httpPort) };

@@ -1,12 +1,19 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Runs the real CLI the way README says (`npx waytrack …` resolves to this file). */
 export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/waytrack.js');
+
+/** Compiles the current sources into server/dist, which the CLI runs. */
+export function build(): void {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+}
 
 export function cli(args: string[], env: Record<string, string>) {
   const result = spawnSync(process.execPath, [BIN, ...args], {
