@@ -30,6 +30,10 @@ async function startServer(env) {
   });
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
     child.stdout.on('data', () => {
       const match = /listening on (https:\/\/\S+?)\/v1/.exec(out);
       if (match) {
@@ -68,7 +72,7 @@ async function main() {
   build();
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // the bench talks to its own self-signed server on 127.0.0.1
   const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-'));
-  const env = { DATA_DIR: dataDir, RATE_LIMIT_RPS: '10000000', RATE_LIMIT_BURST: '10000000' };
+  const env = { DATA_DIR: dataDir, RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '10000000' };
   const { child, url, readyMs } = await startServer(env);
   try {
     const account = JSON.parse(cli(['account', 'create', '--email', 'bench@example.com', '--json'], env));

@@ -2,6 +2,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import { Dispatcher, type DispatcherTuning } from './capi/dispatcher.js';
+import { loadSecretsKey, SecretBox } from './capi/secrets.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { getOrCreateSecret } from './db/repositories/settings.js';
@@ -18,11 +20,17 @@ import { createMetrics, LOG_REDACT } from './observability.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { clickRoutes } from './routes/clicks.js';
 import { conversionRoutes } from './routes/conversions.js';
+import { forwardingRoutes } from './routes/forwarding.js';
 import { healthRoutes } from './routes/health.js';
 import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
+import { sealPlaintextTokens } from './stores/stores.js';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Conversions API dispatcher of this app (started with it, stopped when it closes). */
+    forwarding: Dispatcher;
+  }
   interface FastifyContextConfig {
     /** Keep null values in the body (PATCH uses null to clear a field). */
     keepNulls?: boolean;
@@ -38,6 +46,10 @@ export interface AppDeps {
   keys?: KeyStore;
   https?: { key: string | Buffer; cert: string | Buffer };
   logger?: FastifyServerOptions['logger'];
+  /** Seals secrets at rest; default: from SECRETS_KEY or the key file in DATA_DIR. */
+  secrets?: SecretBox;
+  /** Dispatcher timings (tests shorten backoff, lease and polling to milliseconds). */
+  forwarding?: Partial<DispatcherTuning>;
 }
 
 /** Builds the Fastify app: no listening, no globals, so tests build their own. */
@@ -97,6 +109,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limiter = deps.limiter ?? new MemoryRateLimiter();
   const cursors = new CursorCodec(await getOrCreateSecret(database, 'cursor_secret'));
   const idem = idempotency(database);
+  const secrets = deps.secrets ?? new SecretBox(loadSecretsKey(config));
+  const sealed = await sealPlaintextTokens(database, secrets);
+  if (sealed > 0) app.log.info({ stores: sealed }, 'Encrypted Conversions API access tokens stored in plain text');
+  const forwarding = new Dispatcher({
+    database,
+    secrets,
+    graphUrl: config.metaGraphUrl,
+    graphVersion: config.metaGraphVersion,
+    syncWaitMs: config.capiSyncWaitMs,
+    registry,
+    log: app.log,
+    tuning: deps.forwarding,
+  });
+  // The dispatcher runs with the app: it starts when the app is ready and stops on close,
+  // before the server closes the database (server.ts), so every attempt in flight is recorded.
+  app.decorate('forwarding', forwarding);
+  app.addHook('onReady', async () => forwarding.start());
+  app.addHook('onClose', async () => forwarding.stop());
 
   await app.register(
     async (v1) => {
@@ -115,9 +145,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // GET /v1/openapi.json — the OpenAPI 3.1 document (raw, not enveloped: tools read it as is)
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 
-      const routeDeps = { database, cursors };
+      const routeDeps = { database, cursors, secrets, forwarding };
       await v1.register(clickRoutes, routeDeps);
       await v1.register(conversionRoutes, routeDeps);
+      await v1.register(forwardingRoutes, routeDeps);
       await v1.register(storeRoutes, routeDeps);
       await v1.register(analyticsRoutes, routeDeps);
       await v1.register(spendRoutes, routeDeps);

@@ -14,6 +14,8 @@ export interface Config {
   metaGraphUrl: string;
   metaGraphVersion: string;
   capiSyncWaitMs: number;
+  /** AES-256 key for secrets at rest (SECRETS_KEY); unset → a key generated into DATA_DIR. */
+  secretsKey: Buffer | undefined;
   rateLimitRps: number;
   rateLimitBurst: number;
   ipRateLimitRps: number;
@@ -56,6 +58,22 @@ function url(env: Env, name: string, fallback: string | undefined, protocols: st
   return raw.replace(/\/+$/, '');
 }
 
+/**
+ * SECRETS_KEY: exactly 32 bytes, as 64 hex characters or base64 (standard or URL-safe). The
+ * message never repeats the value: it is a secret.
+ */
+function secretsKey(env: Env): Buffer | undefined {
+  const raw = env.SECRETS_KEY?.trim();
+  if (!raw) return undefined;
+  let key: Buffer | undefined;
+  if (/^[0-9a-fA-F]{64}$/.test(raw)) key = Buffer.from(raw, 'hex');
+  else if (/^[A-Za-z0-9+/_-]{43}=?$/.test(raw)) key = Buffer.from(raw.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  if (key?.length !== 32) {
+    throw new ConfigError('SECRETS_KEY must be 32 bytes written as 64 hex characters or 44 base64 characters');
+  }
+  return key;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -80,6 +98,7 @@ export function loadConfig(env: Env = process.env): Config {
     metaGraphUrl: url(env, 'META_GRAPH_URL', 'https://graph.facebook.com', ['http:', 'https:']) as string,
     metaGraphVersion: graphVersion,
     capiSyncWaitMs: int(env, 'CAPI_SYNC_WAIT_MS', 1500, 0, 60_000),
+    secretsKey: secretsKey(env),
     rateLimitRps: int(env, 'RATE_LIMIT_RPS', 100, 1, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1, 10_000_000),
     ipRateLimitRps: int(env, 'IP_RATE_LIMIT_RPS', 20, 1, 1_000_000),

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { hasAccounts } from './accounts/accounts.js';
+import { startRollupRefresher } from './analytics/rollups.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { type Database, openSqlite } from './db/database.js';
@@ -40,6 +41,11 @@ export async function startServer(config: Config, print: (line: string) => void 
     plain = rejector;
   }
 
+  // Analytics rollups follow the stored rows in the background, so analytics reads rarely wait.
+  const rollups = startRollupRefresher(database, {
+    onError: (err) => app.log.warn({ err }, 'analytics rollups could not be refreshed; retrying'),
+  });
+
   const sweeper = setInterval(
     () => {
       void database.write((trx) => purgeExpiredIdempotencyKeys(trx, Date.now())).catch(() => {});
@@ -64,6 +70,7 @@ export async function startServer(config: Config, print: (line: string) => void 
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
+        await rollups.stop();
         if (plain) await new Promise<void>((resolve) => plain.close(() => resolve()));
         await app.close(); // stops accepting, drains in-flight requests
         await database.close(); // flushes queued writes, then closes

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createAccount, createKey } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
+import type { DispatcherTuning } from '../src/capi/dispatcher.js';
 import { type Config, loadConfig } from '../src/config.js';
 import { type Database, openSqlite } from '../src/db/database.js';
 import type { RateLimiter } from '../src/http/rate-limit.js';
@@ -31,7 +32,7 @@ export function tempDir(prefix = 'waytrack-test-'): string {
 }
 
 export async function createTestContext(
-  options: { env?: Record<string, string>; limiter?: RateLimiter } = {},
+  options: { env?: Record<string, string>; limiter?: RateLimiter; forwarding?: Partial<DispatcherTuning> } = {},
 ): Promise<TestContext> {
   const dataDir = tempDir();
   // Generous limits by default so only rate-limit tests meet them.
@@ -41,11 +42,13 @@ export async function createTestContext(
     RATE_LIMIT_RPS: '100000',
     RATE_LIMIT_BURST: '100000',
     IP_RATE_LIMIT_RPS: '100000',
+    // No test reaches the real Graph API: without a fake, forwarding meets a port fetch refuses to dial.
+    META_GRAPH_URL: 'http://127.0.0.1:9',
     ...options.env,
   });
   const database = openSqlite(dataDir);
   await database.migrate();
-  const app = await buildApp({ config, database, logger: false, limiter: options.limiter });
+  const app = await buildApp({ config, database, logger: false, limiter: options.limiter, forwarding: options.forwarding });
   await app.ready();
   const make = async (email: string): Promise<TestAccount> => {
     const created = await createAccount(database, { email });

@@ -1,25 +1,7 @@
 /** Calendar dates (YYYY-MM-DD) in a store's IANA time zone, and the UTC instants they start at. */
+import { zoneOf } from './zone.js';
 
 const DAY_MS = 86_400_000;
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(timeZone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    formatters.set(timeZone, f);
-  }
-  return f;
-}
 
 /** The canonical IANA name of a time zone, or null when the platform does not know it. */
 export function canonicalTimeZone(timeZone: string): string | null {
@@ -30,29 +12,6 @@ export function canonicalTimeZone(timeZone: string): string | null {
   }
 }
 
-/** Wall-clock fields of an instant in a zone. */
-function wallClock(ms: number, timeZone: string): { y: number; m: number; d: number; h: number; mi: number; s: number } {
-  const parts: Record<string, number> = {};
-  for (const p of formatter(timeZone).formatToParts(new Date(ms))) {
-    if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  }
-  return {
-    y: parts.year ?? 0,
-    m: parts.month ?? 0,
-    d: parts.day ?? 0,
-    h: parts.hour ?? 0,
-    mi: parts.minute ?? 0,
-    s: parts.second ?? 0,
-  };
-}
-
-/** Offset of the zone from UTC at an instant, in ms (positive east of Greenwich). */
-function offsetAt(ms: number, timeZone: string): number {
-  const w = wallClock(ms, timeZone);
-  const asUtc = Date.UTC(w.y, w.m - 1, w.d, w.h, w.mi, w.s);
-  return asUtc - Math.floor(ms / 1000) * 1000;
-}
-
 export function isValidDate(date: string): boolean {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
   if (!match) return false;
@@ -61,20 +20,17 @@ export function isValidDate(date: string): boolean {
   return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
 }
 
-/** The UTC instant at which `date` begins in `timeZone` (handles DST days of 23 or 25 hours). */
+/**
+ * The UTC instant at which `date` begins in `timeZone` (handles DST days of 23 or 25 hours, and
+ * days whose midnight is skipped, which begin when the clocks jump).
+ */
 export function startOfDay(date: string, timeZone: string): number {
-  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
-  const guess = Date.UTC(y, m - 1, d);
-  let instant = guess - offsetAt(guess, timeZone);
-  const corrected = guess - offsetAt(instant, timeZone);
-  if (corrected !== instant) instant = corrected;
-  return instant;
+  return zoneOf(timeZone).dayStart(date);
 }
 
 /** The calendar date of an instant in a zone. */
 export function dateIn(ms: number, timeZone: string): string {
-  const w = wallClock(ms, timeZone);
-  return `${String(w.y).padStart(4, '0')}-${String(w.m).padStart(2, '0')}-${String(w.d).padStart(2, '0')}`;
+  return zoneOf(timeZone).date(ms);
 }
 
 export function addDays(date: string, days: number): string {

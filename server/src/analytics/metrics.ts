@@ -1,10 +1,12 @@
 import type { Database } from '../db/database.js';
-import { aggregateConversions, countClicks } from '../db/repositories/analytics.js';
+import { sumTotals } from '../db/repositories/rollups.js';
 import { sumSpend } from '../db/repositories/spend.js';
 import { averageMajor, fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { NO_VALUE } from './fold.js';
 import { checkDates, resolveRange } from './range.js';
+import { refreshRollups } from './rollups.js';
 
 export interface MetricsQuery {
   storeId: string;
@@ -18,29 +20,34 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
   const store = await requireStore(database.db, tenant, query.storeId);
   const range = resolveRange(query, store.timezone, now);
   const livemode = modeFlag(tenant);
-  const [totalClicks, aggregates, spend] = await Promise.all([
-    countClicks(database.db, store.id, livemode, range),
-    aggregateConversions(database.db, store.id, livemode, range),
+  await refreshRollups(database, store);
+  const [totals, spend] = await Promise.all([
+    sumTotals(database.db, store.id, livemode, range),
     sumSpend(database.db, store.id, livemode, range),
   ]);
 
   const currency = store.currency;
+  let totalClicks = 0;
   let totalConversions = 0;
   let attributedConversions = 0;
   let purchases = 0;
   let revenueMinor = 0;
   let attributedRevenueMinor = 0;
   const otherRevenueMinor = new Map<string, number>();
-  for (const a of aggregates) {
-    totalConversions += a.conversions;
-    attributedConversions += a.attributed;
-    if (!a.isPurchase) continue;
-    if (a.currency === currency) {
-      purchases += a.conversions;
-      revenueMinor += a.valueMinor;
-      attributedRevenueMinor += a.attributedValueMinor;
+  for (const t of totals) {
+    if (t.currency === NO_VALUE) {
+      totalClicks += t.clicks;
+      continue;
+    }
+    totalConversions += t.conversions;
+    attributedConversions += t.attributed;
+    if (t.purchases === 0) continue;
+    if (t.currency === currency) {
+      purchases += t.purchases;
+      revenueMinor += t.revenueMinor;
+      attributedRevenueMinor += t.attributedRevenueMinor;
     } else {
-      otherRevenueMinor.set(a.currency, (otherRevenueMinor.get(a.currency) ?? 0) + a.valueMinor);
+      otherRevenueMinor.set(t.currency, t.revenueMinor);
     }
   }
   const storeSpend = spend.find((s) => s.currency === currency);

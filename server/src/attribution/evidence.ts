@@ -1,13 +1,37 @@
+import { sha256Hex } from '../capi/pii.js';
 import type { Executor } from '../db/database.js';
-import { findClick, findClickByFbclid } from '../db/repositories/clicks.js';
+import { findClick, findClickByFbclid, findClicksByIds, findClicksMatching } from '../db/repositories/clicks.js';
+import { identityLinkedClickIds } from '../db/repositories/conversions.js';
 import type { ClicksTable } from '../db/schema.js';
-import type { CandidateClick, Evidence } from './model.js';
+import {
+  type Attribution,
+  type AttributionPolicy,
+  attribute,
+  CLICK_AFTER_CONVERSION_TOLERANCE_MS,
+  type ClickFacts,
+  type ConversionFacts,
+} from './model.js';
 
-/** The click references a conversion may carry (extension fields of the conversion body). */
-export interface ClickReferences {
+/** Per signal, at most this many of the most recent matching clicks are considered. */
+export const CANDIDATES_PER_SIGNAL = 20;
+const DAY_MS = 86_400_000;
+
+/** What a conversion tells about the visitor, as it was recorded. */
+export interface ConversionClues {
+  accountId: string;
+  storeId: string;
+  livemode: boolean;
+  time: number;
   clickId?: string;
   fbclid?: string;
   fbc?: string;
+  fingerprint?: string;
+  ipAddress?: string;
+  userAgent?: string;
+  emailHash?: string;
+  phoneHash?: string;
+  /** When re-attributing a stored conversion: itself, which must not count as its own identity link. */
+  conversionId?: string;
 }
 
 /** The fbclid inside an fbc value `fb.<subdomain>.<creation ms>.<fbclid>`. */
@@ -15,28 +39,80 @@ export function fbclidFromFbc(fbc: string): string | undefined {
   return /^fb\.\d\.\d+\.([A-Za-z0-9_.-]{1,500})$/.exec(fbc)?.[1];
 }
 
-export function toCandidate(row: ClicksTable): CandidateClick {
-  return { id: row.id, fbclid: row.fbclid, clickTime: row.click_time, isBot: row.is_bot === 1 };
+export function toClickFacts(row: ClicksTable): ClickFacts {
+  return {
+    id: row.id,
+    fbclid: row.fbclid,
+    storeId: row.store_id,
+    livemode: row.livemode === 1,
+    clickTime: row.click_time,
+    isBot: row.is_bot === 1,
+    fingerprint: row.fingerprint,
+    derivedFingerprint: row.derived_fingerprint,
+    ipAddress: row.ip_address,
+    userAgent: row.user_agent,
+  };
 }
 
-/** Explicitly referenced clicks of this store and mode, each by a unique-index point lookup. */
-export async function explicitEvidence(
+/**
+ * Loads the clicks that may explain a conversion, one index-backed lookup per signal (each an
+ * exact key inside the window), and the conversion's facts for the pure scoring in model.ts.
+ */
+export async function gatherEvidence(
   db: Executor,
-  scope: { accountId: string; storeId: string; livemode: number },
-  refs: ClickReferences,
-): Promise<Evidence[]> {
-  const found = new Map<string, ClicksTable>();
-  if (refs.clickId) {
-    const click = await findClick(db, scope.accountId, scope.livemode, refs.clickId);
-    if (click && click.store_id === scope.storeId) found.set(click.id, click);
-  }
-  const fbclids = new Set<string>();
-  if (refs.fbclid) fbclids.add(refs.fbclid);
-  const fromFbc = refs.fbc ? fbclidFromFbc(refs.fbc) : undefined;
-  if (fromFbc) fbclids.add(fromFbc);
-  for (const fbclid of fbclids) {
-    const click = await findClickByFbclid(db, scope.storeId, scope.livemode, fbclid);
-    if (click) found.set(click.id, click);
-  }
-  return [...found.values()].map((row) => ({ click: toCandidate(row), signal: 'explicit' as const }));
+  clues: ConversionClues,
+  windowDays: number,
+): Promise<{ conversion: ConversionFacts; clicks: ClickFacts[] }> {
+  const livemode = clues.livemode ? 1 : 0;
+  const scope = {
+    storeId: clues.storeId,
+    livemode,
+    from: clues.time - windowDays * DAY_MS,
+    to: clues.time + CLICK_AFTER_CONVERSION_TOLERANCE_MS,
+  };
+  const fbclids = [clues.fbclid, clues.fbc ? fbclidFromFbc(clues.fbc) : undefined].filter((f): f is string => Boolean(f));
+  const found: ClicksTable[] = [];
+  const add = (rows: Array<ClicksTable | undefined>) => {
+    for (const row of rows) if (row) found.push(row);
+  };
+
+  if (clues.clickId) add([await findClick(db, clues.accountId, livemode, clues.clickId)]);
+  for (const fbclid of new Set(fbclids)) add([await findClickByFbclid(db, clues.storeId, livemode, fbclid)]);
+  if (clues.fingerprint) add(await findClicksMatching(db, scope, 'fingerprint', clues.fingerprint, CANDIDATES_PER_SIGNAL));
+  const derived = new Set(
+    [
+      clues.fingerprint,
+      clues.ipAddress && clues.userAgent ? sha256Hex(`${clues.ipAddress}|${clues.userAgent}`) : undefined,
+    ].filter((v): v is string => Boolean(v)),
+  );
+  for (const value of derived) add(await findClicksMatching(db, scope, 'derived_fingerprint', value, CANDIDATES_PER_SIGNAL));
+  const identityClickIds = await identityLinkedClickIds(
+    db,
+    { storeId: clues.storeId, livemode, before: clues.time, excludeId: clues.conversionId },
+    { emailHash: clues.emailHash, phoneHash: clues.phoneHash },
+    CANDIDATES_PER_SIGNAL,
+  );
+  add(await findClicksByIds(db, clues.storeId, livemode, identityClickIds));
+  if (clues.ipAddress) add(await findClicksMatching(db, scope, 'ip_address', clues.ipAddress, CANDIDATES_PER_SIGNAL));
+
+  return {
+    conversion: {
+      storeId: clues.storeId,
+      livemode: clues.livemode,
+      time: clues.time,
+      fbclids,
+      clickId: clues.clickId,
+      fingerprint: clues.fingerprint,
+      ipAddress: clues.ipAddress,
+      userAgent: clues.userAgent,
+      identityClickIds: new Set(identityClickIds),
+    },
+    clicks: found.map(toClickFacts),
+  };
+}
+
+/** Gathers the evidence for a conversion and scores it under the store's policy. */
+export async function attributeConversion(db: Executor, clues: ConversionClues, policy: AttributionPolicy): Promise<Attribution> {
+  const { conversion, clicks } = await gatherEvidence(db, clues, policy.windowDays);
+  return attribute(conversion, clicks, policy);
 }

@@ -1,21 +1,55 @@
 /**
- * Attribution as pure functions: which clicks may be credited for a conversion, how strongly
- * each piece of evidence counts, and which click wins. No I/O here.
+ * Attribution as pure functions: which clicks may be credited for a conversion, which signal
+ * links each of them to it, how much confidence that signal earns, and which click wins.
+ * No I/O here: the database only narrows the clicks worth looking at (attribution/evidence.ts).
  */
 
-export type Signal = 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip';
+/** Signals, strongest first (api.md §2 "Attribution"). */
+export const SIGNALS = ['explicit', 'fingerprint', 'ip_user_agent', 'identity', 'ip'] as const;
+export type Signal = (typeof SIGNALS)[number];
 
-export interface CandidateClick {
+/**
+ * Score bands. A signal scores `max` for a click at the conversion's moment and decays linearly
+ * to `min` at the edge of the attribution window. The bands do not overlap, so a stronger
+ * signal always beats a weaker one whatever the clicks' ages; only an explicit reference is 100.
+ */
+export const SCORE_BANDS: Record<Signal, { max: number; min: number }> = {
+  explicit: { max: 100, min: 100 },
+  fingerprint: { max: 95, min: 80 },
+  ip_user_agent: { max: 79, min: 65 },
+  identity: { max: 64, min: 50 },
+  ip: { max: 49, min: 30 },
+};
+
+const DAY_MS = 86_400_000;
+/** A click may be recorded slightly after the conversion it led to (clock skew, async tags). */
+export const CLICK_AFTER_CONVERSION_TOLERANCE_MS = 5 * 60 * 1000;
+
+export interface ClickFacts {
   id: string;
   fbclid: string;
+  storeId: string;
+  livemode: boolean;
   clickTime: number;
   isBot: boolean;
+  fingerprint: string | null;
+  derivedFingerprint: string | null;
+  ipAddress: string | null;
+  userAgent: string | null;
 }
 
-/** A click together with the signal that links it to the conversion. */
-export interface Evidence {
-  click: CandidateClick;
-  signal: Signal;
+export interface ConversionFacts {
+  storeId: string;
+  livemode: boolean;
+  time: number;
+  /** fbclids the conversion names: its `fbclid` and the one inside its `fbc`. */
+  fbclids: string[];
+  clickId?: string;
+  fingerprint?: string;
+  ipAddress?: string;
+  userAgent?: string;
+  /** Clicks that earlier conversions with the same hashed email or phone were attributed to. */
+  identityClickIds: ReadonlySet<string>;
 }
 
 export interface AttributionPolicy {
@@ -36,50 +70,54 @@ export interface Attribution {
   touchpoints: Touchpoint[];
 }
 
-const DAY_MS = 86_400_000;
-/** A click may be recorded slightly after the conversion it led to (clock skew, async tags). */
-export const CLICK_AFTER_CONVERSION_TOLERANCE_MS = 5 * 60 * 1000;
-
-export function isCandidate(click: CandidateClick, conversionTime: number, windowDays: number): boolean {
+export function isCandidate(click: ClickFacts, conversion: ConversionFacts, windowDays: number): boolean {
   return (
+    click.storeId === conversion.storeId &&
+    click.livemode === conversion.livemode &&
     !click.isBot &&
-    click.clickTime <= conversionTime + CLICK_AFTER_CONVERSION_TOLERANCE_MS &&
-    conversionTime - click.clickTime <= windowDays * DAY_MS
+    click.clickTime <= conversion.time + CLICK_AFTER_CONVERSION_TOLERANCE_MS &&
+    conversion.time - click.clickTime <= windowDays * DAY_MS
   );
 }
 
-/** Confidence of one piece of evidence, an integer 0–100. An explicit reference is certain. */
-export function scoreOf(evidence: Evidence): number {
-  switch (evidence.signal) {
-    case 'explicit':
-      return 100;
-    default:
-      return 0;
+/** The strongest signal linking a click to a conversion, or null when nothing does. */
+export function strongestSignal(click: ClickFacts, conversion: ConversionFacts): Signal | null {
+  if (click.id === conversion.clickId || conversion.fbclids.includes(click.fbclid)) return 'explicit';
+  const fp = conversion.fingerprint;
+  if (fp && click.fingerprint === fp) return 'fingerprint';
+  const { ipAddress: ip, userAgent: ua } = conversion;
+  if ((fp && click.derivedFingerprint === fp) || (ip && ua && click.ipAddress === ip && click.userAgent === ua)) {
+    return 'ip_user_agent';
   }
+  if (conversion.identityClickIds.has(click.id)) return 'identity';
+  if (ip && click.ipAddress === ip) return 'ip';
+  return null;
+}
+
+/** Integer confidence 0–100 of a signal for a click of a given age inside the window. */
+export function scoreOf(signal: Signal, ageMs: number, windowDays: number): number {
+  const band = SCORE_BANDS[signal];
+  const window = windowDays * DAY_MS;
+  const age = Math.min(Math.max(ageMs, 0), window);
+  return band.max - Math.floor(((band.max - band.min) * age) / window);
 }
 
 /**
- * Picks the winning click: highest score, ties to the most recent click (then the larger id,
- * so the answer never depends on the order evidence arrived in). Every candidate scoring at or
- * above the store's threshold is kept as a touchpoint; one click keeps its strongest signal.
+ * Scores every candidate and picks the winner: highest score, ties to the most recent click,
+ * then the larger id, so the result never depends on the order clicks were found in. Every
+ * candidate scoring at or above the store's threshold is kept as a touchpoint.
  */
-export function attribute(conversionTime: number, evidence: Evidence[], policy: AttributionPolicy): Attribution {
-  const best = new Map<string, Touchpoint>();
-  for (const item of evidence) {
-    if (!isCandidate(item.click, conversionTime, policy.windowDays)) continue;
-    const score = scoreOf(item);
-    if (score < policy.minConfidence) continue;
-    const previous = best.get(item.click.id);
-    if (previous && previous.score >= score) continue;
-    best.set(item.click.id, {
-      clickId: item.click.id,
-      fbclid: item.click.fbclid,
-      signal: item.signal,
-      score,
-      clickTime: item.click.clickTime,
-    });
+export function attribute(conversion: ConversionFacts, clicks: ClickFacts[], policy: AttributionPolicy): Attribution {
+  const byClick = new Map<string, Touchpoint>();
+  for (const click of clicks) {
+    if (byClick.has(click.id) || !isCandidate(click, conversion, policy.windowDays)) continue;
+    const signal = strongestSignal(click, conversion);
+    if (!signal) continue;
+    const score = scoreOf(signal, conversion.time - click.clickTime, policy.windowDays);
+    if (score <= 0 || score < policy.minConfidence) continue;
+    byClick.set(click.id, { clickId: click.id, fbclid: click.fbclid, signal, score, clickTime: click.clickTime });
   }
-  const touchpoints = [...best.values()].sort(
+  const touchpoints = [...byClick.values()].sort(
     (a, b) => b.score - a.score || b.clickTime - a.clickTime || (a.clickId < b.clickId ? 1 : -1),
   );
   return { winner: touchpoints[0] ?? null, touchpoints };

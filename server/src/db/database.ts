@@ -131,7 +131,13 @@ export function openSqlite(dataDir: string, fileName = 'waytrack.db'): Database 
     dialect: 'sqlite',
     db,
     write: (work) => committer.enqueue(work),
-    migrate: () => migrateToLatest(db as unknown as Kysely<unknown>),
+    async migrate() {
+      const applied = await migrateToLatest(db as unknown as Kysely<unknown>);
+      // Keep the planner's statistics current (bounded work), so lookups pick their own index.
+      raw.pragma('analysis_limit = 1000');
+      raw.pragma('optimize = 0x10002');
+      return applied;
+    },
     async ping() {
       raw.prepare('select 1').get();
     },

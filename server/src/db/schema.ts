@@ -136,9 +136,84 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
+/** One Conversions API delivery job per forwarded conversion (the outbox). */
+export interface CapiOutboxTable {
+  conversion_id: string;
+  account_id: string;
+  store_id: string;
+  livemode: number;
+  pixel_id: string;
+  test_event_code: string | null;
+  event: string; // the Meta server event, JSON, built at enqueue time (never holds the access token)
+  status: 'pending' | 'sent' | 'failed';
+  attempts: number;
+  next_attempt_at: number; // also the lease expiry while a dispatcher holds the job
+  expires_at: number; // Meta refuses events older than 7 days: no attempt after this
+  claimed_by: string | null;
+  last_error: string | null;
+  fbtrace_id: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
+}
+
 export interface SettingsTable {
   name: string;
   value: string;
+}
+
+/** Analytics rollups (migration 0004): see analytics/rollups.ts. */
+export interface RollupStateTable {
+  name: string;
+  value: number;
+}
+
+export interface RollupStoresTable {
+  store_id: string;
+  timezone: string;
+  tzdata: string; // the platform's time zone data version (process.versions.tz)
+  // While the store's rollups are being rebuilt: rowids folded so far, and the ones to reach.
+  rebuild_clicks: number | null;
+  rebuild_conversions: number | null;
+  rebuild_until_clicks: number | null;
+  rebuild_until_conversions: number | null;
+}
+
+export interface RollupHoursTable {
+  store_id: string;
+  livemode: number;
+  local_date: string;
+  hour_start: number;
+  currency: string; // '' on the row that carries the clicks
+  clicks: number;
+  conversions: number;
+  attributed: number;
+  purchases: number;
+  revenue_minor: number;
+  attributed_revenue_minor: number;
+}
+
+export type RollupDaysTable = Omit<RollupHoursTable, 'hour_start'>;
+
+export interface RollupDimensionClicksTable {
+  store_id: string;
+  livemode: number;
+  dimension: string;
+  local_date: string;
+  value: string; // '' when the click has no value
+  clicks: number;
+}
+
+export interface RollupDimensionCreditsTable {
+  store_id: string;
+  livemode: number;
+  dimension: string;
+  model: string;
+  local_date: string;
+  value: string;
+  currency: string;
+  units: number; // 1,000,000 per conversion
+  revenue_minor: number;
 }
 
 export interface DB {
@@ -151,4 +226,11 @@ export interface DB {
   ad_spend: AdSpendTable;
   idempotency_keys: IdempotencyKeysTable;
   settings: SettingsTable;
+  capi_outbox: CapiOutboxTable;
+  rollup_state: RollupStateTable;
+  rollup_stores: RollupStoresTable;
+  rollup_days: RollupDaysTable;
+  rollup_hours: RollupHoursTable;
+  rollup_dimension_clicks: RollupDimensionClicksTable;
+  rollup_dimension_credits: RollupDimensionCreditsTable;
 }

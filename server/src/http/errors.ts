@@ -30,7 +30,9 @@ export type ErrorReason =
   | 'unsupported_media_type'
   | 'idempotency_key_reused'
   | 'idempotency_key_in_use'
-  | 'currency_mismatch';
+  | 'currency_mismatch'
+  | 'already_sent'
+  | 'not_configured';
 
 export interface ErrorDetails {
   field?: string;

@@ -1,12 +1,18 @@
 import { type TProperties, type TSchema, Type } from 'typebox';
+import type { Dispatcher } from '../capi/dispatcher.js';
+import type { SecretBox } from '../capi/secrets.js';
 import type { Database } from '../db/database.js';
 import { Envelope, ErrorEnvelope } from '../http/envelope.js';
 import type { CursorCodec } from '../http/pagination.js';
 
-/** What route modules are given: the database and the shared HTTP helpers. No globals. */
+/** What route modules are given: the database, the shared HTTP helpers and the Meta forwarding. No globals. */
 export interface RouteDeps {
   database: Database;
   cursors: CursorCodec;
+  /** Seals store access tokens at rest. */
+  secrets: SecretBox;
+  /** The Conversions API dispatcher: requests wait on it for `capiSent`. */
+  forwarding: Dispatcher;
 }
 
 const { $id: _omit, ...errorSchema } = ErrorEnvelope as typeof ErrorEnvelope & { $id?: string };

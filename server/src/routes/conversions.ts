@@ -3,7 +3,13 @@ import { Type } from 'typebox';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { listContext, PageQuery } from '../http/pagination.js';
-import { getConversion, listConversionsOf, presentConversion, trackConversion } from '../tracking/conversions.js';
+import {
+  explainedConversion,
+  listConversionsOf,
+  presentConversion,
+  reattribute,
+  trackConversion,
+} from '../tracking/conversions.js';
 import { FBCLID_PATTERN } from './clicks.js';
 import { bearer, ClientTime, DateQuery, Nullable, Query, type RouteDeps, responses, Timestamp } from './common.js';
 
@@ -112,13 +118,38 @@ const Conversion = Type.Object({
   ),
 });
 
+const SIGNAL = Type.Enum(['explicit', 'fingerprint', 'ip_user_agent', 'identity', 'ip']);
+
+const ExplainedConversion = Type.Object({
+  ...Conversion.properties,
+  attribution: Type.Object(
+    {
+      signal: Nullable(SIGNAL),
+      score: Nullable(Type.Integer({ minimum: 0, maximum: 100 })),
+      touchpoints: Type.Array(
+        Type.Object({
+          clickId: Type.String(),
+          fbclid: Type.String(),
+          signal: SIGNAL,
+          score: Type.Integer({ minimum: 0, maximum: 100 }),
+          clickTime: Timestamp('Click time'),
+        }),
+        { description: 'Every candidate click at or above the store minConfidence, strongest first' },
+      ),
+    },
+    { description: 'Why the conversion was (or was not) attributed: the winning signal and score, and every touchpoint' },
+  ),
+});
+
+const ConversionParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
 const ConversionList = Type.Object({
   conversions: Type.Array(Conversion),
   hasMore: Type.Boolean(),
   nextCursor: Nullable(Type.String()),
 });
 
-export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, cursors }) => {
+export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, cursors, forwarding }) => {
   // POST /v1/track/conversion — record a conversion and attribute it
   app.post(
     '/track/conversion',
@@ -132,7 +163,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
         response: responses(200, ConversionResult),
       },
     },
-    async (request) => ok(request, await trackConversion(database, tenantOf(request), request.body)),
+    async (request) => ok(request, await trackConversion(database, tenantOf(request), request.body, Date.now(), forwarding)),
   );
 
   // GET /v1/conversions — list conversions, newest event first
@@ -148,6 +179,11 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
           storeId: Type.Optional(Type.String({ maxLength: 64 })),
           eventType: Type.Optional(EVENT_TYPE),
           attributed: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+          capiStatus: Type.Optional(
+            Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('skipped')], {
+              description: 'Forwarding to Meta: pending, sent, failed or skipped',
+            }),
+          ),
           startDate: DateQuery('Inclusive, in the store time zone (UTC without storeId)'),
           endDate: DateQuery('Inclusive, in the store time zone (UTC without storeId)'),
           ...PageQuery,
@@ -175,10 +211,26 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
         tags: ['Conversions'],
         summary: 'Get a conversion',
         security: bearer,
-        params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
-        response: responses(200, Conversion),
+        params: ConversionParams,
+        response: responses(200, ExplainedConversion),
       },
     },
-    async (request) => ok(request, presentConversion(await getConversion(database, tenantOf(request), request.params.id))),
+    async (request) => ok(request, await explainedConversion(database, tenantOf(request), request.params.id)),
+  );
+
+  // POST /v1/conversions/:id/reattribute — attribute again with the clicks known now
+  app.post(
+    '/conversions/:id/reattribute',
+    {
+      config: { scope: 'conversions:write' },
+      schema: {
+        tags: ['Conversions'],
+        summary: 'Re-attribute a conversion with the clicks known now (idempotent; a confidence-100 result never changes)',
+        security: bearer,
+        params: ConversionParams,
+        response: responses(200, ExplainedConversion),
+      },
+    },
+    async (request) => ok(request, await reattribute(database, tenantOf(request), request.params.id)),
   );
 };

@@ -92,7 +92,7 @@ const Store = Type.Object({
 const StoreList = Type.Object({ stores: Type.Array(Store), hasMore: Type.Boolean(), nextCursor: Nullable(Type.String()) });
 const StoreParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-export const storeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, cursors }) => {
+export const storeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, cursors, secrets }) => {
   // GET /v1/stores — list the account's stores, newest first
   app.get(
     '/stores',
@@ -147,7 +147,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
       },
     },
     async (request, reply) => {
-      const store = await createStore(database, tenantOf(request), request.body);
+      const store = await createStore(database, tenantOf(request), request.body, secrets);
       return reply.code(201).send(ok(request, store));
     },
   );
@@ -166,6 +166,6 @@ export const storeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         response: responses(200, Store),
       },
     },
-    async (request) => ok(request, await updateStore(database, tenantOf(request), request.params.id, request.body)),
+    async (request) => ok(request, await updateStore(database, tenantOf(request), request.params.id, request.body, secrets)),
   );
 };

@@ -1,4 +1,5 @@
 import { canonicalTimeZone } from '../analytics/dates.js';
+import { SecretBox } from '../capi/secrets.js';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
 import { insertStore, listStores as listStoreRows, updateStore as updateStoreRow } from '../db/repositories/stores.js';
@@ -67,10 +68,17 @@ function columnsOf(input: StorePatch): Partial<StoresTable> {
   return columns;
 }
 
-export async function createStore(database: Database, tenant: Tenant, input: StoreInput, now = Date.now()) {
-  const columns = columnsOf(input);
+/** The access token is stored sealed (AES-256-GCM, bound to the store id); it is opened only to send to Meta. */
+function sealToken(columns: Partial<StoresTable>, secrets: SecretBox, storeId: string): Partial<StoresTable> {
+  if (!columns.capi_access_token) return columns;
+  return { ...columns, capi_access_token: secrets.seal(columns.capi_access_token, storeId) };
+}
+
+export async function createStore(database: Database, tenant: Tenant, input: StoreInput, secrets: SecretBox, now = Date.now()) {
+  const id = newId('store', now);
+  const columns = sealToken(columnsOf(input), secrets, id);
   const row: StoresTable = {
-    id: newId('store', now),
+    id,
     account_id: tenant.accountId,
     name: input.name,
     domain: columns.domain as string,
@@ -90,13 +98,45 @@ export async function createStore(database: Database, tenant: Tenant, input: Sto
   return presentStore(row);
 }
 
-export async function updateStore(database: Database, tenant: Tenant, storeId: string, patch: StorePatch, now = Date.now()) {
-  const columns = columnsOf(patch);
+export async function updateStore(
+  database: Database,
+  tenant: Tenant,
+  storeId: string,
+  patch: StorePatch,
+  secrets: SecretBox,
+  now = Date.now(),
+) {
+  const columns = sealToken(columnsOf(patch), secrets, storeId);
   const updated = await database.write(async (trx) => {
     await requireStore(trx, tenant, storeId);
     return updateStoreRow(trx, tenant.accountId, storeId, { ...columns, updated_at: now });
   });
   return presentStore(updated as StoresTable);
+}
+
+/**
+ * Seals access tokens stored in plain text by versions before encryption at rest existed.
+ * Runs at start; a no-op once every token is sealed.
+ */
+export async function sealPlaintextTokens(database: Database, secrets: SecretBox): Promise<number> {
+  const rows = await database.db
+    .selectFrom('stores')
+    .select(['id', 'capi_access_token'])
+    .where('capi_access_token', 'is not', null)
+    .execute();
+  const plain = rows.filter((r) => r.capi_access_token && !SecretBox.isSealed(r.capi_access_token));
+  if (plain.length === 0) return 0;
+  await database.write(async (trx) => {
+    for (const row of plain) {
+      await trx
+        .updateTable('stores')
+        .set({ capi_access_token: secrets.seal(row.capi_access_token as string, row.id) })
+        .where('id', '=', row.id)
+        .where('capi_access_token', '=', row.capi_access_token)
+        .execute();
+    }
+  });
+  return plain.length;
 }
 
 export async function getStore(database: Database, tenant: Tenant, storeId: string) {

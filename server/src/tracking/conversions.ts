@@ -1,6 +1,15 @@
 import { addDays, isValidDate, startOfDay } from '../analytics/dates.js';
-import { explicitEvidence } from '../attribution/evidence.js';
-import { type Attribution, attribute } from '../attribution/model.js';
+import {
+  attributionColumns,
+  cluesOf,
+  explainAttribution,
+  NOT_ATTRIBUTED,
+  policyOf,
+  reattributeConversion,
+  touchpointRows,
+} from '../attribution/conversion.js';
+import { attributeConversion } from '../attribution/evidence.js';
+import { enqueueDelivery, type Forwarder, planDelivery } from '../capi/forwarding.js';
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
 import type { Database } from '../db/database.js';
 import {
@@ -116,6 +125,7 @@ export async function trackConversion(
   tenant: Tenant,
   input: ConversionInput,
   now = Date.now(),
+  forwarding?: Forwarder,
 ): Promise<ConversionResult> {
   const { currency, eventTime, valueMinor, products } = validate(input, now);
   const store = await requireActiveStore(database.db, tenant, input.storeId);
@@ -124,19 +134,9 @@ export async function trackConversion(
   const existing = await findConversionByKey(database.db, key);
   if (existing) return resultOf(existing, true);
 
-  const evidence = await explicitEvidence(
-    database.db,
-    { accountId: tenant.accountId, storeId: store.id, livemode },
-    { clickId: input.clickId, fbclid: input.fbclid, fbc: input.fbc },
-  );
-  const attribution: Attribution = attribute(eventTime, evidence, {
-    windowDays: store.attribution_window_days,
-    minConfidence: store.min_confidence,
-  });
   const userData = hashCustomerData(input.customerData);
   const id = newId('conversion', now);
-  const winner = attribution.winner;
-  const row: ConversionsTable = {
+  const recorded: ConversionsTable = {
     id,
     account_id: tenant.accountId,
     store_id: store.id,
@@ -160,26 +160,30 @@ export async function trackConversion(
     ref_fbc: input.fbc ?? null,
     fbp: input.fbp ?? null,
     event_source_url: input.eventSourceUrl ?? null,
-    attributed: winner ? 1 : 0,
-    attributed_click_id: winner?.clickId ?? null,
-    attributed_fbclid: winner?.fbclid ?? null,
-    confidence: winner?.score ?? null,
-    attribution_signal: winner?.signal ?? null,
-    // Forwarding to Meta is its own capability; until it exists nothing is queued.
-    capi_status: 'skipped',
+    ...attributionColumns(NOT_ATTRIBUTED),
+    capi_status: 'skipped', // 'pending' below when it is forwarded to Meta
     capi_attempts: 0,
     capi_last_error: null,
     capi_sent_at: null,
   };
-  const touchpoints = attribution.touchpoints.map((t) => ({
-    conversion_id: id,
-    click_id: t.clickId,
-    signal: t.signal,
-    score: t.score,
-    click_time: t.clickTime,
-  }));
-  const stored = await database.write((trx) => insertConversionOnce(trx, row, touchpoints));
-  return resultOf(stored.row, stored.duplicate);
+  const attribution = await attributeConversion(database.db, cluesOf(recorded), policyOf(store));
+  const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };
+  const touchpoints = touchpointRows(id, attribution);
+  const delivery = await planDelivery(database.db, store, row, now);
+  if (delivery) {
+    row.capi_status = 'pending';
+    forwarding?.reserve(delivery);
+  }
+  const stored = await database.write(async (trx) => {
+    const inserted = await insertConversionOnce(trx, row, touchpoints);
+    // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
+    if (delivery && !inserted.duplicate) await enqueueDelivery(trx, delivery);
+    return inserted;
+  });
+  const result = resultOf(stored.row, stored.duplicate);
+  // capiSent is true only if Meta acknowledged the event before this response (CAPI_SYNC_WAIT_MS).
+  if (delivery && !stored.duplicate && forwarding) result.capiSent = await forwarding.handoff(delivery);
+  return result;
 }
 
 export async function getConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {
@@ -192,6 +196,7 @@ export interface ConversionListQuery {
   storeId?: string;
   eventType?: string;
   attributed?: boolean;
+  capiStatus?: ConversionsTable['capi_status'];
   startDate?: string;
   endDate?: string;
 }
@@ -221,6 +226,7 @@ export async function listConversionsOf(
     storeId: query.storeId,
     eventType: query.eventType,
     attributed: query.attributed,
+    capiStatus: query.capiStatus,
     from: query.startDate ? startOfDay(query.startDate, timezone) : undefined,
     to: query.endDate ? startOfDay(addDays(query.endDate, 1), timezone) : undefined,
   };
@@ -258,4 +264,16 @@ export function presentConversion(row: ConversionsTable) {
       ...(p.category !== undefined && { category: p.category }),
     })),
   };
+}
+
+/** One conversion with the explanation of its attribution (winning signal, score, touchpoints). */
+export async function explainedConversion(database: Database, tenant: Tenant, conversionId: string) {
+  const row = await getConversion(database, tenant, conversionId);
+  return { ...presentConversion(row), attribution: await explainAttribution(database, row) };
+}
+
+/** Re-attributes a conversion with the clicks known now and returns it explained. */
+export async function reattribute(database: Database, tenant: Tenant, conversionId: string) {
+  const row = await reattributeConversion(database, tenant, conversionId);
+  return { ...presentConversion(row), attribution: await explainAttribution(database, row) };
 }

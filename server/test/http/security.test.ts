@@ -50,6 +50,8 @@ interface RouteCase {
   body?: (s: Seed) => unknown;
   /** Status of a successful call. */
   status: 200 | 201;
+  /** Brings `seed` into the state the successful call needs (run as its owner, before it). */
+  prepare?: (app: FastifyInstance, owner: string, seed: Seed) => Promise<void>;
   /** Another account's key cannot read or touch `seed`. */
   otherAccount: (p: Probe) => Promise<void>;
   /** A key of the other mode does not see `seed`'s clicks, conversions, metrics or spend. */
@@ -255,6 +257,58 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/v1/analytics/timeseries',
+    scope: 'analytics:read',
+    url: (s) => `/v1/analytics/timeseries?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/analytics/timeseries'), 'store_not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      const url = `/v1/analytics/timeseries?storeId=${seed.storeId}`;
+      type Bucket = { clicks: number; conversions: number; revenue: number; attributedConversions: number };
+      const sum = (buckets: Bucket[]) =>
+        buckets.reduce(
+          (t, b) => ({
+            clicks: t.clicks + b.clicks,
+            conversions: t.conversions + b.conversions,
+            revenue: t.revenue + b.revenue,
+            attributedConversions: t.attributedConversions + b.attributedConversions,
+          }),
+          { clicks: 0, conversions: 0, revenue: 0, attributedConversions: 0 },
+        );
+      const mine = (await ok(await call(app, 'GET', url, { key: owner }))).body.data;
+      expect(sum(mine.buckets)).toEqual({ clicks: 1, conversions: 1, revenue: 49.99, attributedConversions: 1 });
+      const theirs = (await ok(await call(app, 'GET', url, { key: outsider }))).body.data;
+      expect(theirs.buckets).toHaveLength(30);
+      expect(sum(theirs.buckets)).toEqual({ clicks: 0, conversions: 0, revenue: 0, attributedConversions: 0 });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/analytics/breakdown',
+    scope: 'analytics:read',
+    url: (s) => `/v1/analytics/breakdown?storeId=${s.storeId}&by=campaign_id`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/analytics/breakdown'), 'store_not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      const url = `/v1/analytics/breakdown?storeId=${seed.storeId}&by=campaign_id&model=linear`;
+      const mine = (await ok(await call(app, 'GET', url, { key: owner }))).body.data;
+      expect(mine.groups).toEqual([
+        {
+          value: '123',
+          clicks: 1,
+          attributedConversions: 1,
+          attributedRevenue: 49.99,
+          conversionRate: 100,
+          spend: 0,
+          roas: null,
+        },
+      ]);
+      const theirs = (await ok(await call(app, 'GET', url, { key: outsider }))).body.data;
+      expect(theirs).toMatchObject({ groups: [], hasMore: false, nextCursor: null });
+    },
+  },
+  {
+    method: 'GET',
     path: '/v1/conversions',
     scope: 'conversions:read',
     url: (s) => `/v1/conversions?storeId=${s.storeId}`,
@@ -283,6 +337,42 @@ const ROUTES: RouteCase[] = [
     async otherMode({ app, owner, outsider, seed }) {
       await ok(await call(app, 'GET', `/v1/conversions/${seed.conversionId}`, { key: owner }));
       expectError(await call(app, 'GET', `/v1/conversions/${seed.conversionId}`, { key: outsider }), 404, 'not_found');
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/conversions/:id/reattribute',
+    scope: 'conversions:write',
+    url: (s) => `/v1/conversions/${s.conversionId}/reattribute`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('POST', '/v1/conversions/:id/reattribute'), 'not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      await ok(await call(app, 'POST', `/v1/conversions/${seed.conversionId}/reattribute`, { key: owner }));
+      const res = await call(app, 'POST', `/v1/conversions/${seed.conversionId}/reattribute`, { key: outsider });
+      expectError(res, 404, 'not_found');
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/conversions/:id/resend',
+    scope: 'conversions:write',
+    url: (s) => `/v1/conversions/${s.conversionId}/resend`,
+    status: 200,
+    // The seed conversion was skipped (no forwarding then); configured now, it can be resent.
+    async prepare(app, owner, seed) {
+      const body = { pixelId: '123456789012345', capiAccessToken: 'EAAB-security-suite' };
+      await ok(await call(app, 'PATCH', `/v1/stores/${seed.storeId}`, { key: owner, body }));
+    },
+    // Another account cannot requeue the owner's conversion, which stays as it was.
+    async otherAccount({ app, owner, outsider, seed }) {
+      await rejectsForeignId(route('POST', '/v1/conversions/:id/resend'), 'not_found')({ app, owner, outsider, seed });
+      const after = await ok(await call(app, 'GET', `/v1/conversions/${seed.conversionId}`, { key: owner }));
+      expect(after.body.data.capi).toEqual({ status: 'skipped', attempts: 0 });
+    },
+    async otherMode({ app, owner, outsider, seed }) {
+      expectError(await call(app, 'POST', `/v1/conversions/${seed.conversionId}/resend`, { key: outsider }), 404, 'not_found');
+      const after = await ok(await call(app, 'GET', `/v1/conversions/${seed.conversionId}`, { key: owner }));
+      expect(after.body.data.capi).toEqual({ status: 'skipped', attempts: 0 });
     },
   },
   {
@@ -369,6 +459,7 @@ describe.each(ROUTES)('$method $path', (r) => {
 
   it('succeeds with a key holding exactly its scope', async () => {
     const seed = await seedWith(ctx.app, ctx.a.live);
+    await r.prepare?.(ctx.app, ctx.a.live, seed);
     const key = await ctx.keyWithScopes([r.scope]);
     const res = await call(ctx.app, r.method, r.url(seed), { key, body: r.body?.(seed) });
     await ok(res, r.status);

@@ -125,7 +125,17 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
 
       const one = await get(`/v1/conversions/${attributed.conversionId}`);
       expect(one.status).toBe(200);
-      expect(one.body.data).toEqual(first);
+      // The single item adds the explanation of its attribution.
+      expect(one.body.data).toEqual({
+        ...first,
+        attribution: {
+          signal: 'explicit',
+          score: 100,
+          touchpoints: [
+            { clickId: c.clickId, fbclid: 'fb_items', signal: 'explicit', score: 100, clickTime: expect.stringMatching(ISO_MS) },
+          ],
+        },
+      });
     });
 
     it('answers not_found for an unknown, foreign or other-mode conversion id', async () => {

@@ -1,5 +1,8 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
 import * as initial from './0001_initial.js';
+import * as forwarding from './0002_forwarding.js';
+import * as attributionSignals from './0003_attribution_signals.js';
+import * as analyticsRollups from './0004_analytics_rollups.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -8,6 +11,9 @@ import * as initial from './0001_initial.js';
  */
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
+  '0002_forwarding': forwarding,
+  '0003_attribution_signals': attributionSignals,
+  '0004_analytics_rollups': analyticsRollups,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

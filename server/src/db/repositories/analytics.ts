@@ -1,5 +1,10 @@
 import type { Executor } from '../database.js';
 
+/**
+ * Aggregates straight over the stored rows. Analytics read the rollups (rollups.ts) instead,
+ * which are far faster on large stores; these stay as the reference the rollups are tested against.
+ */
+
 export interface TimeRange {
   from: number;
   to: number; // exclusive

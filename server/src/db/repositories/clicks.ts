@@ -65,3 +65,44 @@ export async function listClicks(
     .limit(page.limit + 1)
     .execute();
 }
+
+export interface CandidateScope {
+  storeId: string;
+  livemode: number;
+  /** Click-time bounds, inclusive. */
+  from: number;
+  to: number;
+}
+
+/**
+ * Most recent non-bot clicks in the time bounds whose `column` equals `value`. One value per
+ * query on purpose: with `IN (…)` SQLite may walk the store's time index instead of this key's.
+ */
+export async function findClicksMatching(
+  db: Executor,
+  scope: CandidateScope,
+  column: 'fingerprint' | 'derived_fingerprint' | 'ip_address',
+  value: string,
+  limit: number,
+): Promise<ClicksTable[]> {
+  return db
+    .selectFrom('clicks')
+    .selectAll()
+    .where('store_id', '=', scope.storeId)
+    .where('livemode', '=', scope.livemode)
+    .where(column, '=', value)
+    .where('click_time', '>=', scope.from)
+    .where('click_time', '<=', scope.to)
+    .where('is_bot', '=', 0)
+    .orderBy('click_time', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+export async function findClicksByIds(db: Executor, storeId: string, livemode: number, ids: string[]): Promise<ClicksTable[]> {
+  if (ids.length === 0) return [];
+  // Looked up by primary key alone (a store condition in SQL can steer SQLite to a store-wide
+  // index walk); the few rows are then kept to the store and mode.
+  const rows = await db.selectFrom('clicks').selectAll().where('id', 'in', ids).execute();
+  return rows.filter((row) => row.store_id === storeId && row.livemode === livemode);
+}

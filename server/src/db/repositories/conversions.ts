@@ -63,6 +63,7 @@ export interface ConversionFilter {
   storeId?: string;
   eventType?: string;
   attributed?: boolean;
+  capiStatus?: ConversionsTable['capi_status'];
   from?: number;
   to?: number; // exclusive
 }
@@ -78,6 +79,7 @@ export async function listConversions(
   if (filter.storeId) query = query.where('store_id', '=', filter.storeId);
   if (filter.eventType) query = query.where('event_type', '=', filter.eventType);
   if (filter.attributed !== undefined) query = query.where('attributed', '=', filter.attributed ? 1 : 0);
+  if (filter.capiStatus) query = query.where('capi_status', '=', filter.capiStatus);
   if (filter.from !== undefined) query = query.where('event_time', '>=', filter.from);
   if (filter.to !== undefined) query = query.where('event_time', '<', filter.to);
   const after = page.after;
@@ -87,4 +89,61 @@ export async function listConversions(
     .orderBy('id', 'desc')
     .limit(page.limit + 1)
     .execute();
+}
+
+/**
+ * Clicks that earlier attributed conversions of the same store and mode, sharing a hashed email
+ * or phone with this one, were attributed to — most recent first (index-backed).
+ */
+export async function identityLinkedClickIds(
+  db: Executor,
+  scope: { storeId: string; livemode: number; before: number; excludeId?: string },
+  hashes: { emailHash?: string; phoneHash?: string },
+  limit: number,
+): Promise<string[]> {
+  const ids = new Set<string>();
+  for (const [column, value] of [
+    ['email_hash', hashes.emailHash],
+    ['phone_hash', hashes.phoneHash],
+  ] as const) {
+    if (!value) continue;
+    let query = db
+      .selectFrom('conversions')
+      .select('attributed_click_id')
+      .where('store_id', '=', scope.storeId)
+      .where('livemode', '=', scope.livemode)
+      .where(column, '=', value)
+      .where('event_time', '<=', scope.before)
+      .where('attributed', '=', 1);
+    if (scope.excludeId) query = query.where('id', '!=', scope.excludeId);
+    const rows = await query.orderBy('event_time', 'desc').limit(limit).execute();
+    for (const row of rows) if (row.attributed_click_id) ids.add(row.attributed_click_id);
+  }
+  return [...ids];
+}
+
+export async function touchpointsOf(db: Executor, conversionId: string): Promise<TouchpointsTable[]> {
+  return db
+    .selectFrom('touchpoints')
+    .selectAll()
+    .where('conversion_id', '=', conversionId)
+    .orderBy('score', 'desc')
+    .orderBy('click_time', 'desc')
+    .orderBy('click_id', 'desc')
+    .execute();
+}
+
+/** Replaces a conversion's attribution result and its touchpoints. */
+export async function replaceAttribution(
+  db: Executor,
+  conversionId: string,
+  result: Pick<
+    ConversionsTable,
+    'attributed' | 'attributed_click_id' | 'attributed_fbclid' | 'confidence' | 'attribution_signal'
+  >,
+  touchpoints: TouchpointsTable[],
+): Promise<void> {
+  await db.updateTable('conversions').set(result).where('id', '=', conversionId).execute();
+  await db.deleteFrom('touchpoints').where('conversion_id', '=', conversionId).execute();
+  if (touchpoints.length > 0) await db.insertInto('touchpoints').values(touchpoints).execute();
 }

@@ -78,3 +78,25 @@ export async function sumSpend(
     .execute();
   return rows.map((r) => ({ currency: r.currency, total: Number(r.total), entries: Number(r.entries) }));
 }
+
+/** Spend in one currency per campaign in a date range; entries without a campaign are left out. */
+export async function sumSpendByCampaign(
+  db: Executor,
+  storeId: string,
+  livemode: number,
+  range: DateRange,
+  currency: string,
+): Promise<Array<{ campaignId: string; total: number; entries: number }>> {
+  const rows = await db
+    .selectFrom('ad_spend')
+    .select((eb) => ['campaign_id', eb.fn.sum<number>('amount_minor').as('total'), eb.fn.countAll<number>().as('entries')])
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('date', '>=', range.startDate)
+    .where('date', '<=', range.endDate)
+    .where('currency', '=', currency)
+    .where('campaign_id', '!=', '')
+    .groupBy('campaign_id')
+    .execute();
+  return rows.map((r) => ({ campaignId: r.campaign_id, total: Number(r.total), entries: Number(r.entries) }));
+}

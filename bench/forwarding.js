@@ -1,0 +1,342 @@
+// node bench/forwarding.js (after `npm run build`) — forwarding to Meta's Conversions API.
+//
+// 1. Delivery: 10,000 conversions are queued in the outbox (recorded through the compiled domain
+//    code, with no dispatcher running), then the real `waytrack serve` process starts on that
+//    data and delivers them to a local fake Graph API. Timed from the server's ready line until
+//    every event is acknowledged by the fake and recorded `sent` in the database.
+// 2. Latency: POST /v1/track/conversion driven by autocannon over HTTPS keep-alive, for a store
+//    without forwarding and a store forwarding with CAPI_SYNC_WAIT_MS=0 (same server, runs
+//    interleaved, BENCH_ROUNDS each), at a fixed rate (BENCH_RATE, default 300/s, latency
+//    corrected for coordinated omission) and at the highest rate the server sustains; then the
+//    same with the default CAPI_SYNC_WAIT_MS=1500 for reference.
+// Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ROUNDS (3).
+
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import SqliteDriver from 'better-sqlite3';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = (file) => new URL(`../server/dist/${file}`, import.meta.url).href;
+const bin = path.join(root, 'server/bin/waytrack.js');
+const QUEUED = Number(process.env.BENCH_QUEUED ?? 10_000);
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+/** The fixed request rate of the latency comparison: below saturation, where a p99 means something. */
+const RATE = Number(process.env.BENCH_RATE ?? 300);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PIXEL = '123456789012345';
+const TOKEN = 'EAAB-bench-token';
+
+const { openSqlite } = await import(dist('db/database.js'));
+const { createAccount } = await import(dist('accounts/accounts.js'));
+const { createStore } = await import(dist('stores/stores.js'));
+const { loadSecretsKey, SecretBox } = await import(dist('capi/secrets.js'));
+const { trackConversion } = await import(dist('tracking/conversions.js'));
+
+/** The fake Graph API of the test suite, reduced to what the bench needs: acknowledge every batch. */
+async function startFake(latencyMs) {
+  const acked = new Set();
+  let requests = 0;
+  let largest = 0;
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      requests++;
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const answer = () => {
+        if (!Array.isArray(body.data) || body.data.length > 1000 || body.access_token !== TOKEN) {
+          res.writeHead(400, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({ error: { message: 'Invalid parameter', type: 'OAuthException', code: 100, fbtrace_id: 'Abench' } }),
+          );
+          return;
+        }
+        largest = Math.max(largest, body.data.length);
+        for (const event of body.data) acked.add(event.event_id);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({ events_received: body.data.length, messages: [], fbtrace_id: `A${randomBytes(6).toString('hex')}` }),
+        );
+      };
+      if (latencyMs > 0) setTimeout(answer, latencyMs);
+      else answer();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    acked,
+    stats: () => ({ requests, largest }),
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+async function startServer(env) {
+  const started = performance.now();
+  const child = spawn(process.execPath, [bin, 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env } });
+  let out = '';
+  child.stdout.on('data', (d) => {
+    out += d;
+  });
+  child.stderr.on('data', (d) => {
+    out += d;
+  });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    child.stdout.on('data', () => {
+      const match = /listening on (https:\/\/\S+?)\/v1/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+  });
+  return { child, url, readyAt: performance.now(), startedAt: started };
+}
+
+function stop(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** Queues `count` conversions (with customer data and products, like real orders) without delivering them. */
+async function queue(dataDir, count) {
+  const database = openSqlite(dataDir);
+  await database.migrate();
+  const account = await createAccount(database, { email: 'bench@example.com' });
+  const tenant = { accountId: account.accountId, livemode: true };
+  const secrets = new SecretBox(loadSecretsKey({ secretsKey: undefined, dataDir }));
+  const store = await createStore(
+    database,
+    tenant,
+    { name: 'Bench', domain: 'bench.example.com', platform: 'custom', pixelId: PIXEL, capiAccessToken: TOKEN },
+    secrets,
+  );
+  const started = performance.now();
+  for (let start = 0; start < count; start += 500) {
+    const chunk = [];
+    for (let i = start; i < Math.min(count, start + 500); i++) {
+      chunk.push(
+        trackConversion(database, tenant, {
+          storeId: store.id,
+          eventType: 'Purchase',
+          orderId: `bench-${i}`,
+          eventValue: 49.99,
+          currency: 'USD',
+          customerData: { email: `buyer${i}@example.com`, phone: `+1 650 555 ${String(i).padStart(4, '0')}`, country: 'US' },
+          products: [{ productId: 'sku-1', price: 24.99, quantity: 2 }],
+          ipAddress: '203.0.113.9',
+          userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
+          eventSourceUrl: 'https://bench.example.com/thanks',
+        }),
+      );
+    }
+    await Promise.all(chunk);
+  }
+  const queuedMs = performance.now() - started;
+  await database.close();
+  return queuedMs;
+}
+
+/** Starts the server on a copy of the queued data and times delivery of the whole backlog. */
+async function delivery(template, latencyMs) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-fwd-'));
+  cpSync(template, dataDir, { recursive: true });
+  const fake = await startFake(latencyMs);
+  try {
+    const reader = new SqliteDriver(path.join(dataDir, 'waytrack.db'), { readonly: true });
+    const pending = reader.prepare("select count(*) as n from conversions where capi_status != 'sent'");
+    const server = await startServer({ DATA_DIR: dataDir, META_GRAPH_URL: fake.url });
+    let ackedMs;
+    let recordedMs;
+    const deadline = performance.now() + 60_000;
+    while (recordedMs === undefined && performance.now() < deadline) {
+      if (ackedMs === undefined && fake.acked.size >= QUEUED) ackedMs = performance.now() - server.readyAt;
+      if (ackedMs !== undefined && pending.get().n === 0) recordedMs = performance.now() - server.readyAt;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await stop(server.child);
+    reader.close();
+    if (recordedMs === undefined) throw new Error(`backlog not delivered within 60 s (${fake.acked.size} acknowledged)`);
+    return { latencyMs, ackedMs, recordedMs, startupMs: server.readyAt - server.startedAt, ...fake.stats() };
+  } finally {
+    await fake.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function run(options) {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon({ connections: CONNECTIONS, duration: DURATION, pipelining: 1, ...options }, (err, result) =>
+      err ? reject(err) : resolve(result),
+    );
+    autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
+  });
+}
+
+/** CPU time (user + system) a process has used, in ms (Linux). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms
+}
+
+let order = 0;
+function conversionRun(url, headers, storeId, options = {}) {
+  return run({
+    ...options,
+    url: `${url}/v1/track/conversion`,
+    method: 'POST',
+    headers,
+    requests: [
+      {
+        setupRequest: (req) => ({
+          ...req,
+          body: JSON.stringify({
+            storeId,
+            eventType: 'Purchase',
+            orderId: `lat-${process.pid}-${++order}`,
+            eventValue: 49.99,
+            currency: 'USD',
+            customerData: { email: `buyer-${order}@example.com`, country: 'US' },
+            ipAddress: '203.0.113.9',
+            userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
+          }),
+        }),
+      },
+    ],
+  });
+}
+
+async function latency(syncWaitMs, rounds) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-lat-'));
+  const fake = await startFake(0);
+  const env = {
+    DATA_DIR: dataDir,
+    META_GRAPH_URL: fake.url,
+    CAPI_SYNC_WAIT_MS: String(syncWaitMs),
+    RATE_LIMIT_RPS: '1000000',
+    RATE_LIMIT_BURST: '1000000',
+  };
+  const server = await startServer(env);
+  try {
+    const account = JSON.parse(
+      execFileSync(process.execPath, [bin, 'account', 'create', '--email', 'lat@example.com', '--json'], {
+        env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+        encoding: 'utf8',
+      }),
+    );
+    const headers = { authorization: `Bearer ${account.keys.live}`, 'content-type': 'application/json' };
+    const makeStore = async (extra) => {
+      const res = await fetch(`${server.url}/v1/stores`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'Bench', domain: 'bench.example.com', platform: 'custom', ...extra }),
+      });
+      return (await res.json()).data.id;
+    };
+    const off = await makeStore({});
+    const on = await makeStore({ pixelId: PIXEL, capiAccessToken: TOKEN });
+    await conversionRun(server.url, headers, off, { duration: 3 }); // warm-up, not reported
+    const results = [];
+    for (const load of ['fixed', 'max']) {
+      const options = load === 'fixed' ? { overallRate: RATE } : {};
+      for (let i = 0; i < rounds; i++) {
+        let cpu = cpuMs(server.child.pid);
+        const plain = await conversionRun(server.url, headers, off, options);
+        results.push({
+          load,
+          forwarding: 'off',
+          cpuPerRequest: (cpuMs(server.child.pid) - cpu) / plain.requests.total,
+          ...plain,
+        });
+        const before = fake.stats().requests;
+        cpu = cpuMs(server.child.pid);
+        const result = await conversionRun(server.url, headers, on, options);
+        results.push({
+          load,
+          forwarding: 'on',
+          graphRequests: fake.stats().requests - before,
+          cpuPerRequest: (cpuMs(server.child.pid) - cpu) / result.requests.total,
+          ...result,
+        });
+      }
+    }
+    return { results, fakeAcked: fake.acked.size };
+  } finally {
+    await stop(server.child);
+    await fake.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function main() {
+  process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // the bench talks to its own self-signed server on 127.0.0.1
+  console.log(
+    `\nWaytrack forwarding bench — ${QUEUED} queued conversions; ${CONNECTIONS} connections, ${DURATION} s per latency run`,
+  );
+
+  const template = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-queue-'));
+  try {
+    const queuedMs = await queue(template, QUEUED);
+    console.log(`queued ${QUEUED} conversions with their outbox jobs in ${queuedMs.toFixed(0)} ms (no dispatcher running)`);
+    for (const latencyMs of [0, 150]) {
+      const d = await delivery(template, latencyMs);
+      console.log(
+        `delivery, fake answering in ${String(latencyMs).padStart(3)} ms: all acknowledged ${d.ackedMs.toFixed(0)} ms and ` +
+          `recorded sent ${d.recordedMs.toFixed(0)} ms after the server was ready (target ≤ 5000 ms); ` +
+          `${d.requests} requests, largest batch ${d.largest}; ready ${d.startupMs.toFixed(0)} ms after spawn`,
+      );
+    }
+  } finally {
+    rmSync(template, { recursive: true, force: true });
+  }
+
+  const { results } = await latency(0, ROUNDS);
+  console.log('\nPOST /v1/track/conversion, CAPI_SYNC_WAIT_MS=0 (one server, runs interleaved):');
+  for (const r of results) {
+    const load = r.load === 'fixed' ? `${RATE} req/s fixed` : 'max rate';
+    console.log(
+      `  ${load.padEnd(16)} forwarding ${r.forwarding.padEnd(3)}  ${r.requests.average.toFixed(0).padStart(6)} req/s  ` +
+        `p50 ${r.latency.p50} ms  p90 ${r.latency.p90} ms  p99 ${r.latency.p99} ms  ` +
+        `server CPU ${(r.cpuPerRequest * 1000).toFixed(0)} µs/req  non-2xx ${r.non2xx}  errors ${r.errors}` +
+        (r.graphRequests === undefined ? '' : `  (${r.graphRequests} Graph API requests)`),
+    );
+  }
+  for (const load of ['fixed', 'max']) {
+    const p99 = (f) =>
+      results
+        .filter((r) => r.load === load && r.forwarding === f)
+        .map((r) => r.latency.p99)
+        .join(' / ');
+    const rps = (f) =>
+      results
+        .filter((r) => r.load === load && r.forwarding === f)
+        .map((r) => r.requests.average.toFixed(0))
+        .join(' / ');
+    console.log(
+      `  ${load === 'fixed' ? `${RATE} req/s` : 'max rate'}: p99 off ${p99('off')} ms, on ${p99('on')} ms; ` +
+        `req/s off ${rps('off')}, on ${rps('on')}`,
+    );
+  }
+
+  const waiting = await latency(1500, 1);
+  for (const load of ['fixed', 'max']) {
+    const on = waiting.results.find((r) => r.load === load && r.forwarding === 'on');
+    console.log(
+      `Reference, CAPI_SYNC_WAIT_MS=1500 (default), fake answering at once, ${load === 'fixed' ? `${RATE} req/s` : 'max rate'}: ` +
+        `forwarding on ${on.requests.average.toFixed(0)} req/s, p50 ${on.latency.p50} ms, p99 ${on.latency.p99} ms`,
+    );
+  }
+}
+
+await main();

@@ -1,0 +1,215 @@
+/**
+ * Folding stored clicks and conversions into rollup deltas: which rollup rows a click or a
+ * conversion adds to, with each model's exact share of a conversion per dimension value.
+ */
+import { allocateCredit, MODELS } from '../attribution/models.js';
+import type { Executor } from '../db/database.js';
+import {
+  addDayTotals,
+  addDimensionClicks,
+  addDimensionCredits,
+  addHours,
+  type ClickFact,
+  type ConversionFact,
+} from '../db/repositories/rollups.js';
+import type { RollupDaysTable, RollupDimensionClicksTable, RollupDimensionCreditsTable, RollupHoursTable } from '../db/schema.js';
+import type { Zone } from './zone.js';
+
+export const DIMENSIONS = [
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'campaign_id',
+  'adset_id',
+  'ad_id',
+  'landing_page',
+] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+
+/** A conversion's credit is counted in millionths, so fractional shares add up exactly. */
+export const CREDIT_UNITS = 1_000_000;
+
+/** Rollup key of "no value" (click columns are never the empty string). */
+export const NO_VALUE = '';
+
+/** A landing page groups as its URL without query string and fragment (which carry fbclid and utm_*). */
+export function landingPageOf(url: string): string {
+  const cut = url.search(/[?#]/);
+  return cut === -1 ? url : url.slice(0, cut);
+}
+
+function dimensionValue(click: Pick<ClickFact, Dimension>, dimension: Dimension): string {
+  const raw = click[dimension];
+  if (!raw) return NO_VALUE;
+  return dimension === 'landing_page' ? landingPageOf(raw) : raw;
+}
+
+const SEP = '\u0001';
+
+/** Deltas to add to the rollup tables, accumulated in memory and written in one pass. */
+export class Fold {
+  private readonly hours = new Map<string, RollupHoursTable>();
+  private readonly clicks = new Map<string, RollupDimensionClicksTable>();
+  private readonly credits = new Map<string, RollupDimensionCreditsTable>();
+
+  private hour(storeId: string, livemode: number, localDate: string, hourStart: number, currency: string): RollupHoursTable {
+    const key = [storeId, livemode, hourStart, currency].join(SEP);
+    let row = this.hours.get(key);
+    if (!row) {
+      row = {
+        store_id: storeId,
+        livemode,
+        local_date: localDate,
+        hour_start: hourStart,
+        currency,
+        clicks: 0,
+        conversions: 0,
+        attributed: 0,
+        purchases: 0,
+        revenue_minor: 0,
+        attributed_revenue_minor: 0,
+      };
+      this.hours.set(key, row);
+    }
+    return row;
+  }
+
+  addClick(click: ClickFact, zone: Zone): void {
+    if (click.is_bot === 1) return;
+    const localDate = zone.date(click.click_time);
+    this.hour(click.store_id, click.livemode, localDate, zone.hourStart(click.click_time), NO_VALUE).clicks += 1;
+    for (const dimension of DIMENSIONS) {
+      const value = dimensionValue(click, dimension);
+      const key = [click.store_id, click.livemode, dimension, localDate, value].join(SEP);
+      const row = this.clicks.get(key);
+      if (row) row.clicks += 1;
+      else {
+        this.clicks.set(key, {
+          store_id: click.store_id,
+          livemode: click.livemode,
+          dimension,
+          local_date: localDate,
+          value,
+          clicks: 1,
+        });
+      }
+    }
+  }
+
+  /** Adds (`sign` 1) or removes (-1) one conversion, given all its fact rows. */
+  addConversion(facts: ConversionFact[], zone: Zone, sign: 1 | -1): void {
+    const conversion = facts[0];
+    if (!conversion) return;
+    const purchase = conversion.event_type === 'Purchase';
+    const attributed = conversion.attributed === 1;
+    const localDate = zone.date(conversion.event_time);
+    const hour = this.hour(
+      conversion.store_id,
+      conversion.livemode,
+      localDate,
+      zone.hourStart(conversion.event_time),
+      conversion.currency,
+    );
+    hour.conversions += sign;
+    if (attributed) hour.attributed += sign;
+    if (purchase) {
+      hour.purchases += sign;
+      hour.revenue_minor += sign * conversion.value_minor;
+      if (attributed) hour.attributed_revenue_minor += sign * conversion.value_minor;
+    }
+    if (!attributed) return;
+
+    const clicks = new Map<string, ConversionFact>();
+    for (const fact of facts) if (fact.click_id !== null) clicks.set(fact.click_id, fact);
+    if (clicks.size === 0) return;
+    const touchpoints = [...clicks.values()].map((f) => ({ clickId: f.click_id as string, clickTime: Number(f.click_time) }));
+    const winner = conversion.attributed_click_id ?? '';
+    for (const model of MODELS) {
+      const units = allocateCredit(model, touchpoints, winner, CREDIT_UNITS, conversion.event_time);
+      const revenue = new Map(
+        purchase
+          ? allocateCredit(model, touchpoints, winner, conversion.value_minor, conversion.event_time).map((c) => [
+              c.clickId,
+              c.valueMinor,
+            ])
+          : [],
+      );
+      for (const credit of units) {
+        const revenueMinor = revenue.get(credit.clickId) ?? 0;
+        if (credit.valueMinor === 0 && revenueMinor === 0) continue;
+        const click = clicks.get(credit.clickId) as ConversionFact;
+        for (const dimension of DIMENSIONS) {
+          const value = dimensionValue(click, dimension);
+          const key = [conversion.store_id, conversion.livemode, dimension, model, localDate, value, conversion.currency].join(
+            SEP,
+          );
+          let row = this.credits.get(key);
+          if (!row) {
+            row = {
+              store_id: conversion.store_id,
+              livemode: conversion.livemode,
+              dimension,
+              model,
+              local_date: localDate,
+              value,
+              currency: conversion.currency,
+              units: 0,
+              revenue_minor: 0,
+            };
+            this.credits.set(key, row);
+          }
+          row.units += sign * credit.valueMinor;
+          row.revenue_minor += sign * revenueMinor;
+        }
+      }
+    }
+  }
+
+  async flush(trx: Executor): Promise<void> {
+    const hours = [...this.hours.values()].filter(
+      (r) =>
+        r.clicks !== 0 ||
+        r.conversions !== 0 ||
+        r.attributed !== 0 ||
+        r.purchases !== 0 ||
+        r.revenue_minor !== 0 ||
+        r.attributed_revenue_minor !== 0,
+    );
+    // Daily totals are the hourly ones summed per local date.
+    const days = new Map<string, RollupDaysTable>();
+    for (const { hour_start: _, ...hour } of hours) {
+      const key = [hour.store_id, hour.livemode, hour.local_date, hour.currency].join(SEP);
+      const day = days.get(key);
+      if (!day) days.set(key, { ...hour });
+      else {
+        day.clicks += hour.clicks;
+        day.conversions += hour.conversions;
+        day.attributed += hour.attributed;
+        day.purchases += hour.purchases;
+        day.revenue_minor += hour.revenue_minor;
+        day.attributed_revenue_minor += hour.attributed_revenue_minor;
+      }
+    }
+    await addDayTotals(trx, [...days.values()]);
+    await addHours(trx, hours);
+    await addDimensionClicks(trx, [...this.clicks.values()]);
+    await addDimensionCredits(
+      trx,
+      [...this.credits.values()].filter((r) => r.units !== 0 || r.revenue_minor !== 0),
+    );
+  }
+}
+
+/** Splits fact rows (adjacent per conversion) into one array per conversion. */
+export function* perConversion(facts: Iterable<ConversionFact>): Generator<ConversionFact[]> {
+  let group: ConversionFact[] = [];
+  for (const fact of facts) {
+    if (group.length > 0 && (group[0] as ConversionFact).id !== fact.id) {
+      yield group;
+      group = [];
+    }
+    group.push(fact);
+  }
+  if (group.length > 0) yield group;
+}

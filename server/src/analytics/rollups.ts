@@ -1,0 +1,252 @@
+/**
+ * Analytics rollups: clicks and conversions pre-aggregated so that a 90-day query over millions
+ * of rows reads a few thousand rollup rows instead.
+ *
+ * - `rollup_days`, `rollup_hours`: per store, mode, local day (hour) and currency — clicks,
+ *   conversions, attributed conversions, purchases, revenue, attributed revenue (metrics and
+ *   timeseries).
+ * - `rollup_dimension_clicks` / `rollup_dimension_credits`: per store, mode, local day and
+ *   dimension value — clicks, and each model's credited conversions and revenue (breakdown).
+ *
+ * They are maintained off the request path: `catchUp` folds in the rows inserted since a
+ * watermark (the tables' rowids; rows are only ever appended, and every write is serialized by
+ * the group committer, so a rowid below the mark can never appear later). Every analytics read
+ * runs the catch-up first, so results are exact and include every acknowledged write; a
+ * background refresher keeps the backlog near zero so reads rarely wait.
+ *
+ * Local hours and days are those of the time zone recorded per store in `rollup_stores`. When a
+ * store's time zone (or the platform's time zone data) changes, its rollups are rebuilt from the
+ * stored rows, in bounded steps, before they are read again.
+ */
+import type { Database, Executor } from '../db/database.js';
+import {
+  adoptZones,
+  type ClickFact,
+  type ConversionFact,
+  clicksAfter,
+  conversionFactsOf,
+  conversionsAfter,
+  deleteStoreRollups,
+  type Rebuild,
+  readMarks,
+  rollupProgress,
+  rollupStores,
+  setRollupStore,
+  storesNeedingRebuild,
+  writeMarks,
+} from '../db/repositories/rollups.js';
+import { Fold, perConversion } from './fold.js';
+import { type Zone, zoneOf } from './zone.js';
+
+/**
+ * Rows folded per job (catch-up or rebuild step): bounded, so that a backlog never holds the
+ * writer (and the requests whose writes share its transaction) for long.
+ */
+export const READ_CHUNK = 5_000;
+export const BACKGROUND_CHUNK = 1_000;
+
+/** The platform's time zone data version: rollups computed with other data are rebuilt. */
+export const TZDATA = process.versions.tz ?? 'unknown';
+
+export interface CatchUpResult {
+  clicks: number;
+  conversions: number;
+  /** More rows are waiting beyond this chunk. */
+  more: boolean;
+}
+
+/** Folds fetched rows into `fold`; returns how many conversions they held. */
+function foldRows(fold: Fold, clicks: ClickFact[], facts: ConversionFact[], zoneOfStore: (storeId: string) => Zone): number {
+  for (const click of clicks) fold.addClick(click, zoneOfStore(click.store_id));
+  let conversions = 0;
+  for (const group of perConversion(facts)) {
+    fold.addConversion(group, zoneOfStore((group[0] as ConversionFact).store_id), 1);
+    conversions++;
+  }
+  return conversions;
+}
+
+/**
+ * Folds up to `limit` clicks and `limit` conversions inserted since the watermarks into the
+ * rollups and moves the watermarks. Run it inside `database.write` (it must be atomic with
+ * the watermark, and serialized with the inserts).
+ */
+export async function catchUp(trx: Executor, limit = READ_CHUNK): Promise<CatchUpResult> {
+  const marks = await readMarks(trx);
+  const clicks = await clicksAfter(trx, marks.clicks, limit);
+  const facts = await conversionsAfter(trx, marks.conversions, limit);
+  if (clicks.length === 0 && facts.length === 0) return { clicks: 0, conversions: 0, more: false };
+
+  const storeIds = [...new Set([...clicks.map((c) => c.store_id), ...facts.map((f) => f.store_id)])];
+  const zones = await adoptZones(trx, storeIds, TZDATA);
+  const fold = new Fold();
+  const conversions = foldRows(fold, clicks, facts, (storeId) => zoneOf(zones.get(storeId) ?? 'UTC'));
+  await fold.flush(trx);
+  await writeMarks(trx, {
+    clicks: clicks.at(-1)?.seq ?? marks.clicks,
+    conversions: facts.at(-1)?.seq ?? marks.conversions,
+  });
+  return { clicks: clicks.length, conversions, more: clicks.length === limit || conversions === limit };
+}
+
+/**
+ * When a store's time zone (or the time zone data) changed since its rollups were computed,
+ * deletes them and starts a rebuild: `rebuildStep` refolds the store's rows up to the current
+ * watermarks in the new zone, while the catch-up folds newer rows in the new zone already.
+ * Returns false when nothing changed. Run inside `database.write`.
+ */
+export async function startRebuildIfStale(trx: Executor, storeId: string): Promise<boolean> {
+  const store = await trx.selectFrom('stores').select('timezone').where('id', '=', storeId).executeTakeFirst();
+  const current = (await rollupStores(trx, [storeId])).get(storeId);
+  if (!store || !current || (current.timezone === store.timezone && current.tzdata === TZDATA)) return false;
+  const until = await readMarks(trx);
+  await deleteStoreRollups(trx, storeId);
+  await setRollupStore(trx, storeId, {
+    timezone: store.timezone,
+    tzdata: TZDATA,
+    rebuild: { done: { clicks: 0, conversions: 0 }, until },
+  });
+  return true;
+}
+
+/**
+ * Refolds up to `limit` clicks and conversions of a store whose rollups are being rebuilt.
+ * Returns true once the rebuild is complete (or when none is running). Run inside `database.write`.
+ */
+export async function rebuildStep(trx: Executor, storeId: string, limit = READ_CHUNK): Promise<boolean> {
+  const state = (await rollupStores(trx, [storeId])).get(storeId);
+  const rebuild = state?.rebuild;
+  if (!state || !rebuild) return true;
+  const { done, until } = rebuild;
+  const clicks = done.clicks < until.clicks ? await clicksAfter(trx, done.clicks, limit, { storeId, upTo: until.clicks }) : [];
+  const facts =
+    done.conversions < until.conversions
+      ? await conversionsAfter(trx, done.conversions, limit, { storeId, upTo: until.conversions })
+      : [];
+  const fold = new Fold();
+  const zone = zoneOf(state.timezone);
+  const conversions = foldRows(fold, clicks, facts, () => zone);
+  await fold.flush(trx);
+  // A short fetch means nothing of this store is left below the target.
+  const next = {
+    clicks: clicks.length < limit ? until.clicks : (clicks.at(-1) as ClickFact).seq,
+    conversions: conversions < limit ? until.conversions : (facts.at(-1) as ConversionFact).seq,
+  };
+  const finished = next.clicks >= until.clicks && next.conversions >= until.conversions;
+  await setRollupStore(trx, storeId, { ...state, rebuild: finished ? null : { done: next, until } });
+  return finished;
+}
+
+/**
+ * Brings the rollups up to date before a read: completes a rebuild of the store's rollups if
+ * its time zone changed, then folds in every row acknowledged so far. Cheap when nothing is
+ * pending (a few index lookups, no write).
+ */
+export async function refreshRollups(database: Database, store?: { id: string; timezone: string }): Promise<void> {
+  if (store) {
+    const state = (await rollupStores(database.db, [store.id])).get(store.id);
+    if (state && (state.timezone !== store.timezone || state.tzdata !== TZDATA || state.rebuild)) {
+      await database.write((trx) => startRebuildIfStale(trx, store.id));
+      while (!(await database.write((trx) => rebuildStep(trx, store.id, READ_CHUNK)))) {}
+    }
+  }
+  await drain(database, READ_CHUNK);
+}
+
+async function drain(database: Database, chunk: number, stopped = () => false): Promise<void> {
+  while (!stopped()) {
+    const { stored, folded } = await rollupProgress(database.db);
+    if (stored.clicks <= folded.clicks && stored.conversions <= folded.conversions) return;
+    const result = await database.write((trx) => catchUp(trx, chunk));
+    if (!result.more) return;
+  }
+}
+
+/** Whether a conversion (by rowid) is in the rollups now: folded by the catch-up and not waiting for a rebuild. */
+function isFolded(seq: number, mark: number, rebuild: Rebuild | null): boolean {
+  if (seq > mark) return false;
+  return !rebuild || seq <= rebuild.done.conversions || seq > rebuild.until.conversions;
+}
+
+/**
+ * Keeps the rollups exact when a stored conversion's attribution changes (reattribution).
+ * Call it inside the same `database.write` job that makes the change, around it:
+ *
+ *   await database.write((trx) => withConversionRollup(trx, conversionId, () => replaceAttribution(trx, …)));
+ *
+ * If the conversion is already in the rollups, its contribution under its old attribution
+ * (attributed flag, attributed click, touchpoints) is subtracted and its new one added; if not,
+ * nothing is done and the catch-up (or a rebuild) folds in its new state later. `change` may
+ * change the conversion's attribution and touchpoints only (not its store, mode, event type,
+ * value, currency or time). Returns what `change` returns.
+ */
+export async function withConversionRollup<T>(trx: Executor, conversionId: string, change: () => Promise<T>): Promise<T> {
+  const marks = await readMarks(trx);
+  const before = await conversionFactsOf(trx, conversionId);
+  const result = await change();
+  const first = before[0];
+  if (!first) return result;
+  const state = (await rollupStores(trx, [first.store_id])).get(first.store_id);
+  if (!state || !isFolded(first.seq, marks.conversions, state.rebuild)) return result;
+  const after = await conversionFactsOf(trx, conversionId);
+  const zone = zoneOf(state.timezone);
+  const fold = new Fold();
+  fold.addConversion(before, zone, -1);
+  fold.addConversion(after, zone, 1);
+  await fold.flush(trx);
+  return result;
+}
+
+const REBUILD_BUDGET_MS = 200;
+
+export interface RollupRefresher {
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps the rollups close to the stored rows in the background: every `intervalMs`, advances
+ * the rebuilds of stores whose time zone changed and folds in new rows, in small jobs so that
+ * the writes of requests are never held for long. Errors (e.g. the database is unreachable) are reported to
+ * `onError` once and retried on every tick.
+ */
+export function startRollupRefresher(
+  database: Database,
+  options: { intervalMs?: number; onError?: (error: unknown) => void } = {},
+): RollupRefresher {
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  let failing = false; // report a failure once, not on every tick
+  const tick = async () => {
+    // Rebuilds advance a bounded amount per tick, so new rows keep being folded in meanwhile.
+    const until = performance.now() + REBUILD_BUDGET_MS;
+    for (const storeId of await storesNeedingRebuild(database.db, TZDATA)) {
+      await database.write((trx) => startRebuildIfStale(trx, storeId));
+      while (!stopped && performance.now() < until) {
+        if (await database.write((trx) => rebuildStep(trx, storeId, BACKGROUND_CHUNK))) break;
+      }
+    }
+    await drain(database, BACKGROUND_CHUNK, () => stopped);
+  };
+  const timer = setInterval(() => {
+    if (running || stopped) return;
+    running = tick()
+      .then(() => {
+        failing = false;
+      })
+      .catch((error) => {
+        if (!failing && !stopped) options.onError?.(error);
+        failing = true;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+  }, options.intervalMs ?? 250);
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

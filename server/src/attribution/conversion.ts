@@ -1,0 +1,110 @@
+/** Attribution of a stored conversion: its clues, its result columns, its explanation, and re-attribution. */
+import { withConversionRollup } from '../analytics/rollups.js';
+import type { Database } from '../db/database.js';
+import { findConversion, replaceAttribution, touchpointsOf } from '../db/repositories/conversions.js';
+import { findStore } from '../db/repositories/stores.js';
+import type { ConversionsTable, StoresTable, TouchpointsTable } from '../db/schema.js';
+import { ApiError } from '../http/errors.js';
+import { modeFlag, type Tenant } from '../tenancy.js';
+import { attributeConversion, type ConversionClues } from './evidence.js';
+import type { Attribution, AttributionPolicy, Signal } from './model.js';
+
+export const NOT_ATTRIBUTED: Attribution = { winner: null, touchpoints: [] };
+
+/** What a stored (or about to be stored) conversion tells about the visitor. */
+export function cluesOf(row: ConversionsTable): ConversionClues {
+  return {
+    accountId: row.account_id,
+    storeId: row.store_id,
+    livemode: row.livemode === 1,
+    time: row.event_time,
+    clickId: row.ref_click_id ?? undefined,
+    fbclid: row.ref_fbclid ?? undefined,
+    fbc: row.ref_fbc ?? undefined,
+    fingerprint: row.fingerprint ?? undefined,
+    ipAddress: row.ip_address ?? undefined,
+    userAgent: row.user_agent ?? undefined,
+    emailHash: row.email_hash ?? undefined,
+    phoneHash: row.phone_hash ?? undefined,
+    conversionId: row.id,
+  };
+}
+
+export function policyOf(store: StoresTable): AttributionPolicy {
+  return { windowDays: store.attribution_window_days, minConfidence: store.min_confidence };
+}
+
+/** The columns of a conversion row that hold its attribution result. */
+export function attributionColumns(attribution: Attribution) {
+  const winner = attribution.winner;
+  return {
+    attributed: winner ? 1 : 0,
+    attributed_click_id: winner?.clickId ?? null,
+    attributed_fbclid: winner?.fbclid ?? null,
+    confidence: winner?.score ?? null,
+    attribution_signal: winner?.signal ?? null,
+  };
+}
+
+export function touchpointRows(conversionId: string, attribution: Attribution): TouchpointsTable[] {
+  return attribution.touchpoints.map((t) => ({
+    conversion_id: conversionId,
+    click_id: t.clickId,
+    signal: t.signal,
+    score: t.score,
+    click_time: t.clickTime,
+  }));
+}
+
+/** The explanation of a stored conversion's attribution: winning signal, score, and every touchpoint. */
+export async function explainAttribution(database: Database, row: ConversionsTable) {
+  const touchpoints = row.attributed === 1 ? await touchpointsOf(database.db, row.id) : [];
+  const fbclids = new Map<string, string>();
+  if (touchpoints.length > 0) {
+    const clicks = await database.db
+      .selectFrom('clicks')
+      .select(['id', 'fbclid'])
+      .where(
+        'id',
+        'in',
+        touchpoints.map((t) => t.click_id),
+      )
+      .execute();
+    for (const c of clicks) fbclids.set(c.id, c.fbclid);
+  }
+  return {
+    signal: (row.attribution_signal as Signal | null) ?? null,
+    score: row.confidence,
+    touchpoints: touchpoints.map((t) => ({
+      clickId: t.click_id,
+      fbclid: fbclids.get(t.click_id) ?? '',
+      signal: t.signal as Signal,
+      score: t.score,
+      clickTime: new Date(t.click_time).toISOString(),
+    })),
+  };
+}
+
+/**
+ * Attributes a stored conversion again with the clicks known now (a click can arrive after its
+ * conversion). Idempotent; a result that already has confidence 100 is never changed.
+ */
+export async function reattributeConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {
+  const livemode = modeFlag(tenant);
+  const row = await findConversion(database.db, tenant.accountId, livemode, conversionId);
+  if (!row) throw new ApiError('not_found', `No conversion ${conversionId}`);
+  if (row.confidence === 100) return row;
+  const store = await findStore(database.db, tenant.accountId, row.store_id);
+  if (!store) throw new ApiError('not_found', `No conversion ${conversionId}`);
+  const attribution = await attributeConversion(database.db, cluesOf(row), policyOf(store));
+  return database.write(async (trx) => {
+    const current = await findConversion(trx, tenant.accountId, livemode, conversionId);
+    if (!current || current.confidence === 100) return current ?? row;
+    const columns = attributionColumns(attribution);
+    // The analytics rollups move this conversion's credit in the same transaction.
+    await withConversionRollup(trx, current.id, () =>
+      replaceAttribution(trx, current.id, columns, touchpointRows(current.id, attribution)),
+    );
+    return { ...current, ...columns };
+  });
+}

@@ -1,0 +1,146 @@
+import type { Database, Executor } from '../db/database.js';
+import { findClick } from '../db/repositories/clicks.js';
+import { findConversion } from '../db/repositories/conversions.js';
+import { insertOutboxJob, requeueOutboxJob } from '../db/repositories/outbox.js';
+import { findStore } from '../db/repositories/stores.js';
+import type { CapiOutboxTable, ConversionsTable, StoresTable } from '../db/schema.js';
+import { ApiError } from '../http/errors.js';
+import { modeFlag, type Tenant } from '../tenancy.js';
+import { buildMetaEvent } from './event.js';
+
+/** Meta accepts events up to 7 days after they happened; older ones are not sent at all. */
+export const MAX_EVENT_AGE_MS = 7 * 86_400_000;
+
+/** The in-process dispatcher, as the code that enqueues conversions sees it. */
+export interface Forwarder {
+  /**
+   * Called before the job's write: a running dispatcher marks the job as already claimed by
+   * itself, so once committed it is sent straight from memory, without a claim write.
+   */
+  reserve(job: CapiOutboxTable): void;
+  /** After the job's write committed: sends it, and resolves like `awaitDelivery`. */
+  handoff(job: CapiOutboxTable): Promise<boolean>;
+  /** Waits up to CAPI_SYNC_WAIT_MS for the first attempt: true only when Meta acknowledged the event. */
+  awaitDelivery(conversionId: string): Promise<boolean>;
+}
+
+type NotForwarded = { reason: 'not_configured' | 'expired'; message: string };
+
+/** Why a conversion is not (or no longer) forwarded to Meta under the store's current settings. */
+function whyNotForwarded(store: StoresTable, conversion: ConversionsTable, now: number): NotForwarded | undefined {
+  if (!store.pixel_id || !store.capi_access_token) {
+    return {
+      reason: 'not_configured',
+      message: `Store ${store.id} does not forward to Meta: set its pixelId and capiAccessToken`,
+    };
+  }
+  // Test data reaches Meta only as test events, so it can never count as a real conversion.
+  if (conversion.livemode === 0 && !store.capi_test_event_code) {
+    return {
+      reason: 'not_configured',
+      message: `Test-mode conversions are forwarded only when the store has a capiTestEventCode; store ${store.id} has none`,
+    };
+  }
+  if (now - conversion.event_time > MAX_EVENT_AGE_MS) {
+    return { reason: 'expired', message: 'Meta accepts events up to 7 days old; this conversion is older' };
+  }
+  return undefined;
+}
+
+async function jobFor(db: Executor, store: StoresTable, conversion: ConversionsTable, now: number): Promise<CapiOutboxTable> {
+  const click = conversion.attributed_click_id
+    ? await findClick(db, conversion.account_id, conversion.livemode, conversion.attributed_click_id)
+    : undefined;
+  return {
+    conversion_id: conversion.id,
+    account_id: conversion.account_id,
+    store_id: store.id,
+    livemode: conversion.livemode,
+    pixel_id: store.pixel_id as string,
+    test_event_code: conversion.livemode === 1 ? null : store.capi_test_event_code,
+    event: JSON.stringify(buildMetaEvent(conversion, click)),
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: now,
+    expires_at: Math.min(conversion.event_time, now) + MAX_EVENT_AGE_MS,
+    claimed_by: null,
+    last_error: null,
+    fbtrace_id: null,
+    created_at: now,
+    updated_at: now,
+    sent_at: null,
+  };
+}
+
+/**
+ * The delivery job for a conversion about to be recorded, or undefined when it is not forwarded
+ * (store not configured, test mode without a test code, or older than 7 days → `skipped`).
+ * Reads only; the job is written by `enqueueDelivery` in the conversion's own write.
+ */
+export async function planDelivery(
+  db: Executor,
+  store: StoresTable,
+  conversion: ConversionsTable,
+  now: number,
+): Promise<CapiOutboxTable | undefined> {
+  if (whyNotForwarded(store, conversion, now)) return undefined;
+  return jobFor(db, store, conversion, now);
+}
+
+/** Inside the write that inserts the conversion: the job commits with it, or not at all. */
+export async function enqueueDelivery(trx: Executor, job: CapiOutboxTable): Promise<void> {
+  await insertOutboxJob(trx, job);
+}
+
+/** The forwarding state of a conversion, as the resend endpoint answers it. */
+export function presentDelivery(row: ConversionsTable) {
+  return {
+    conversionId: row.id,
+    capiSent: row.capi_status === 'sent',
+    capi: {
+      status: row.capi_status,
+      attempts: row.capi_attempts,
+      ...(row.capi_last_error !== null && { lastError: row.capi_last_error }),
+      ...(row.capi_sent_at !== null && { sentAt: new Date(row.capi_sent_at).toISOString() }),
+    },
+  };
+}
+
+/**
+ * Puts a failed (or skipped) conversion back in the outbox under the store's current settings
+ * and waits for the first attempt like a new conversion does. One Meta acknowledged is never
+ * sent again; one already pending is left as it is.
+ */
+export async function resendConversion(
+  database: Database,
+  forwarder: Forwarder | undefined,
+  tenant: Tenant,
+  conversionId: string,
+  now = Date.now(),
+) {
+  const livemode = modeFlag(tenant);
+  const row = await findConversion(database.db, tenant.accountId, livemode, conversionId);
+  if (!row) throw new ApiError('not_found', `No conversion ${conversionId}`);
+  if (row.capi_status === 'sent') {
+    throw new ApiError('invalid_request', `Meta already acknowledged conversion ${conversionId}; it is never sent twice`, {
+      reason: 'already_sent',
+    });
+  }
+  if (row.capi_status === 'pending') return presentDelivery(row);
+
+  const store = await findStore(database.db, tenant.accountId, row.store_id);
+  if (!store) throw new ApiError('not_found', `No conversion ${conversionId}`);
+  const refusal = whyNotForwarded(store, row, now);
+  if (refusal) throw new ApiError('invalid_request', refusal.message, { reason: refusal.reason });
+  const job = await jobFor(database.db, store, row, now);
+  const requeued = await database.write(async (trx) => {
+    // Decided again inside the write: a concurrent resend or a late acknowledgement wins.
+    const current = await findConversion(trx, tenant.accountId, livemode, conversionId);
+    if (!current || current.capi_status === 'sent' || current.capi_status === 'pending') return false;
+    await requeueOutboxJob(trx, job);
+    return true;
+  });
+  if (requeued && forwarder) await forwarder.awaitDelivery(conversionId);
+  const after = await findConversion(database.db, tenant.accountId, livemode, conversionId);
+  return presentDelivery(after ?? row);
+}

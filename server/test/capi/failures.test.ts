@@ -1,0 +1,212 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { call, type TestContext } from '../helpers.js';
+import { FakeGraph, type Fault } from './fake-graph.js';
+import {
+  countBy,
+  forwardingContext,
+  forwardingStore,
+  getConversion,
+  postConversion,
+  queueBacklog,
+  waitForStatus,
+} from './setup.js';
+
+let fake: FakeGraph;
+let ctx: TestContext;
+
+beforeAll(async () => {
+  fake = await FakeGraph.start();
+});
+afterAll(async () => fake.close());
+afterEach(async () => {
+  await ctx?.close();
+  fake.requests.length = 0;
+  fake.faults = [];
+  fake.outage = undefined;
+  fake.latencyMs = 0;
+  fake.poisoned.clear();
+  fake.validTokens = undefined;
+});
+
+async function metric(name: string): Promise<number> {
+  const text = (await call(ctx.app, 'GET', '/metrics')).raw.body;
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{mode="live"}`));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+describe('retries', () => {
+  it.each<[string, Fault[], RegExp]>([
+    [
+      'HTTP 500s',
+      [{ type: 'http500' }, { type: 'http500', code: 1 }],
+      /code 1 OAuthException\): Service temporarily unavailable/,
+    ],
+    ['a non-Graph 502', [{ type: 'bad-gateway' }], /Unexpected answer from Meta: HTTP 502/],
+    ['a timeout', [{ type: 'hang', ms: 1000 }], /No answer from Meta within 300 ms/],
+    ['a reset connection', [{ type: 'reset' }], /Network error reaching Meta/],
+    [
+      'throttling codes 4, 17, 32, 613, 80003',
+      [4, 17, 32, 613, 80003].map((code) => ({ type: 'throttle' as const, code })),
+      /code 80003 OAuthException\): \(#80003\) Calls to this api have exceeded the rate limit/,
+    ],
+    ['transient codes 341 and 368', [341, 368].map((code) => ({ type: 'error' as const, code })), /code 368/],
+    ['an error flagged is_transient', [{ type: 'error', code: 100, transient: true }], /code 100/],
+  ])('retries through %s with backoff, then delivers once and records every attempt', async (_name, faults, lastError) => {
+    ctx = await forwardingContext(fake);
+    fake.faults = [...faults];
+    const storeId = await forwardingStore(ctx);
+    const res = await postConversion(ctx, storeId);
+    expect(res.body.data.capiSent).toBe(false);
+    const sent = await waitForStatus(ctx, res.body.data.conversionId, 'sent');
+    expect(sent.capiSent).toBe(true);
+    expect(sent.capi.attempts).toBe(faults.length + 1);
+    expect(sent.capi.lastError).toMatch(lastError);
+    expect(fake.acceptedEvents()).toHaveLength(1);
+    expect(fake.requests).toHaveLength(faults.length + 1);
+    // Backoff: every retry waited at least half its base delay (20 ms · 2^(n−1), capped at 100 ms).
+    for (let i = 1; i < fake.requests.length; i++) {
+      const gap = (fake.requests[i]?.at ?? 0) - (fake.requests[i - 1]?.at ?? 0);
+      expect(gap).toBeGreaterThanOrEqual(Math.min(100, 20 * 2 ** (i - 1)) / 2 - 2);
+    }
+    expect(await metric('waytrack_capi_events_retried_total')).toBe(faults.length);
+    expect(await metric('waytrack_capi_events_sent_total')).toBe(1);
+  });
+
+  it("honours Meta's Retry-After hint over a shorter backoff", async () => {
+    ctx = await forwardingContext(fake);
+    fake.faults = [{ type: 'throttle', code: 613, retryAfterSeconds: 1 }];
+    const storeId = await forwardingStore(ctx);
+    const res = await postConversion(ctx, storeId);
+    await waitForStatus(ctx, res.body.data.conversionId, 'sent', 5000);
+    const [first, second] = fake.requests;
+    expect((second?.at ?? 0) - (first?.at ?? 0)).toBeGreaterThanOrEqual(990);
+  });
+
+  it('gives up with failed once the event can no longer be delivered within 7 days', async () => {
+    ctx = await forwardingContext(fake);
+    fake.outage = { type: 'http500' };
+    const storeId = await forwardingStore(ctx);
+    // 7 days minus 400 ms old: queued, but Meta's 7-day limit passes while it is being retried.
+    const res = await postConversion(ctx, storeId, { timestamp: new Date(Date.now() - 7 * 86_400_000 + 400).toISOString() });
+    const failed = await waitForStatus(ctx, res.body.data.conversionId, 'failed', 5000);
+    expect(failed.capi.lastError).toMatch(/^Not delivered within 7 days of the event; last error: Meta error \(code 2/);
+    expect(failed.capi.attempts).toBe(fake.requests.length);
+    expect(fake.requests.length).toBeGreaterThan(1);
+    const count = fake.requests.length;
+    await new Promise((r) => setTimeout(r, 150));
+    expect(fake.requests).toHaveLength(count); // no attempt after giving up
+  });
+});
+
+describe('jobs that can no longer be sent', () => {
+  it('a job found past its 7-day deadline when claimed fails without a request', async () => {
+    ctx = await forwardingContext(fake, {}, { pollMs: 60_000 });
+    const storeId = await forwardingStore(ctx);
+    const [id] = await queueBacklog(ctx, storeId, 1, 'late');
+    await ctx.database.write((trx) =>
+      trx
+        .updateTable('capi_outbox')
+        .set({ expires_at: Date.now() - 1 })
+        .execute(),
+    );
+    ctx.app.forwarding.wake();
+    const failed = await waitForStatus(ctx, id as string, 'failed');
+    expect(failed.capi).toMatchObject({ attempts: 0, lastError: expect.stringMatching(/^Not delivered within 7 days/) });
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it("fails queued events when the store's access token is removed before they could be sent", async () => {
+    ctx = await forwardingContext(fake, {}, { backoffBaseMs: 300, backoffCapMs: 300 });
+    fake.faults = [{ type: 'http500' }];
+    const storeId = await forwardingStore(ctx);
+    const res = await postConversion(ctx, storeId);
+    await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { capiAccessToken: null } });
+    const failed = await waitForStatus(ctx, res.body.data.conversionId, 'failed');
+    expect(failed.capi.lastError).toMatch(/switched off for this store/);
+    expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe('permanent errors', () => {
+  it("marks failed with Meta's message and fbtrace_id on a permanent error", async () => {
+    ctx = await forwardingContext(fake);
+    fake.faults = [{ type: 'error', code: 100, subcode: 2804019, message: 'Invalid parameter' }];
+    const storeId = await forwardingStore(ctx);
+    const res = await postConversion(ctx, storeId);
+    expect(res.body.data.capiSent).toBe(false);
+    const failed = await getConversion(ctx, res.body.data.conversionId);
+    expect(failed.capi).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(failed.capi.lastError).toMatch(
+      /^Meta error \(code 100\/2804019 OAuthException\): Invalid parameter \(fbtrace_id A[0-9a-f]+\)$/,
+    );
+    const outbox = await ctx.database.db.selectFrom('capi_outbox').selectAll().executeTakeFirstOrThrow();
+    expect(outbox.fbtrace_id).toMatch(/^A[0-9a-f]+$/);
+    expect(await metric('waytrack_capi_events_failed_total')).toBe(1);
+  });
+
+  it('an invalid token (190) fails the whole batch at once, without splitting it', async () => {
+    ctx = await forwardingContext(fake, {}, { pollMs: 60_000 });
+    fake.validTokens = new Set(['some-other-token']);
+    const storeId = await forwardingStore(ctx);
+    const ids = await queueBacklog(ctx, storeId, 64);
+    ctx.app.forwarding.wake();
+    await waitForStatus(ctx, ids[63] as string, 'failed');
+    expect(fake.requests).toHaveLength(1);
+    const failed = await getConversion(ctx, ids[0] as string);
+    expect(failed.capi.lastError).toMatch(/code 190 OAuthException\): Invalid OAuth access token/);
+    // The token never appears in an error text.
+    expect(failed.capi.lastError).not.toContain('EAAB');
+  });
+
+  it('a wrong pixel (100/33) fails the batch at once too', async () => {
+    ctx = await forwardingContext(fake, {}, { pollMs: 60_000 });
+    fake.faults = [{ type: 'error', code: 100, subcode: 33, message: 'Unsupported post request. Object does not exist' }];
+    const storeId = await forwardingStore(ctx);
+    const ids = await queueBacklog(ctx, storeId, 10);
+    ctx.app.forwarding.wake();
+    await waitForStatus(ctx, ids[9] as string, 'failed');
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it('isolates poisoned events of a rejected batch and delivers the rest, each once', async () => {
+    ctx = await forwardingContext(fake, {}, { pollMs: 60_000 });
+    const storeId = await forwardingStore(ctx);
+    const ids = await queueBacklog(ctx, storeId, 100, 'mixed');
+    fake.poisoned.add('mixed-13');
+    fake.poisoned.add('mixed-71');
+    ctx.app.forwarding.wake();
+    await fake.waitFor(() => fake.acceptedEvents().length === 98, 5000, '98 good events');
+    const accepted = countBy(fake.acceptedEventIds());
+    expect(accepted.has('mixed-13')).toBe(false);
+    expect(accepted.has('mixed-71')).toBe(false);
+    expect([...accepted.values()].every((n) => n === 1)).toBe(true);
+    // Bisection: about 2·log2(n) requests per bad event, far fewer than one per event.
+    expect(fake.requests.length).toBeLessThanOrEqual(30);
+
+    const bad = await waitForStatus(ctx, ids[13] as string, 'failed');
+    expect(bad.capi.lastError).toMatch(
+      /Event mixed-13 \(data\[0\]\) has an invalid custom_data value \(fbtrace_id A[0-9a-f]+\)$/,
+    );
+    expect(bad.capi.attempts).toBeGreaterThan(1);
+    await waitForStatus(ctx, ids[71] as string, 'failed');
+    const good = await waitForStatus(ctx, ids[12] as string, 'sent');
+    expect(good.capi.lastError).toBeUndefined(); // the refusal was another event's
+    const statuses = await ctx.database.db.selectFrom('conversions').select('capi_status').execute();
+    expect(countBy(statuses.map((s) => s.capi_status))).toEqual(
+      new Map([
+        ['sent', 98],
+        ['failed', 2],
+      ]),
+    );
+  });
+
+  it('a rejected batch is halved, and each half sent on its own', async () => {
+    ctx = await forwardingContext(fake, {}, { pollMs: 60_000 });
+    fake.faults = [{ type: 'error', status: 400, code: 100, subcode: 2804024, message: 'data: array too long' }];
+    const storeId = await forwardingStore(ctx);
+    await queueBacklog(ctx, storeId, 10);
+    ctx.app.forwarding.wake();
+    await fake.waitFor(() => fake.acceptedEvents().length === 10, 5000, 'all events');
+    expect(fake.requests.map((r) => r.events.length)).toEqual([10, 5, 5]);
+  });
+});
