@@ -80,9 +80,11 @@ const mode = (livemode: number) => (livemode === 1 ? 'live' : 'test');
 const groupKey = (g: OutboxGroup) => `${g.store_id}\n${g.pixel_id}\n${g.livemode}\n${g.test_event_code ?? ''}`;
 
 /**
- * Delivers the outbox to Meta's Conversions API. It claims due jobs (a lease in the database,
- * so instances sharing it never send the same job at once), sends them per pixel in batches of
- * up to 1000, and records every attempt. Retryable failures back off exponentially with
+ * Delivers the outbox to Meta's Conversions API. Every job it works on is leased to it in the
+ * database, so instances sharing the database never send one at once: jobs this process records
+ * are written already leased and handed over in memory; others (retries, other instances', ones
+ * whose lease ended) are claimed from the database. It sends them per pixel in batches of up to
+ * 1000 and records every attempt. Retryable failures back off exponentially with
  * jitter; a refused batch is halved until the refused events stand alone, so the rest are
  * delivered. A recorded acknowledgement ends a job for good.
  */

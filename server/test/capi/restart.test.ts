@@ -67,9 +67,16 @@ describe('forwarding survives kill -9 (end to end)', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect(fake.acceptedRequests().every((r) => r.accessToken === TOKEN)).toBe(true);
 
-    const sent = await request(server, 'GET', '/v1/conversions?capiStatus=sent&limit=100', { key });
-    expect(sent.body.data.conversions).toHaveLength(20);
-    expect(sent.body.data.conversions.every((c: { capi: { attempts: number } }) => c.capi.attempts >= 2)).toBe(true);
+    const restarted = server;
+    const sentList = async () =>
+      (await request(restarted, 'GET', '/v1/conversions?capiStatus=sent&limit=100', { key })).body.data;
+    let sent = await sentList();
+    for (let i = 0; i < 100 && sent.conversions.length < 20; i++) {
+      await sleep(20);
+      sent = await sentList();
+    }
+    expect(sent.conversions).toHaveLength(20);
+    expect(sent.conversions.every((c: { capi: { attempts: number } }) => c.capi.attempts >= 2)).toBe(true);
     expect(await server.stop('SIGTERM')).toBe(0);
     server = undefined;
   });

@@ -13,11 +13,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .columns(['store_id', 'livemode', column, 'click_time'])
       .execute();
   }
+  // `attributed` is in the key: many unattributed conversions sharing one email (a guest-checkout
+  // placeholder, say) must not be walked to find the few attributed ones.
   for (const column of ['email_hash', 'phone_hash']) {
     await db.schema
       .createIndex(`conversions_${column}`)
       .on('conversions')
-      .columns(['store_id', 'livemode', column, 'event_time'])
+      .columns(['store_id', 'livemode', column, 'attributed', 'event_time'])
       .execute();
   }
 }
