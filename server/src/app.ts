@@ -24,7 +24,6 @@ import { forwardingRoutes } from './routes/forwarding.js';
 import { healthRoutes } from './routes/health.js';
 import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
-import { sealPlaintextTokens } from './stores/stores.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -110,8 +109,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const cursors = new CursorCodec(await getOrCreateSecret(database, 'cursor_secret'));
   const idem = idempotency(database);
   const secrets = deps.secrets ?? new SecretBox(loadSecretsKey(config));
-  const sealed = await sealPlaintextTokens(database, secrets);
-  if (sealed > 0) app.log.info({ stores: sealed }, 'Encrypted Conversions API access tokens stored in plain text');
   const forwarding = new Dispatcher({
     database,
     secrets,

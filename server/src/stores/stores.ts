@@ -1,5 +1,5 @@
 import { canonicalTimeZone } from '../analytics/dates.js';
-import { SecretBox } from '../capi/secrets.js';
+import type { SecretBox } from '../capi/secrets.js';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
 import { insertStore, listStores as listStoreRows, updateStore as updateStoreRow } from '../db/repositories/stores.js';
@@ -112,31 +112,6 @@ export async function updateStore(
     return updateStoreRow(trx, tenant.accountId, storeId, { ...columns, updated_at: now });
   });
   return presentStore(updated as StoresTable);
-}
-
-/**
- * Seals access tokens stored in plain text by versions before encryption at rest existed.
- * Runs at start; a no-op once every token is sealed.
- */
-export async function sealPlaintextTokens(database: Database, secrets: SecretBox): Promise<number> {
-  const rows = await database.db
-    .selectFrom('stores')
-    .select(['id', 'capi_access_token'])
-    .where('capi_access_token', 'is not', null)
-    .execute();
-  const plain = rows.filter((r) => r.capi_access_token && !SecretBox.isSealed(r.capi_access_token));
-  if (plain.length === 0) return 0;
-  await database.write(async (trx) => {
-    for (const row of plain) {
-      await trx
-        .updateTable('stores')
-        .set({ capi_access_token: secrets.seal(row.capi_access_token as string, row.id) })
-        .where('id', '=', row.id)
-        .where('capi_access_token', '=', row.capi_access_token)
-        .execute();
-    }
-  });
-  return plain.length;
 }
 
 export async function getStore(database: Database, tenant: Tenant, storeId: string) {

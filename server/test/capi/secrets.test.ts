@@ -107,34 +107,6 @@ describe('access tokens at rest', () => {
     }
   });
 
-  it('tokens stored in plain text by an earlier version are sealed at start', async () => {
-    const dataDir = tempDir();
-    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', META_GRAPH_URL: fake.url });
-    const database = openSqlite(dataDir);
-    await database.migrate();
-    const setup = await buildApp({ config, database, logger: false });
-    const key = (await createAccount(database, { email: 'legacy@example.com' })).keys.live;
-    const storeId = await makeStore(setup, key, { pixelId: PIXEL });
-    await setup.close();
-    await database.write((trx) =>
-      trx.updateTable('stores').set({ capi_access_token: TOKEN }).where('id', '=', storeId).execute(),
-    );
-
-    const app = await buildApp({ config, database, logger: false, forwarding: FAST });
-    try {
-      const row = await database.db.selectFrom('stores').select('capi_access_token').executeTakeFirstOrThrow();
-      expect(row.capi_access_token).toMatch(/^wtenc1:/);
-      const res = await call(app, 'POST', '/v1/track/conversion', { key, body: conversionBody(storeId) });
-      expect(res.body.data.capiSent).toBe(true);
-      expect(fake.requests.at(-1)?.accessToken).toBe(TOKEN);
-    } finally {
-      await app.close();
-      await database.close();
-      rmSync(dataDir, { recursive: true, force: true });
-      fake.requests.length = 0;
-    }
-  });
-
   it('a changed SECRETS_KEY keeps events pending with a clear error instead of failing them', async () => {
     const first = randomBytes(32).toString('hex');
     // pollMs long: this app's dispatcher looks at the outbox only when its own requests wake it.
