@@ -21,12 +21,7 @@ beforeAll(async () => {
 afterAll(async () => fake.close());
 afterEach(async () => {
   await ctx?.close();
-  fake.requests.length = 0;
-  fake.faults = [];
-  fake.outage = undefined;
-  fake.latencyMs = 0;
-  fake.poisoned.clear();
-  fake.validTokens = undefined;
+  fake.reset();
 });
 
 async function metric(name: string): Promise<number> {

@@ -98,6 +98,16 @@ export class FakeGraph {
     return fake;
   }
 
+  /** Forgets requests and programmed faults, so each test starts from a healthy Meta. */
+  reset(): void {
+    this.requests.length = 0;
+    this.faults = [];
+    this.outage = undefined;
+    this.latencyMs = 0;
+    this.poisoned.clear();
+    this.validTokens = undefined;
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));

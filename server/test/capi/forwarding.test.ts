@@ -30,10 +30,7 @@ beforeAll(async () => {
 afterAll(async () => fake.close());
 afterEach(async () => {
   await ctx?.close();
-  fake.requests.length = 0;
-  fake.faults = [];
-  fake.outage = undefined;
-  fake.latencyMs = 0;
+  fake.reset();
 });
 
 describe('payload', () => {

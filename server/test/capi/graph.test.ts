@@ -9,8 +9,7 @@ beforeAll(async () => {
 });
 afterAll(async () => fake.close());
 afterEach(() => {
-  fake.requests.length = 0;
-  fake.faults = [];
+  fake.reset();
 });
 
 const event = (id: string) =>

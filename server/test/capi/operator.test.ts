@@ -12,10 +12,7 @@ beforeAll(async () => {
 afterAll(async () => fake.close());
 afterEach(async () => {
   await ctx?.close();
-  fake.requests.length = 0;
-  fake.faults = [];
-  fake.outage = undefined;
-  fake.poisoned.clear();
+  fake.reset();
 });
 
 const resend = (id: string, key = ctx.a.live) => call(ctx.app, 'POST', `/v1/conversions/${id}/resend`, { key });

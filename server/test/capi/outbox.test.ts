@@ -25,11 +25,8 @@ beforeAll(async () => {
 });
 afterAll(async () => fake.close());
 afterEach(() => {
-  fake.requests.length = 0;
-  fake.faults = [];
-  fake.outage = undefined;
-  fake.latencyMs = 0;
   rmSync(dataDir, { recursive: true, force: true });
+  fake.reset();
 });
 
 async function start(env: Record<string, string> = {}, tuning = {}): Promise<Instance> {
