@@ -10,18 +10,14 @@
 //     90 days: p50 each.
 // Prints one table; figures are recorded in bench/README.md. Run: `npm run build && node bench/attribution.js`.
 
-import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import SqliteDriver from 'better-sqlite3';
+import { build, cannon, root, startServer } from './lib.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (p) => path.join(root, 'server/dist', p);
-const bin = path.join(root, 'server/bin/waytrack.js');
 const DAY_MS = 86_400_000;
 const READ_SECONDS = Number(process.env.BENCH_READ_SECONDS ?? 6);
 const WRITE_SECONDS = Number(process.env.BENCH_WRITE_SECONDS ?? 10);
@@ -260,49 +256,8 @@ async function generate(dataDir, { clicks, conversions }) {
   return { key: account.keys.live, storeId: store.id, recent };
 }
 
-async function startServer(dataDir) {
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      PORT: '0',
-      RATE_LIMIT_RPS: '1000000',
-      RATE_LIMIT_BURST: '10000000',
-    },
-  });
-  let out = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-  });
-  child.stderr.on('data', (d) => {
-    out += d;
-  });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
-    child.stdout.on('data', () => {
-      const match = /listening on (https:\/\/\S+?)\/v1/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
-function cannon(options) {
-  return new Promise((resolve, reject) => {
-    const instance = autocannon({ pipelining: 1, ...options }, (err, result) => (err ? reject(err) : resolve(result)));
-    autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
-  });
+function startBenchServer(dataDir) {
+  return startServer({ DATA_DIR: dataDir, RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '10000000' });
 }
 
 /**
@@ -362,8 +317,7 @@ async function timed(work) {
 }
 
 async function main() {
-  const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  build();
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // the bench talks to its own self-signed servers on 127.0.0.1
   const small = mkdtempSync(path.join(tmpdir(), 'waytrack-attr-small-'));
   const large = mkdtempSync(path.join(tmpdir(), 'waytrack-attr-large-'));
@@ -380,12 +334,12 @@ async function main() {
     const largeData = gen.value;
     row('data generation (1M clicks)', `${(gen.ms / 1000).toFixed(1)} s`);
 
-    let server = await startServer(small);
+    let server = await startBenchServer(small);
     const smallRun = await conversionLatency(server.url, smallData, 'small');
     const smallPlain = await conversionLatency(server.url, smallData, 'small_plain', { allSignals: false });
     await server.stop();
 
-    server = await startServer(large);
+    server = await startBenchServer(large);
     try {
       const days = (n) => new Date(Date.now() - n * DAY_MS).toISOString().slice(0, 10);
       const range = `storeId=${largeData.storeId}&startDate=${days(89)}&endDate=${days(0)}`;

@@ -11,19 +11,16 @@
 //    same with the default CAPI_SYNC_WAIT_MS=1500 for reference.
 // Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ROUNDS (3).
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import SqliteDriver from 'better-sqlite3';
+import { bin, cannon, startServer } from './lib.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (file) => new URL(`../server/dist/${file}`, import.meta.url).href;
-const bin = path.join(root, 'server/bin/waytrack.js');
 const QUEUED = Number(process.env.BENCH_QUEUED ?? 10_000);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -78,38 +75,6 @@ async function startFake(latencyMs) {
   };
 }
 
-async function startServer(env) {
-  const started = performance.now();
-  const child = spawn(process.execPath, [bin, 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env } });
-  let out = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-  });
-  child.stderr.on('data', (d) => {
-    out += d;
-  });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
-    child.stdout.on('data', () => {
-      const match = /listening on (https:\/\/\S+?)\/v1/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-  });
-  return { child, url, readyAt: performance.now(), startedAt: started };
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
-}
-
-/** Queues `count` conversions (with customer data and products, like real orders) without delivering them. */
 async function queue(dataDir, count) {
   const database = openSqlite(dataDir);
   await database.migrate();
@@ -165,7 +130,7 @@ async function delivery(template, latencyMs) {
       if (ackedMs !== undefined && pending.get().n === 0) recordedMs = performance.now() - server.readyAt;
       await new Promise((r) => setTimeout(r, 5));
     }
-    await stop(server.child);
+    await server.stop();
     reader.close();
     if (recordedMs === undefined) throw new Error(`backlog not delivered within 60 s (${fake.acked.size} acknowledged)`);
     return { latencyMs, ackedMs, recordedMs, startupMs: server.readyAt - server.startedAt, ...fake.stats() };
@@ -176,12 +141,7 @@ async function delivery(template, latencyMs) {
 }
 
 function run(options) {
-  return new Promise((resolve, reject) => {
-    const instance = autocannon({ connections: CONNECTIONS, duration: DURATION, pipelining: 1, ...options }, (err, result) =>
-      err ? reject(err) : resolve(result),
-    );
-    autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
-  });
+  return cannon({ connections: CONNECTIONS, duration: DURATION, ...options });
 }
 
 /** CPU time (user + system) a process has used, in ms (Linux). */
@@ -273,7 +233,7 @@ async function latency(syncWaitMs, rounds) {
     }
     return { results, fakeAcked: fake.acked.size };
   } finally {
-    await stop(server.child);
+    await server.stop();
     await fake.close();
     rmSync(dataDir, { recursive: true, force: true });
   }

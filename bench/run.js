@@ -1,56 +1,10 @@
-// npm run bench — starts the real server (compiled, embedded database) and drives it with
-// autocannon over HTTPS keep-alive from this second process. Prints one table of figures and
-// the machine-relative ratios that the targets in architecture.md are stated in.
-import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
+import { build, cannon, cli, startServer } from './lib.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.join(root, 'server/bin/waytrack.js');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-
-function build() {
-  const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-}
-
-async function startServer(env) {
-  const started = performance.now();
-  const child = spawn(process.execPath, [bin, 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env } });
-  let out = '';
-  child.stdout.on('data', (d) => {
-    out += d;
-  });
-  child.stderr.on('data', (d) => {
-    out += d;
-  });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${out}`));
-    });
-    child.stdout.on('data', () => {
-      const match = /listening on (https:\/\/\S+?)\/v1/.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    });
-  });
-  return { child, url, readyMs: performance.now() - started };
-}
-
-function cli(args, env) {
-  return execFileSync(process.execPath, [bin, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-    encoding: 'utf8',
-  });
-}
 
 /** Peak resident memory of a process, in MB (Linux). */
 function peakRssMb(pid) {
@@ -60,12 +14,7 @@ function peakRssMb(pid) {
 }
 
 function run(options) {
-  return new Promise((resolve, reject) => {
-    const instance = autocannon({ connections: CONNECTIONS, duration: DURATION, pipelining: 1, ...options }, (err, result) =>
-      err ? reject(err) : resolve(result),
-    );
-    autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
-  });
+  return cannon({ connections: CONNECTIONS, duration: DURATION, ...options });
 }
 
 async function main() {
@@ -73,7 +22,7 @@ async function main() {
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // the bench talks to its own self-signed server on 127.0.0.1
   const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-'));
   const env = { DATA_DIR: dataDir, RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '10000000' };
-  const { child, url, readyMs } = await startServer(env);
+  const { child, url, readyMs } = await startServer(env, 30_000);
   try {
     const account = JSON.parse(cli(['account', 'create', '--email', 'bench@example.com', '--json'], env));
     const headers = { authorization: `Bearer ${account.keys.live}`, 'content-type': 'application/json' };
