@@ -26,8 +26,10 @@ import {
   clicksAfter,
   conversionFactsOf,
   conversionsAfter,
+  countAttributionChange,
   deleteStoreRollups,
   type Rebuild,
+  readAttributionChanges,
   readMarks,
   rollupProgress,
   rollupStores,
@@ -64,6 +66,93 @@ function foldRows(fold: Fold, clicks: ClickFact[], facts: ConversionFact[], zone
     conversions++;
   }
   return conversions;
+}
+
+/** Rows folded between two turns of the event loop by the background catch-up (~5 ms of work). */
+const SLICE = 64;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** `foldRows`, giving the event loop a turn every `SLICE` rows so that requests are served meanwhile. */
+async function foldRowsInSlices(
+  fold: Fold,
+  clicks: ClickFact[],
+  facts: ConversionFact[],
+  zoneOfStore: (storeId: string) => Zone,
+): Promise<number> {
+  for (let i = 0; i < clicks.length; i += SLICE) {
+    foldRows(fold, clicks.slice(i, i + SLICE), [], zoneOfStore);
+    await nextTurn();
+  }
+  let conversions = 0;
+  let slice: ConversionFact[][] = [];
+  const foldSlice = () => {
+    for (const group of slice) fold.addConversion(group, zoneOfStore((group[0] as ConversionFact).store_id), 1);
+    conversions += slice.length;
+    slice = [];
+  };
+  for (const group of perConversion(facts)) {
+    slice.push(group);
+    if (slice.length === SLICE) {
+      foldSlice();
+      await nextTurn();
+    }
+  }
+  foldSlice();
+  return conversions;
+}
+
+/** Per store, the zone its rows are folded in and the time zone data: the rollup's, or for a store never folded the store's current zone. */
+async function zoneStates(db: Executor, storeIds: string[]): Promise<Map<string, { timezone: string; tzdata: string }>> {
+  const states = new Map<string, { timezone: string; tzdata: string }>();
+  for (const [id, store] of await rollupStores(db, storeIds)) states.set(id, { timezone: store.timezone, tzdata: store.tzdata });
+  const missing = storeIds.filter((id) => !states.has(id));
+  if (missing.length > 0) {
+    for (const store of await db.selectFrom('stores').select(['id', 'timezone']).where('id', 'in', missing).execute()) {
+      states.set(store.id, { timezone: store.timezone, tzdata: TZDATA });
+    }
+  }
+  return states;
+}
+
+const sameZones = (a: Map<string, { timezone: string; tzdata: string }>, b: typeof a) =>
+  a.size === b.size && [...a].every(([id, z]) => b.get(id)?.timezone === z.timezone && b.get(id)?.tzdata === z.tzdata);
+
+/**
+ * The background form of `catchUp`: rows are read and folded outside any transaction, in slices
+ * between which requests are served, and only the result is written, in one short job. Folding
+ * ~500 conversions inside the write had held every request's write for 50–100 ms (measured at
+ * 500 conversions/s). The result is written only if the watermarks and the stores' rollup zones
+ * are still those it was folded with and no conversion was re-attributed meanwhile; otherwise
+ * (a read's catch-up, a time zone change or a re-attribution came first) nothing is written and
+ * `stale` is returned, for the next tick to start over.
+ */
+export async function catchUpInBackground(database: Database, limit: number): Promise<CatchUpResult & { stale: boolean }> {
+  const db = database.db;
+  const marks = await readMarks(db);
+  const changes = await readAttributionChanges(db);
+  const clicks = await clicksAfter(db, marks.clicks, limit);
+  const facts = await conversionsAfter(db, marks.conversions, limit);
+  if (clicks.length === 0 && facts.length === 0) return { clicks: 0, conversions: 0, more: false, stale: false };
+  const storeIds = [...new Set([...clicks.map((c) => c.store_id), ...facts.map((f) => f.store_id)])];
+  const zones = await zoneStates(db, storeIds);
+  const fold = new Fold();
+  const conversions = await foldRowsInSlices(fold, clicks, facts, (storeId) => zoneOf(zones.get(storeId)?.timezone ?? 'UTC'));
+  const more = clicks.length === limit || conversions === limit;
+  return database.write(async (trx) => {
+    const current = await readMarks(trx);
+    const moved = current.clicks !== marks.clicks || current.conversions !== marks.conversions;
+    if (moved || (await readAttributionChanges(trx)) !== changes) {
+      return { clicks: 0, conversions: 0, more, stale: true };
+    }
+    await adoptZones(trx, storeIds, TZDATA);
+    if (!sameZones(zones, await zoneStates(trx, storeIds))) return { clicks: 0, conversions: 0, more, stale: true };
+    await fold.flush(trx);
+    await writeMarks(trx, {
+      clicks: clicks.at(-1)?.seq ?? marks.clicks,
+      conversions: facts.at(-1)?.seq ?? marks.conversions,
+    });
+    return { clicks: clicks.length, conversions, more, stale: false };
+  });
 }
 
 /**
@@ -153,8 +242,8 @@ export async function refreshRollups(database: Database, store?: { id: string; t
   await drain(database, READ_CHUNK);
 }
 
-async function drain(database: Database, chunk: number, stopped = () => false): Promise<void> {
-  while (!stopped()) {
+async function drain(database: Database, chunk: number): Promise<void> {
+  for (;;) {
     const { stored, folded } = await rollupProgress(database.db);
     if (stored.clicks <= folded.clicks && stored.conversions <= folded.conversions) return;
     const result = await database.write((trx) => catchUp(trx, chunk));
@@ -184,6 +273,7 @@ export async function withConversionRollup<T>(trx: Executor, conversionId: strin
   const marks = await readMarks(trx);
   const before = await conversionFactsOf(trx, conversionId);
   const result = await change();
+  await countAttributionChange(trx); // a background fold that read the old state must start over
   const first = before[0];
   if (!first) return result;
   const state = (await rollupStores(trx, [first.store_id])).get(first.store_id);
@@ -205,17 +295,20 @@ export interface RollupRefresher {
 
 /**
  * Keeps the rollups close to the stored rows in the background: every `intervalMs`, advances
- * the rebuilds of stores whose time zone changed and folds in new rows, in small jobs so that
- * the writes of requests are never held for long. Errors (e.g. the database is unreachable) are reported to
- * `onError` once and retried on every tick.
+ * the rebuilds of stores whose time zone changed, and every `foldEveryMs` folds in new rows, in
+ * small jobs so that the writes of requests are never held for long. Folding less often folds
+ * more rows into each rollup row (measured under 250 conversions/s: 1 s instead of 250 ms
+ * halves the upserts); reads catch up first, so this never makes a result stale. Errors (e.g.
+ * the database is unreachable) are reported to `onError` once and retried on every tick.
  */
 export function startRollupRefresher(
   database: Database,
-  options: { intervalMs?: number; onError?: (error: unknown) => void } = {},
+  options: { intervalMs?: number; foldEveryMs?: number; onError?: (error: unknown) => void } = {},
 ): RollupRefresher {
   let running: Promise<void> | undefined;
   let stopped = false;
   let failing = false; // report a failure once, not on every tick
+  let foldedAt = performance.now();
   const tick = async () => {
     // Rebuilds advance a bounded amount per tick, so new rows keep being folded in meanwhile.
     const until = performance.now() + REBUILD_BUDGET_MS;
@@ -225,7 +318,12 @@ export function startRollupRefresher(
         if (await database.write((trx) => rebuildStep(trx, storeId, BACKGROUND_CHUNK))) break;
       }
     }
-    await drain(database, BACKGROUND_CHUNK, () => stopped);
+    if (performance.now() - foldedAt < (options.foldEveryMs ?? 1000)) return;
+    foldedAt = performance.now();
+    while (!stopped) {
+      const result = await catchUpInBackground(database, BACKGROUND_CHUNK);
+      if (!result.more || result.stale) break;
+    }
   };
   const timer = setInterval(() => {
     if (running || stopped) return;

@@ -4,36 +4,52 @@ import SqliteDriver from 'better-sqlite3';
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement, type Transaction } from 'kysely';
 import { migrateToLatest } from './migrations/index.js';
 import type { DB } from './schema.js';
+import { WalKeeper, type WalOptions } from './wal.js';
 
 export type Executor = Kysely<DB> | Transaction<DB>;
 
 /**
  * The one door to the database. Reads use `db` directly. Every write goes through `write()`,
  * which resolves only after its changes are durably committed. Writes of concurrent requests
- * share one fsynced transaction (group commit); each runs inside its own savepoint, so one
- * failing write rolls back alone and never takes its neighbours with it.
+ * share one transaction and one fsync (group commit); each runs inside its own savepoint, so one
+ * failing write rolls back alone and never takes its neighbours with it. The fsync runs on the
+ * thread pool (wal.ts), so the event loop serves requests while the disk works.
  */
 export interface Database {
   readonly dialect: 'sqlite';
   readonly db: Kysely<DB>;
   write<T>(work: (trx: Executor) => Promise<T>): Promise<T>;
+  /**
+   * Resolves once everything committed so far is on disk. A read that found a row another
+   * request wrote may be a moment ahead of that row's sync; await this before answering
+   * with it as settled fact (a duplicate's original, for instance).
+   */
+  durable(): Promise<void>;
   migrate(): Promise<string[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** better-sqlite3 compiles a statement per `prepare`; keep the compiled ones (queries are few and fixed). */
+const STATEMENT_CACHE_SIZE = 2000;
+
+/**
+ * better-sqlite3 compiles a statement per `prepare`; keep the compiled ones. The SQL texts are
+ * few (a few hundred, counting the literal LIMITs of row-limit.ts), so the least recently used
+ * one is dropped only when an unusual mix of queries exceeds the bound.
+ */
 function withStatementCache(raw: SqliteDriver.Database): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
     close: () => raw.close(),
     prepare(sql: string) {
       let stmt = cache.get(sql);
-      if (!stmt) {
-        if (cache.size >= 1000) cache.clear();
+      if (stmt) {
+        cache.delete(sql); // Map order is insertion order: re-inserting marks it most recently used
+      } else {
         stmt = raw.prepare(sql) as unknown as SqliteStatement;
-        cache.set(sql, stmt);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
       }
+      cache.set(sql, stmt);
       return stmt;
     },
   };
@@ -45,6 +61,8 @@ interface WriteJob {
   reject: (error: unknown) => void;
 }
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 const MAX_BATCH = 256;
 
 class GroupCommitter {
@@ -52,7 +70,10 @@ class GroupCommitter {
   private scheduled = false;
   private flushing = false;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly wal: WalKeeper,
+  ) {}
 
   enqueue<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -61,7 +82,7 @@ class GroupCommitter {
     });
   }
 
-  /** Waits until every queued write has been committed or rejected. */
+  /** Waits until every queued write has been committed and synced, or rejected. */
   async drain(): Promise<void> {
     while (this.queue.length > 0 || this.flushing || this.scheduled) {
       await new Promise((r) => setImmediate(r));
@@ -75,67 +96,103 @@ class GroupCommitter {
     setImmediate(() => void this.flush());
   }
 
+  /**
+   * Commits one batch, syncs it and answers its writes. The next batch waits for this sync:
+   * writes that arrive meanwhile join it, so under load a commit and a sync serve many
+   * requests (the disk sets the pace), while an idle server commits at once.
+   */
   private async flush(): Promise<void> {
     this.scheduled = false;
     this.flushing = true;
     const jobs = this.queue.splice(0, MAX_BATCH);
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     try {
-      const trx = await this.db.startTransaction().execute();
+      let outcomes: Outcome[];
       try {
-        for (const job of jobs) {
-          const sp = await trx.savepoint('job').execute();
-          try {
-            const value = await job.work(sp);
-            await sp.releaseSavepoint('job').execute();
-            outcomes.push({ ok: true, value });
-          } catch (error) {
-            await sp.rollbackToSavepoint('job').execute();
-            await sp.releaseSavepoint('job').execute();
-            outcomes.push({ ok: false, error });
-          }
-        }
-        await trx.commit().execute();
+        outcomes = await this.commit(jobs);
       } catch (error) {
-        await trx
-          .rollback()
-          .execute()
-          .catch(() => {});
-        throw error;
+        // The transaction itself failed (disk full, I/O error): nothing of this batch is durable.
+        for (const job of jobs) job.reject(error);
+        return;
+      }
+      try {
+        await this.wal.sync(); // on the thread pool: requests are served meanwhile
+      } catch (error) {
+        // Committed but perhaps not on disk: never acknowledge it as durable.
+        for (const job of jobs) job.reject(error);
+        return;
       }
       jobs.forEach((job, i) => {
-        const outcome = outcomes[i] as (typeof outcomes)[number];
+        const outcome = outcomes[i] as Outcome;
         if (outcome.ok) job.resolve(outcome.value);
         else job.reject(outcome.error);
       });
-    } catch (error) {
-      // The transaction itself failed (disk full, I/O error): nothing of this batch is durable.
-      for (const job of jobs) job.reject(error);
     } finally {
       this.flushing = false;
       if (this.queue.length > 0) this.schedule();
     }
   }
+
+  /** Runs each job in its own savepoint of one transaction and commits it (not yet synced). */
+  private async commit(jobs: WriteJob[]): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    const trx = await this.db.startTransaction().execute();
+    try {
+      for (const job of jobs) {
+        const sp = await trx.savepoint('job').execute();
+        try {
+          const value = await job.work(sp);
+          await sp.releaseSavepoint('job').execute();
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          await sp.rollbackToSavepoint('job').execute();
+          await sp.releaseSavepoint('job').execute();
+          outcomes.push({ ok: false, error });
+        }
+      }
+      await trx.commit().execute();
+    } catch (error) {
+      await trx
+        .rollback()
+        .execute()
+        .catch(() => {});
+      throw error;
+    }
+    this.wal.afterCommit();
+    return outcomes;
+  }
 }
 
-export function openSqlite(dataDir: string, fileName = 'waytrack.db'): Database {
+export interface SqliteOptions {
+  fileName?: string;
+  wal?: WalOptions;
+  onError?: (error: unknown) => void;
+}
+
+export function openSqlite(dataDir: string, options: SqliteOptions = {}): Database {
   mkdirSync(dataDir, { recursive: true });
-  const raw = new SqliteDriver(path.join(dataDir, fileName));
+  const file = path.join(dataDir, options.fileName ?? 'waytrack.db');
+  const raw = new SqliteDriver(file);
   raw.pragma('journal_mode = WAL');
-  raw.pragma('synchronous = FULL'); // fsync on every commit: acknowledged means durable
+  // COMMIT writes the log; WalKeeper fsyncs it off the event loop before any write is
+  // acknowledged, and checkpoints in a worker thread (see wal.ts): acknowledged means durable.
+  raw.pragma('synchronous = NORMAL');
+  raw.pragma('wal_autocheckpoint = 0');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
-  const committer = new GroupCommitter(db);
+  const wal = new WalKeeper(file, options.wal, options.onError);
+  const committer = new GroupCommitter(db, wal);
   return {
     dialect: 'sqlite',
     db,
     write: (work) => committer.enqueue(work),
+    durable: () => wal.sync(),
     async migrate() {
       const applied = await migrateToLatest(db as unknown as Kysely<unknown>);
       // Keep the planner's statistics current (bounded work), so lookups pick their own index.
       raw.pragma('analysis_limit = 1000');
       raw.pragma('optimize = 0x10002');
+      await wal.sync();
       return applied;
     },
     async ping() {
@@ -143,7 +200,8 @@ export function openSqlite(dataDir: string, fileName = 'waytrack.db'): Database 
     },
     async close() {
       await committer.drain();
-      await db.destroy();
+      await wal.close();
+      await db.destroy(); // the last connection to close checkpoints the log and removes it
     },
   };
 }

@@ -132,7 +132,10 @@ export async function trackConversion(
   const livemode = modeFlag(tenant);
   const key = { storeId: store.id, livemode, eventType: input.eventType, orderId: input.orderId };
   const existing = await findConversionByKey(database.db, key);
-  if (existing) return resultOf(existing, true);
+  if (existing) {
+    await database.durable(); // the original may have been committed a moment ago, its sync still running
+    return resultOf(existing, true);
+  }
 
   const userData = hashCustomerData(input.customerData);
   const id = newId('conversion', now);

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   catchUp,
+  catchUpInBackground,
   rebuildStep,
   startRebuildIfStale,
   startRollupRefresher,
@@ -392,7 +393,7 @@ describe('analytics rollups', () => {
     await api.click(storeId, 'bg1', new Date().toISOString());
     await api.convert(storeId, { fbclid: 'bg1', eventValue: 1 });
     const errors: unknown[] = [];
-    const refresher = startRollupRefresher(ctx.database, { intervalMs: 5, onError: (e) => errors.push(e) });
+    const refresher = startRollupRefresher(ctx.database, { intervalMs: 5, foldEveryMs: 5, onError: (e) => errors.push(e) });
     try {
       const deadline = Date.now() + 5_000;
       for (;;) {
@@ -412,5 +413,80 @@ describe('analytics rollups', () => {
       ['', 1, 0, 0],
       ['USD', 0, 1, 100],
     ]);
+  });
+
+  describe('background catch-up (folds outside the write, writes only if nothing moved)', () => {
+    /** Clicks and attributed conversions, one campaign each, not folded yet. */
+    const seed = async (n: number) => {
+      const storeId = await makeStore(ctx.app, ctx.a.live);
+      const day = utcDaysAgo(2);
+      const conversionIds: string[] = [];
+      const clickIds: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const hh = String(i % 24).padStart(2, '0');
+        clickIds.push((await api.click(storeId, `bg${i}`, `${day}T${hh}:00:00Z`, { campaign_id: `c${i % 3}` })).clickId);
+        const conversion = await api.convert(storeId, { fbclid: `bg${i}`, eventValue: 10, timestamp: `${day}T${hh}:30:00Z` });
+        conversionIds.push(conversion.conversionId);
+      }
+      const q = `storeId=${storeId}&startDate=${addDays(day, -1)}&endDate=${addDays(day, 1)}&by=campaign_id&model=last_click`;
+      return { storeId, day, q, conversionIds, clickIds };
+    };
+
+    it('folds what was stored, sliced, like the catch-up inside a write', async () => {
+      const { q } = await seed(150); // more than one slice of 64
+      const result = await catchUpInBackground(ctx.database, 1000);
+      expect(result).toEqual({ clicks: 150, conversions: 150, more: false, stale: false });
+      const { stored, folded } = await rollupProgress(ctx.database.db);
+      expect(folded).toEqual(stored);
+      expect(await groups(q)).toEqual([
+        ['c0', 50, 50, 500],
+        ['c1', 50, 50, 500],
+        ['c2', 50, 50, 500],
+      ]);
+    });
+
+    it('writes nothing when a read’s catch-up folded the rows first, so nothing counts twice', async () => {
+      const { q } = await seed(100);
+      const background = catchUpInBackground(ctx.database, 1000);
+      await ctx.database.write((trx) => catchUp(trx)); // lands while the background one is folding
+      expect(await background).toMatchObject({ stale: true, clicks: 0, conversions: 0 });
+      expect((await groups(q)).map((g) => g[1])).toEqual([34, 33, 33]);
+    });
+
+    it('writes nothing when a conversion was re-attributed meanwhile, and the next one folds its new state', async () => {
+      const { q, conversionIds, clickIds, day } = await seed(90);
+      const background = catchUpInBackground(ctx.database, 1000);
+      // Moves the first conversion (campaign c0) to the second click (campaign c1) before the fold is written.
+      await ctx.database.write((trx) =>
+        withConversionRollup(trx, conversionIds[0] as string, async () => {
+          await trx
+            .updateTable('conversions')
+            .set({ attributed_click_id: clickIds[1] as string })
+            .where('id', '=', conversionIds[0] as string)
+            .execute();
+          await trx
+            .updateTable('touchpoints')
+            .set({ click_id: clickIds[1] as string, click_time: Date.parse(`${day}T01:00:00Z`) })
+            .where('conversion_id', '=', conversionIds[0] as string)
+            .execute();
+        }),
+      );
+      expect(await background).toMatchObject({ stale: true });
+      expect(await catchUpInBackground(ctx.database, 1000)).toMatchObject({ stale: false, conversions: 90 });
+      expect(await groups(q)).toEqual([
+        ['c1', 30, 31, 310],
+        ['c2', 30, 30, 300],
+        ['c0', 30, 29, 290],
+      ]);
+    });
+
+    it('writes nothing when the store’s time zone changed meanwhile', async () => {
+      const { storeId } = await seed(70);
+      const background = catchUpInBackground(ctx.database, 1000);
+      await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { timezone: 'Asia/Tokyo' } });
+      // The rollups of a store never folded take its zone when first folded: the PATCH itself
+      // does not touch them, so the background fold (in UTC) must see the store's zone changed.
+      expect(await background).toMatchObject({ stale: true });
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, type TestContext } from '../helpers.js';
 import { FakeGraph, type Fault } from './fake-graph.js';
 import {
@@ -64,8 +64,11 @@ describe('retries', () => {
       const gap = (fake.requests[i]?.at ?? 0) - (fake.requests[i - 1]?.at ?? 0);
       expect(gap).toBeGreaterThanOrEqual(Math.min(100, 20 * 2 ** (i - 1)) / 2 - 2);
     }
-    expect(await metric('waytrack_capi_events_retried_total')).toBe(faults.length);
-    expect(await metric('waytrack_capi_events_sent_total')).toBe(1);
+    // The dispatcher counts once its write is synced, a moment after the row is readable.
+    await vi.waitFor(async () => {
+      expect(await metric('waytrack_capi_events_retried_total')).toBe(faults.length);
+      expect(await metric('waytrack_capi_events_sent_total')).toBe(1);
+    });
   });
 
   it("honours Meta's Retry-After hint over a shorter backoff", async () => {

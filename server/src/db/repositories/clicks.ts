@@ -1,15 +1,38 @@
 import type { Executor } from '../database.js';
+import { prepared } from '../prepared.js';
+import { rowLimit } from '../row-limit.js';
 import type { ClicksTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 
-/** Inserts a click unless (store, mode, fbclid) exists; returns the stored row either way. */
-export async function insertClickOnce(db: Executor, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
-  const inserted = await db
+const insertClick = prepared((db, click: ClicksTable) =>
+  db
     .insertInto('clicks')
     .values(click)
-    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'fbclid']).doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) return { row: click, duplicate: false };
+    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'fbclid']).doNothing()),
+);
+
+const clickByFbclid = prepared((db, v: { storeId: string; livemode: number; fbclid: string }) =>
+  db
+    .selectFrom('clicks')
+    .selectAll()
+    .where('store_id', '=', v.storeId)
+    .where('livemode', '=', v.livemode)
+    .where('fbclid', '=', v.fbclid),
+);
+
+const clickById = prepared((db, v: { clickId: string; accountId: string; livemode: number }) =>
+  db
+    .selectFrom('clicks')
+    .selectAll()
+    .where('id', '=', v.clickId)
+    .where('account_id', '=', v.accountId)
+    .where('livemode', '=', v.livemode),
+);
+
+/** Inserts a click unless (store, mode, fbclid) exists; returns the stored row either way. */
+export async function insertClickOnce(db: Executor, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
+  const inserted = await insertClick(db, click);
+  if (Number(inserted.numAffectedRows ?? 0n) > 0) return { row: click, duplicate: false };
   const existing = await findClickByFbclid(db, click.store_id, click.livemode, click.fbclid);
   if (!existing) throw new Error('click dedup conflict without a stored row');
   return { row: existing, duplicate: true };
@@ -21,13 +44,7 @@ export async function findClickByFbclid(
   livemode: number,
   fbclid: string,
 ): Promise<ClicksTable | undefined> {
-  return db
-    .selectFrom('clicks')
-    .selectAll()
-    .where('store_id', '=', storeId)
-    .where('livemode', '=', livemode)
-    .where('fbclid', '=', fbclid)
-    .executeTakeFirst();
+  return (await clickByFbclid(db, { storeId, livemode, fbclid })).rows[0];
 }
 
 /** A click by id, within one account and mode. */
@@ -37,13 +54,7 @@ export async function findClick(
   livemode: number,
   clickId: string,
 ): Promise<ClicksTable | undefined> {
-  return db
-    .selectFrom('clicks')
-    .selectAll()
-    .where('id', '=', clickId)
-    .where('account_id', '=', accountId)
-    .where('livemode', '=', livemode)
-    .executeTakeFirst();
+  return (await clickById(db, { clickId, accountId, livemode })).rows[0];
 }
 
 export async function listClicks(
@@ -62,7 +73,7 @@ export async function listClicks(
   return query
     .orderBy('click_time', 'desc')
     .orderBy('id', 'desc')
-    .limit(page.limit + 1)
+    .limit(rowLimit(page.limit + 1))
     .execute();
 }
 
@@ -85,18 +96,32 @@ export async function findClicksMatching(
   value: string,
   limit: number,
 ): Promise<ClicksTable[]> {
-  return db
-    .selectFrom('clicks')
-    .selectAll()
-    .where('store_id', '=', scope.storeId)
-    .where('livemode', '=', scope.livemode)
-    .where(column, '=', value)
-    .where('click_time', '>=', scope.from)
-    .where('click_time', '<=', scope.to)
-    .where('is_bot', '=', 0)
-    .orderBy('click_time', 'desc')
-    .limit(limit)
-    .execute();
+  const key = `${column}:${limit}`;
+  let lookup = matchingLookups.get(key);
+  if (!lookup) {
+    lookup = matchingLookup(column, limit);
+    matchingLookups.set(key, lookup);
+  }
+  return (await lookup(db, { ...scope, value })).rows;
+}
+
+type MatchingLookup = ReturnType<typeof matchingLookup>;
+const matchingLookups = new Map<string, MatchingLookup>();
+
+function matchingLookup(column: 'fingerprint' | 'derived_fingerprint' | 'ip_address', limit: number) {
+  return prepared((db, v: CandidateScope & { value: string }) =>
+    db
+      .selectFrom('clicks')
+      .selectAll()
+      .where('store_id', '=', v.storeId)
+      .where('livemode', '=', v.livemode)
+      .where(column, '=', v.value)
+      .where('click_time', '>=', v.from)
+      .where('click_time', '<=', v.to)
+      .where('is_bot', '=', 0)
+      .orderBy('click_time', 'desc')
+      .limit(rowLimit(limit)),
+  );
 }
 
 export async function findClicksByIds(db: Executor, storeId: string, livemode: number, ids: string[]): Promise<ClicksTable[]> {

@@ -1,20 +1,33 @@
 import type { Executor } from '../database.js';
+import { prepared } from '../prepared.js';
+import { rowLimit } from '../row-limit.js';
 import type { ConversionsTable, TouchpointsTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 
-export async function findConversionByKey(
-  db: Executor,
-  key: { storeId: string; livemode: number; eventType: string; orderId: string },
-): Promise<ConversionsTable | undefined> {
-  return db
+type ConversionKey = { storeId: string; livemode: number; eventType: string; orderId: string };
+
+const conversionByKey = prepared((db, key: ConversionKey) =>
+  db
     .selectFrom('conversions')
     .selectAll()
     .where('store_id', '=', key.storeId)
     .where('livemode', '=', key.livemode)
     .where('event_type', '=', key.eventType)
-    .where('order_id', '=', key.orderId)
-    .executeTakeFirst();
+    .where('order_id', '=', key.orderId),
+);
+
+export async function findConversionByKey(db: Executor, key: ConversionKey): Promise<ConversionsTable | undefined> {
+  return (await conversionByKey(db, key)).rows[0];
 }
+
+const insertConversion = prepared((db, row: ConversionsTable) =>
+  db
+    .insertInto('conversions')
+    .values(row)
+    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'event_type', 'order_id']).doNothing()),
+);
+
+const insertTouchpoint = prepared((db, row: TouchpointsTable) => db.insertInto('touchpoints').values(row));
 
 /**
  * Inserts a conversion and its touchpoints unless (store, mode, eventType, orderId) exists;
@@ -25,12 +38,8 @@ export async function insertConversionOnce(
   conversion: ConversionsTable,
   touchpoints: TouchpointsTable[],
 ): Promise<{ row: ConversionsTable; duplicate: boolean }> {
-  const inserted = await db
-    .insertInto('conversions')
-    .values(conversion)
-    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'event_type', 'order_id']).doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+  const inserted = await insertConversion(db, conversion);
+  if (Number(inserted.numAffectedRows ?? 0n) === 0) {
     const existing = await findConversionByKey(db, {
       storeId: conversion.store_id,
       livemode: conversion.livemode,
@@ -40,7 +49,7 @@ export async function insertConversionOnce(
     if (!existing) throw new Error('conversion dedup conflict without a stored row');
     return { row: existing, duplicate: true };
   }
-  if (touchpoints.length > 0) await db.insertInto('touchpoints').values(touchpoints).execute();
+  for (const touchpoint of touchpoints) await insertTouchpoint(db, touchpoint);
   return { row: conversion, duplicate: false };
 }
 
@@ -87,8 +96,37 @@ export async function listConversions(
   return query
     .orderBy('event_time', 'desc')
     .orderBy('id', 'desc')
-    .limit(page.limit + 1)
+    .limit(rowLimit(page.limit + 1))
     .execute();
+}
+
+type IdentityLookup = ReturnType<typeof identityLookup>;
+const identityLookups = new Map<string, IdentityLookup>();
+
+function identityLookup(column: 'email_hash' | 'phone_hash', limit: number) {
+  return prepared((db, v: { storeId: string; livemode: number; value: string; before: number; excludeId: string }) =>
+    db
+      .selectFrom('conversions')
+      .select('attributed_click_id')
+      .where('store_id', '=', v.storeId)
+      .where('livemode', '=', v.livemode)
+      .where(column, '=', v.value)
+      .where('event_time', '<=', v.before)
+      .where('attributed', '=', 1)
+      .where('id', '!=', v.excludeId)
+      .orderBy('event_time', 'desc')
+      .limit(rowLimit(limit)),
+  );
+}
+
+function identityByColumn(column: 'email_hash' | 'phone_hash', limit: number): IdentityLookup {
+  const key = `${column}:${limit}`;
+  let lookup = identityLookups.get(key);
+  if (!lookup) {
+    lookup = identityLookup(column, limit);
+    identityLookups.set(key, lookup);
+  }
+  return lookup;
 }
 
 /**
@@ -102,21 +140,13 @@ export async function identityLinkedClickIds(
   limit: number,
 ): Promise<string[]> {
   const ids = new Set<string>();
-  for (const [column, value] of [
-    ['email_hash', hashes.emailHash],
-    ['phone_hash', hashes.phoneHash],
+  for (const [lookup, value] of [
+    [identityByColumn('email_hash', limit), hashes.emailHash],
+    [identityByColumn('phone_hash', limit), hashes.phoneHash],
   ] as const) {
     if (!value) continue;
-    let query = db
-      .selectFrom('conversions')
-      .select('attributed_click_id')
-      .where('store_id', '=', scope.storeId)
-      .where('livemode', '=', scope.livemode)
-      .where(column, '=', value)
-      .where('event_time', '<=', scope.before)
-      .where('attributed', '=', 1);
-    if (scope.excludeId) query = query.where('id', '!=', scope.excludeId);
-    const rows = await query.orderBy('event_time', 'desc').limit(limit).execute();
+    // No conversion has the empty id: without one to exclude, the condition excludes nothing.
+    const { rows } = await lookup(db, { ...scope, value, excludeId: scope.excludeId ?? '' });
     for (const row of rows) if (row.attributed_click_id) ids.add(row.attributed_click_id);
   }
   return [...ids];
@@ -145,5 +175,5 @@ export async function replaceAttribution(
 ): Promise<void> {
   await db.updateTable('conversions').set(result).where('id', '=', conversionId).execute();
   await db.deleteFrom('touchpoints').where('conversion_id', '=', conversionId).execute();
-  if (touchpoints.length > 0) await db.insertInto('touchpoints').values(touchpoints).execute();
+  for (const touchpoint of touchpoints) await insertTouchpoint(db, touchpoint);
 }

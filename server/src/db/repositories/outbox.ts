@@ -1,4 +1,5 @@
 import type { Executor } from '../database.js';
+import { rowLimit } from '../row-limit.js';
 import type { CapiOutboxTable } from '../schema.js';
 
 /**
@@ -62,7 +63,7 @@ export async function dueGroups(db: Executor, now: number, limit: number): Promi
     .where('next_attempt_at', '<=', now)
     .groupBy(['store_id', 'pixel_id', 'livemode', 'test_event_code'])
     .orderBy('due')
-    .limit(limit)
+    .limit(rowLimit(limit))
     .execute();
 }
 
@@ -92,7 +93,7 @@ export async function claimGroup(
           group.test_event_code === null ? w('test_event_code', 'is', null) : w('test_event_code', '=', group.test_event_code),
         )
         .orderBy('next_attempt_at')
-        .limit(claim.limit),
+        .limit(rowLimit(claim.limit)),
     )
     .returningAll()
     .execute();

@@ -1,5 +1,6 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Executor } from '../database.js';
+import { rowLimit } from '../row-limit.js';
 import type {
   DB,
   RollupDaysTable,
@@ -63,6 +64,23 @@ export async function writeMarks(db: Executor, marks: Marks): Promise<void> {
     .insertInto('rollup_state')
     .values(MARKS.map((name) => ({ name, value: marks[name] })))
     .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
+    .execute();
+}
+
+/**
+ * Counts changes made to stored conversions' attribution (reattribution): a fold computed from
+ * rows read before such a change must not be written after it.
+ */
+export async function readAttributionChanges(db: Executor): Promise<number> {
+  const row = await db.selectFrom('rollup_state').select('value').where('name', '=', 'attribution_changes').executeTakeFirst();
+  return Number(row?.value ?? 0);
+}
+
+export async function countAttributionChange(db: Executor): Promise<void> {
+  await db
+    .insertInto('rollup_state')
+    .values({ name: 'attribution_changes', value: 1 })
+    .onConflict((oc) => oc.column('name').doUpdateSet((eb) => ({ value: eb('rollup_state.value', '+', 1) })))
     .execute();
 }
 
@@ -200,7 +218,7 @@ export async function clicksAfter(db: Executor, after: number, limit: number, sc
     .where(sql<number>`rowid`, '>', after);
   // `+store_id` keeps SQLite on the rowid order instead of a store index that would need a sort.
   if (scope) query = query.where(sql<string>`+store_id`, '=', scope.storeId).where(sql<number>`rowid`, '<=', scope.upTo);
-  return query.orderBy(sql`rowid`).limit(limit).execute();
+  return query.orderBy(sql`rowid`).limit(rowLimit(limit)).execute();
 }
 
 function conversionFacts(db: Executor): SelectQueryBuilder<DB, 'conversions' | 'touchpoints' | 'clicks', ConversionFact> {
@@ -254,7 +272,7 @@ export async function conversionsAfter(
     .selectFrom((eb) => {
       let next = eb.selectFrom('conversions').select(sql<number>`rowid`.as('seq')).where(sql<number>`rowid`, '>', after);
       if (scope) next = next.where(sql<string>`+store_id`, '=', scope.storeId).where(sql<number>`rowid`, '<=', scope.upTo);
-      return next.orderBy(sql`rowid`).limit(limit).as('next');
+      return next.orderBy(sql`rowid`).limit(rowLimit(limit)).as('next');
     })
     .select((eb) => eb.fn.max('next.seq').as('upTo'))
     .executeTakeFirst();

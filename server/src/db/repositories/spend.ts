@@ -1,4 +1,5 @@
 import type { Executor } from '../database.js';
+import { rowLimit } from '../row-limit.js';
 import type { AdSpendTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 
@@ -56,7 +57,7 @@ export async function listSpend(
   return query
     .orderBy('date', 'desc')
     .orderBy('id', 'desc')
-    .limit(page.limit + 1)
+    .limit(rowLimit(page.limit + 1))
     .execute();
 }
 

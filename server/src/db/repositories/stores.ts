@@ -1,10 +1,16 @@
 import type { Executor } from '../database.js';
+import { prepared } from '../prepared.js';
+import { rowLimit } from '../row-limit.js';
 import type { StoresTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 
 /** A store of this account, or undefined (unknown and foreign ids are indistinguishable). */
+const storeById = prepared((db, v: { storeId: string; accountId: string }) =>
+  db.selectFrom('stores').selectAll().where('id', '=', v.storeId).where('account_id', '=', v.accountId),
+);
+
 export async function findStore(db: Executor, accountId: string, storeId: string): Promise<StoresTable | undefined> {
-  return db.selectFrom('stores').selectAll().where('id', '=', storeId).where('account_id', '=', accountId).executeTakeFirst();
+  return (await storeById(db, { storeId, accountId })).rows[0];
 }
 
 export async function insertStore(db: Executor, store: StoresTable): Promise<void> {
@@ -34,6 +40,6 @@ export async function listStores(
   return query
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
-    .limit(page.limit + 1)
+    .limit(rowLimit(page.limit + 1))
     .execute();
 }

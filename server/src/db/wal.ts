@@ -1,0 +1,141 @@
+import { closeSync, fdatasync, fstatSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/**
+ * Keeps the SQLite write-ahead log's disk work off the event loop.
+ *
+ * The connection runs with `synchronous = NORMAL` and without automatic checkpoints, so a
+ * COMMIT only writes the log (into the OS page cache) and returns. Durability is then ours:
+ * `sync()` fdatasyncs the log file on libuv's thread pool, and the group committer answers a
+ * write only after a sync that began after its commit. That is the durability of
+ * `synchronous = FULL` (the log holds every committed frame, checksummed; recovery replays the
+ * valid ones), without blocking every request behind the disk for the ~1 ms of each fsync.
+ *
+ * Checkpoints (copying the log into the database file, with fsyncs of both) stall the writer
+ * for up to hundreds of milliseconds when SQLite runs them inside a COMMIT. Here a worker
+ * thread with its own connection runs them (`PASSIVE`: it never waits for, nor blocks, readers
+ * and the writer), once the log has grown past `checkpointBytes`, at most every
+ * `checkpointIntervalMs`. SQLite restarts the log from its beginning at the next write after a
+ * complete checkpoint, so the file stops growing.
+ */
+export interface WalOptions {
+  /** Start checkpointing once the log file is this large (SQLite's own default is 1000 pages). */
+  checkpointBytes?: number;
+  /** Least time between two checkpoints. */
+  checkpointIntervalMs?: number;
+}
+
+export interface CheckpointStats {
+  /** Checkpoints run by the worker. */
+  runs: number;
+  /** Log frames in the log at the last checkpoint, and how many of them it copied. */
+  lastLogFrames: number;
+  lastCheckpointedFrames: number;
+}
+
+// The worker is CommonJS evaluated from this string (no separate file to locate, compiled or
+// not). It checkpoints when asked and answers with SQLite's result row.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Driver = require(workerData.driver);
+const db = new Driver(workerData.file);
+db.pragma('busy_timeout = 0');
+parentPort.on('message', (message) => {
+  if (message === 'close') { db.close(); parentPort.close(); return; }
+  try {
+    const [row] = db.pragma('wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ ok: true, busy: row.busy, log: row.log, checkpointed: row.checkpointed });
+  } catch (error) {
+    parentPort.postMessage({ ok: false, message: String(error && error.message) });
+  }
+});
+`;
+
+export class WalKeeper {
+  private fd: number | undefined;
+  private worker: Worker | undefined;
+  private checkpointing = false;
+  private lastCheckpointAt = 0;
+  private closed = false;
+  private readonly checkpointBytes: number;
+  private readonly checkpointIntervalMs: number;
+  readonly stats: CheckpointStats = { runs: 0, lastLogFrames: 0, lastCheckpointedFrames: 0 };
+
+  constructor(
+    private readonly file: string,
+    options: WalOptions = {},
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {
+    this.checkpointBytes = options.checkpointBytes ?? 4 * 1024 * 1024;
+    this.checkpointIntervalMs = options.checkpointIntervalMs ?? 1000;
+  }
+
+  /** Resolves once everything committed so far is on disk. */
+  sync(): Promise<void> {
+    const fd = this.logFd();
+    if (fd === undefined) return Promise.resolve(); // no log: everything is in the database file
+    return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+  }
+
+  /** After a commit: hands a checkpoint to the worker when the log is large and none ran lately. */
+  afterCommit(now = Date.now()): void {
+    if (this.closed || this.checkpointing || now - this.lastCheckpointAt < this.checkpointIntervalMs) return;
+    const fd = this.logFd();
+    if (fd === undefined || fstatSync(fd).size < this.checkpointBytes) return;
+    this.lastCheckpointAt = now;
+    this.checkpointing = true;
+    this.checkpointer().postMessage('checkpoint');
+  }
+
+  /** Waits for a running checkpoint, stops the worker and closes the log file. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) {
+      while (this.checkpointing) await new Promise((r) => setTimeout(r, 5));
+      await new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.postMessage('close');
+      });
+    }
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  /**
+   * The log file, opened once it exists (SQLite creates it with the first write of WAL mode
+   * and removes it only when the last connection closes, so the descriptor stays valid).
+   */
+  private logFd(): number | undefined {
+    if (this.fd !== undefined) return this.fd;
+    try {
+      this.fd = openSync(`${this.file}-wal`, 'r');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    return this.fd;
+  }
+
+  private checkpointer(): Worker {
+    if (this.worker) return this.worker;
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file } });
+    worker.unref();
+    worker.on('message', (result: { ok: boolean; log?: number; checkpointed?: number; message?: string }) => {
+      this.checkpointing = false;
+      if (!result.ok) return this.onError(new Error(`WAL checkpoint failed: ${result.message}`));
+      this.stats.runs++;
+      this.stats.lastLogFrames = result.log ?? 0;
+      this.stats.lastCheckpointedFrames = result.checkpointed ?? 0;
+    });
+    worker.on('error', (error) => {
+      this.checkpointing = false;
+      this.worker = undefined; // a later commit starts a new one
+      this.onError(error);
+    });
+    this.worker = worker;
+    return worker;
+  }
+}

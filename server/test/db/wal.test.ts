@@ -1,0 +1,145 @@
+import { existsSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import SqliteDriver from 'better-sqlite3';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type Database, openSqlite } from '../../src/db/database.js';
+import { tempDir } from '../helpers.js';
+
+// Every fdatasync of the log is held until the test releases it, so a test can see what is
+// answered before and after the disk confirms.
+const syncs = vi.hoisted(() => ({ hold: false, fail: false, waiting: [] as Array<() => void>, calls: 0 }));
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs')>();
+  const fdatasync = (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+    syncs.calls++;
+    const run = syncs.fail
+      ? () => callback(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }))
+      : () => fs.fdatasync(fd, callback);
+    if (syncs.hold) syncs.waiting.push(run);
+    else run();
+  };
+  return { ...fs, default: { ...fs, fdatasync }, fdatasync };
+});
+
+const release = () => {
+  const waiting = syncs.waiting.splice(0);
+  for (const run of waiting) run();
+  return waiting.length;
+};
+
+let dataDir: string;
+let database: Database | undefined;
+
+async function open(options: Parameters<typeof openSqlite>[1] = {}) {
+  dataDir = tempDir('waytrack-wal-');
+  database = openSqlite(dataDir, options);
+  await database.migrate();
+  await database.write((trx) => trx.schema.createTable('notes').addColumn('n', 'integer').execute());
+  return database;
+}
+
+afterEach(async () => {
+  syncs.hold = false;
+  syncs.fail = false;
+  release();
+  await database?.close();
+  database = undefined;
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const count = async (db: Database) =>
+  Number(
+    (
+      (await db.db
+        .selectFrom('notes' as never)
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()) as { n: number }
+    ).n,
+  );
+
+const insert = (db: Database, n: number) =>
+  db.write((trx) =>
+    trx
+      .insertInto('notes' as never)
+      .values({ n } as never)
+      .execute(),
+  );
+
+describe('group commit on the write-ahead log', () => {
+  it('acknowledges a write only after the log is synced; writes arriving meanwhile share the next commit', async () => {
+    const db = await open();
+    syncs.hold = true;
+    const answered: number[] = [];
+    const first = insert(db, 1).then(() => answered.push(1));
+    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // committed, its sync pending
+    const later = [2, 3, 4].map((n) => insert(db, n).then(() => answered.push(n)));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(answered).toEqual([]);
+    expect(syncs.waiting.length).toBe(1); // the later writes wait for the disk, not in a commit of their own
+    // Committed rows are readable before they are acknowledged (see Database.durable).
+    expect(await count(db)).toBe(1);
+    release();
+    await first;
+    expect(answered).toEqual([1]);
+    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // one commit, one sync for the three
+    expect(await count(db)).toBe(4);
+    expect(answered).toEqual([1]);
+    release();
+    await Promise.all(later);
+    expect(answered.sort()).toEqual([1, 2, 3, 4]);
+  });
+
+  it('never acknowledges a write whose sync failed, and goes on with later writes', async () => {
+    const db = await open();
+    syncs.fail = true;
+    await expect(insert(db, 1)).rejects.toThrow('EIO');
+    syncs.fail = false;
+    await insert(db, 2);
+    expect(syncs.calls).toBeGreaterThanOrEqual(2);
+  });
+
+  it('close waits for pending syncs, then leaves nothing but the database file', async () => {
+    const db = await open();
+    syncs.hold = true;
+    const write = insert(db, 7);
+    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1));
+    const closing = db.close();
+    database = undefined;
+    await new Promise((r) => setTimeout(r, 30));
+    release();
+    syncs.hold = false;
+    await write;
+    await closing;
+    const file = path.join(dataDir, 'waytrack.db');
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    const raw = new SqliteDriver(file, { readonly: true });
+    expect(raw.prepare('select n from notes').all()).toEqual([{ n: 7 }]);
+    raw.close();
+  });
+
+  it('checkpoints in a worker, so the log stops growing', async () => {
+    const db = await open({ wal: { checkpointBytes: 64 * 1024, checkpointIntervalMs: 0 } });
+    const file = path.join(dataDir, 'waytrack.db');
+    const payload = 'x'.repeat(2000);
+    await db.write((trx) => trx.schema.createTable('blobs').addColumn('b', 'text').execute());
+    // ~2 KB a row, one row a commit: each commit appends at least one 4 KB page to the log, so
+    // without checkpoints it would reach 6 MB.
+    const WRITES = 1500;
+    let largest = 0;
+    for (let i = 0; i < WRITES; i++) {
+      await db.write((trx) =>
+        trx
+          .insertInto('blobs' as never)
+          .values({ b: `${i}${payload}` } as never)
+          .execute(),
+      );
+      largest = Math.max(largest, statSync(`${file}-wal`).size);
+    }
+    expect(largest).toBeLessThan((WRITES * 4096) / 3);
+    const count = await db.db
+      .selectFrom('blobs' as never)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(Number((count as { n: number }).n)).toBe(WRITES);
+  });
+});
