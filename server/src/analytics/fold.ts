@@ -125,6 +125,14 @@ export class Fold {
     if (clicks.size === 0) return;
     const touchpoints = [...clicks.values()].map((f) => ({ clickId: f.click_id as string, clickTime: Number(f.click_time) }));
     const winner = conversion.attributed_click_id ?? '';
+    // Per click, its dimension values; and the part of every key this conversion shares.
+    const values = new Map<string, string[]>();
+    for (const [id, click] of clicks)
+      values.set(
+        id,
+        DIMENSIONS.map((d) => dimensionValue(click, d)),
+      );
+    const keyHead = `${conversion.store_id}${SEP}${conversion.livemode}${SEP}${localDate}${SEP}${conversion.currency}${SEP}`;
     for (const model of MODELS) {
       const units = allocateCredit(model, touchpoints, winner, CREDIT_UNITS, conversion.event_time);
       const revenue = new Map(
@@ -138,12 +146,11 @@ export class Fold {
       for (const credit of units) {
         const revenueMinor = revenue.get(credit.clickId) ?? 0;
         if (credit.valueMinor === 0 && revenueMinor === 0) continue;
-        const click = clicks.get(credit.clickId) as ConversionFact;
-        for (const dimension of DIMENSIONS) {
-          const value = dimensionValue(click, dimension);
-          const key = [conversion.store_id, conversion.livemode, dimension, model, localDate, value, conversion.currency].join(
-            SEP,
-          );
+        const clickValues = values.get(credit.clickId) as string[];
+        for (let d = 0; d < DIMENSIONS.length; d++) {
+          const dimension = DIMENSIONS[d] as Dimension;
+          const value = clickValues[d] as string;
+          const key = [keyHead, model, dimension, value].join(SEP);
           let row = this.credits.get(key);
           if (!row) {
             row = {

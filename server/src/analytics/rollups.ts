@@ -68,8 +68,8 @@ function foldRows(fold: Fold, clicks: ClickFact[], facts: ConversionFact[], zone
   return conversions;
 }
 
-/** Rows folded between two turns of the event loop by the background catch-up (~5 ms of work). */
-const SLICE = 64;
+/** Rows folded between two turns of the event loop by the background catch-up (~2–4 ms of work). */
+const SLICE = 32;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** `foldRows`, giving the event loop a turn every `SLICE` rows so that requests are served meanwhile. */
@@ -101,6 +101,32 @@ async function foldRowsInSlices(
   return conversions;
 }
 
+/**
+ * Up to `limit` rows (clicks, or conversions with their fact rows) after a rowid, read a slice
+ * at a time with a turn of the event loop between: one read of ~500 conversions with their
+ * touchpoints and clicks held the event loop for ~15 ms.
+ */
+async function readInPages<T extends { seq: number }>(
+  read: (after: number, n: number) => Promise<T[]>,
+  after: number,
+  limit: number,
+): Promise<T[]> {
+  const rows: T[] = [];
+  let taken = 0;
+  let from = after;
+  while (taken < limit) {
+    const n = Math.min(SLICE * 2, limit - taken);
+    const page = await read(from, n);
+    const count = new Set(page.map((row) => row.seq)).size; // a conversion spans several fact rows
+    rows.push(...page);
+    taken += count;
+    if (count < n) break;
+    from = (page.at(-1) as T).seq;
+    await nextTurn();
+  }
+  return rows;
+}
+
 /** Per store, the zone its rows are folded in and the time zone data: the rollup's, or for a store never folded the store's current zone. */
 async function zoneStates(db: Executor, storeIds: string[]): Promise<Map<string, { timezone: string; tzdata: string }>> {
   const states = new Map<string, { timezone: string; tzdata: string }>();
@@ -130,8 +156,8 @@ export async function catchUpInBackground(database: Database, limit: number): Pr
   const db = database.db;
   const marks = await readMarks(db);
   const changes = await readAttributionChanges(db);
-  const clicks = await clicksAfter(db, marks.clicks, limit);
-  const facts = await conversionsAfter(db, marks.conversions, limit);
+  const clicks = await readInPages((after, n) => clicksAfter(db, after, n), marks.clicks, limit);
+  const facts = await readInPages((after, n) => conversionsAfter(db, after, n), marks.conversions, limit);
   if (clicks.length === 0 && facts.length === 0) return { clicks: 0, conversions: 0, more: false, stale: false };
   const storeIds = [...new Set([...clicks.map((c) => c.store_id), ...facts.map((f) => f.store_id)])];
   const zones = await zoneStates(db, storeIds);

@@ -135,6 +135,16 @@ class GroupCommitter {
   /** Runs each job in its own savepoint of one transaction and commits it (not yet synced). */
   private async commit(jobs: WriteJob[]): Promise<Outcome[]> {
     const outcomes: Outcome[] = [];
+    await this.wal.beforeCommit();
+    try {
+      await this.transaction(jobs, outcomes);
+    } finally {
+      this.wal.afterCommit();
+    }
+    return outcomes;
+  }
+
+  private async transaction(jobs: WriteJob[], outcomes: Outcome[]): Promise<void> {
     const trx = await this.db.startTransaction().execute();
     try {
       for (const job of jobs) {
@@ -157,8 +167,6 @@ class GroupCommitter {
         .catch(() => {});
       throw error;
     }
-    this.wal.afterCommit();
-    return outcomes;
   }
 }
 

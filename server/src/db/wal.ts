@@ -14,16 +14,28 @@ import { Worker } from 'node:worker_threads';
  *
  * Checkpoints (copying the log into the database file, with fsyncs of both) stall the writer
  * for up to hundreds of milliseconds when SQLite runs them inside a COMMIT. Here a worker
- * thread with its own connection runs them (`PASSIVE`: it never waits for, nor blocks, readers
- * and the writer), once the log has grown past `checkpointBytes`, at most every
- * `checkpointIntervalMs`. SQLite restarts the log from its beginning at the next write after a
- * complete checkpoint, so the file stops growing.
+ * thread with its own connection runs them, in two steps, at most every `checkpointIntervalMs`
+ * once the log file has reached `checkpointBytes`:
+ *  1. a PASSIVE checkpoint copies the log while requests go on committing (it never waits for,
+ *     nor blocks, readers or the writer) — the long part;
+ *  2. commits pause (the event loop does not: requests are parsed, looked up and queued) while a
+ *     second PASSIVE checkpoint copies the few frames committed during step 1. With the whole log
+ *     copied and no reader inside it, SQLite restarts the log from its beginning at the next
+ *     commit. Without this step a busy server always commits during the checkpoint, the log is
+ *     never complete, and it grows without bound (measured: 60 MB in 10 s at 500 conversions/s).
  */
 export interface WalOptions {
   /** Start checkpointing once the log file is this large (SQLite's own default is 1000 pages). */
   checkpointBytes?: number;
-  /** Least time between two checkpoints. */
+  /** Least time between the starts of two checkpoints. */
   checkpointIntervalMs?: number;
+}
+
+interface CheckpointResult {
+  ok: boolean;
+  log?: number;
+  checkpointed?: number;
+  message?: string;
 }
 
 export interface CheckpointStats {
@@ -55,7 +67,11 @@ parentPort.on('message', (message) => {
 export class WalKeeper {
   private fd: number | undefined;
   private worker: Worker | undefined;
-  private checkpointing = false;
+  /** idle → copying (step 1) → [waiting for the commit in progress] → finishing (step 2) → idle */
+  private phase: 'idle' | 'copying' | 'waiting' | 'finishing' = 'idle';
+  private committing = false;
+  private paused: Promise<void> | undefined;
+  private resume: (() => void) | undefined;
   private lastCheckpointAt = 0;
   private closed = false;
   private readonly checkpointBytes: number;
@@ -78,13 +94,21 @@ export class WalKeeper {
     return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
   }
 
-  /** After a commit: hands a checkpoint to the worker when the log is large and none ran lately. */
+  /** Before a commit: waits while a checkpoint's last step runs (step 2 above). */
+  async beforeCommit(): Promise<void> {
+    while (this.paused) await this.paused;
+    this.committing = true;
+  }
+
+  /** After a commit (or its failure): lets a waiting checkpoint finish, or starts one when due. */
   afterCommit(now = Date.now()): void {
-    if (this.closed || this.checkpointing || now - this.lastCheckpointAt < this.checkpointIntervalMs) return;
+    this.committing = false;
+    if (this.phase === 'waiting') return this.finish();
+    if (this.closed || this.phase !== 'idle' || now - this.lastCheckpointAt < this.checkpointIntervalMs) return;
     const fd = this.logFd();
     if (fd === undefined || fstatSync(fd).size < this.checkpointBytes) return;
     this.lastCheckpointAt = now;
-    this.checkpointing = true;
+    this.phase = 'copying';
     this.checkpointer().postMessage('checkpoint');
   }
 
@@ -92,9 +116,9 @@ export class WalKeeper {
   async close(): Promise<void> {
     this.closed = true;
     const worker = this.worker;
-    this.worker = undefined;
     if (worker) {
-      while (this.checkpointing) await new Promise((r) => setTimeout(r, 5));
+      while (this.phase !== 'idle') await new Promise((r) => setTimeout(r, 5));
+      this.worker = undefined;
       await new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
         worker.postMessage('close');
@@ -102,6 +126,36 @@ export class WalKeeper {
     }
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+  }
+
+  /** Step 2: pauses commits and copies what was committed during step 1. */
+  private finish(): void {
+    this.phase = 'finishing';
+    this.paused = new Promise((resolve) => {
+      this.resume = resolve;
+    });
+    this.checkpointer().postMessage('checkpoint');
+  }
+
+  private settled(result: CheckpointResult): void {
+    if (!result.ok) this.onError(new Error(`WAL checkpoint failed: ${result.message}`));
+    else {
+      this.stats.runs++;
+      this.stats.lastLogFrames = result.log ?? 0;
+      this.stats.lastCheckpointedFrames = result.checkpointed ?? 0;
+    }
+    if (this.phase === 'copying' && result.ok && !this.closed) {
+      if (this.committing)
+        this.phase = 'waiting'; // finished by afterCommit
+      else this.finish();
+      return;
+    }
+    // Step 2 done (or a step failed): commits go on.
+    this.phase = 'idle';
+    const resume = this.resume;
+    this.paused = undefined;
+    this.resume = undefined;
+    resume?.();
   }
 
   /**
@@ -123,17 +177,11 @@ export class WalKeeper {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file } });
     worker.unref();
-    worker.on('message', (result: { ok: boolean; log?: number; checkpointed?: number; message?: string }) => {
-      this.checkpointing = false;
-      if (!result.ok) return this.onError(new Error(`WAL checkpoint failed: ${result.message}`));
-      this.stats.runs++;
-      this.stats.lastLogFrames = result.log ?? 0;
-      this.stats.lastCheckpointedFrames = result.checkpointed ?? 0;
-    });
+    worker.on('message', (result: CheckpointResult) => this.settled(result));
     worker.on('error', (error) => {
-      this.checkpointing = false;
       this.worker = undefined; // a later commit starts a new one
       this.onError(error);
+      this.settled({ ok: false, message: String(error) });
     });
     this.worker = worker;
     return worker;
