@@ -103,7 +103,10 @@ export class WalKeeper {
   /** After a commit (or its failure): lets a waiting checkpoint finish, or starts one when due. */
   afterCommit(now = Date.now()): void {
     this.committing = false;
-    if (this.phase === 'waiting') return this.finish();
+    if (this.phase === 'waiting') {
+      this.finish();
+      return;
+    }
     if (this.closed || this.phase !== 'idle' || now - this.lastCheckpointAt < this.checkpointIntervalMs) return;
     const fd = this.logFd();
     if (fd === undefined || fstatSync(fd).size < this.checkpointBytes) return;
