@@ -9,8 +9,8 @@ import { purgeExpiredIdempotencyKeys } from './db/repositories/idempotency.js';
 import { createPlainHttpRejector } from './http/transport.js';
 import { loadTls } from './tls.js';
 
-export function openDatabase(config: Config): Database {
-  return openSqlite(config.dataDir);
+export function openDatabase(config: Config, onError?: (error: unknown) => void): Database {
+  return openSqlite(config.dataDir, { onError });
 }
 
 export interface RunningServer {
@@ -21,10 +21,12 @@ export interface RunningServer {
 
 /** `waytrack serve`: migrate, then serve HTTPS (and the optional HTTP rejector) until stopped. */
 export async function startServer(config: Config, print: (line: string) => void = console.log): Promise<RunningServer> {
-  const database = openDatabase(config);
+  let app: FastifyInstance | undefined;
+  // Background database work (log checkpoints) reports failures here; it retries by itself.
+  const database = openDatabase(config, (err) => app?.log.warn({ err }, 'database log checkpoint failed; retrying'));
   await database.migrate();
   const tls = await loadTls(config);
-  const app = await buildApp({ config, database, https: { key: tls.key, cert: tls.cert } });
+  app = await buildApp({ config, database, https: { key: tls.key, cert: tls.cert } });
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

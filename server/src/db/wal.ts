@@ -33,21 +33,11 @@ export interface WalOptions {
 
 interface CheckpointResult {
   ok: boolean;
-  log?: number;
-  checkpointed?: number;
   message?: string;
 }
 
-export interface CheckpointStats {
-  /** Checkpoints run by the worker. */
-  runs: number;
-  /** Log frames in the log at the last checkpoint, and how many of them it copied. */
-  lastLogFrames: number;
-  lastCheckpointedFrames: number;
-}
-
 // The worker is CommonJS evaluated from this string (no separate file to locate, compiled or
-// not). It checkpoints when asked and answers with SQLite's result row.
+// not). It checkpoints when asked and answers when done.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Driver = require(workerData.driver);
@@ -56,8 +46,8 @@ db.pragma('busy_timeout = 0');
 parentPort.on('message', (message) => {
   if (message === 'close') { db.close(); parentPort.close(); return; }
   try {
-    const [row] = db.pragma('wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ ok: true, busy: row.busy, log: row.log, checkpointed: row.checkpointed });
+    db.pragma('wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ ok: true });
   } catch (error) {
     parentPort.postMessage({ ok: false, message: String(error && error.message) });
   }
@@ -76,7 +66,6 @@ export class WalKeeper {
   private closed = false;
   private readonly checkpointBytes: number;
   private readonly checkpointIntervalMs: number;
-  readonly stats: CheckpointStats = { runs: 0, lastLogFrames: 0, lastCheckpointedFrames: 0 };
 
   constructor(
     private readonly file: string,
@@ -142,11 +131,6 @@ export class WalKeeper {
 
   private settled(result: CheckpointResult): void {
     if (!result.ok) this.onError(new Error(`WAL checkpoint failed: ${result.message}`));
-    else {
-      this.stats.runs++;
-      this.stats.lastLogFrames = result.log ?? 0;
-      this.stats.lastCheckpointedFrames = result.checkpointed ?? 0;
-    }
     if (this.phase === 'copying' && result.ok && !this.closed) {
       if (this.committing)
         this.phase = 'waiting'; // finished by afterCommit
@@ -181,11 +165,16 @@ export class WalKeeper {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file } });
     worker.unref();
     worker.on('message', (result: CheckpointResult) => this.settled(result));
-    worker.on('error', (error) => {
-      this.worker = undefined; // a later commit starts a new one
-      this.onError(error);
-      this.settled({ ok: false, message: String(error) });
-    });
+    // A worker that fails or stops unasked is replaced by the next checkpoint; a step it was
+    // running counts as failed, so commits never stay paused.
+    const lost = (message: string) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      if (this.phase !== 'idle') this.settled({ ok: false, message });
+      else this.onError(new Error(`WAL checkpoint worker: ${message}`));
+    };
+    worker.on('error', (error) => lost(error.message));
+    worker.on('exit', (code) => lost(`exited with code ${code}`));
     this.worker = worker;
     return worker;
   }
