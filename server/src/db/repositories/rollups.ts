@@ -1,5 +1,6 @@
-import { type SelectQueryBuilder, sql } from 'kysely';
+import { type Compilable, type SelectQueryBuilder, sql } from 'kysely';
 import type { Executor } from '../database.js';
+import { prepared } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type {
   DB,
@@ -290,80 +291,100 @@ export async function conversionFactsOf(db: Executor, conversionId: string): Pro
   return conversionFacts(db).where('conversions.id', '=', conversionId).execute();
 }
 
-const UPSERT_CHUNK = 100;
+/** Rows per statement of the rollup upserts: a batch is written as chunks of these sizes. */
+const CHUNK_SIZES = [64, 16, 4, 1];
+const SEP = '\u0001';
 
-async function upsert<T>(rows: T[], write: (chunk: T[]) => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < rows.length; i += UPSERT_CHUNK) await write(rows.slice(i, i + UPSERT_CHUNK));
+/**
+ * A multi-row upsert, prepared once per chunk size (prepared.ts): building a 100-row insert
+ * with Kysely on every write cost twice SQLite's work (measured: 9 ms against 4 ms for one
+ * second's fold at 500 conversions/s), and each new row count was a new statement to prepare.
+ */
+function chunkedUpsert<T extends object>(build: (db: Executor, rows: T[]) => Compilable<unknown>) {
+  // The values of row r's column c are named `r<SEP>c`; the build sees the rows again.
+  const rowsOf = (values: Record<string, unknown>) => {
+    const rows: Record<string, unknown>[] = [];
+    for (const [name, value] of Object.entries(values)) {
+      const [r, column] = name.split(SEP) as [string, string];
+      const row = (rows[Number(r)] ??= {});
+      row[column] = value;
+    }
+    return rows as T[];
+  };
+  const statements = new Map(
+    CHUNK_SIZES.map((size) => [size, prepared((db, values: Record<string, unknown>) => build(db, rowsOf(values)))]),
+  );
+  return async (db: Executor, rows: T[]): Promise<void> => {
+    let done = 0;
+    for (const size of CHUNK_SIZES) {
+      const statement = statements.get(size) as NonNullable<ReturnType<typeof statements.get>>;
+      for (; rows.length - done >= size; done += size) {
+        const values: Record<string, unknown> = {};
+        for (let r = 0; r < size; r++) {
+          for (const [column, value] of Object.entries(rows[done + r] as object)) values[`${r}${SEP}${column}`] = value;
+        }
+        await statement(db, values);
+      }
+    }
+  };
 }
 
 /** Adds the given deltas to the daily totals. */
-export async function addDayTotals(db: Executor, rows: RollupDaysTable[]): Promise<void> {
-  await upsert(rows, (chunk) =>
-    db
-      .insertInto('rollup_days')
-      .values(chunk)
-      .onConflict((oc) =>
-        oc.columns(['store_id', 'livemode', 'local_date', 'currency']).doUpdateSet((eb) => ({
-          clicks: eb('rollup_days.clicks', '+', eb.ref('excluded.clicks')),
-          conversions: eb('rollup_days.conversions', '+', eb.ref('excluded.conversions')),
-          attributed: eb('rollup_days.attributed', '+', eb.ref('excluded.attributed')),
-          purchases: eb('rollup_days.purchases', '+', eb.ref('excluded.purchases')),
-          revenue_minor: eb('rollup_days.revenue_minor', '+', eb.ref('excluded.revenue_minor')),
-          attributed_revenue_minor: eb('rollup_days.attributed_revenue_minor', '+', eb.ref('excluded.attributed_revenue_minor')),
-        })),
-      )
-      .execute(),
-  );
-}
+export const addDayTotals = chunkedUpsert((db, rows: RollupDaysTable[]) =>
+  db
+    .insertInto('rollup_days')
+    .values(rows)
+    .onConflict((oc) =>
+      oc.columns(['store_id', 'livemode', 'local_date', 'currency']).doUpdateSet((eb) => ({
+        clicks: eb('rollup_days.clicks', '+', eb.ref('excluded.clicks')),
+        conversions: eb('rollup_days.conversions', '+', eb.ref('excluded.conversions')),
+        attributed: eb('rollup_days.attributed', '+', eb.ref('excluded.attributed')),
+        purchases: eb('rollup_days.purchases', '+', eb.ref('excluded.purchases')),
+        revenue_minor: eb('rollup_days.revenue_minor', '+', eb.ref('excluded.revenue_minor')),
+        attributed_revenue_minor: eb('rollup_days.attributed_revenue_minor', '+', eb.ref('excluded.attributed_revenue_minor')),
+      })),
+    ),
+);
 
 /** Adds the given deltas to the hourly totals. */
-export async function addHours(db: Executor, rows: RollupHoursTable[]): Promise<void> {
-  await upsert(rows, (chunk) =>
-    db
-      .insertInto('rollup_hours')
-      .values(chunk)
-      .onConflict((oc) =>
-        oc.columns(['store_id', 'livemode', 'local_date', 'hour_start', 'currency']).doUpdateSet((eb) => ({
-          clicks: eb('rollup_hours.clicks', '+', eb.ref('excluded.clicks')),
-          conversions: eb('rollup_hours.conversions', '+', eb.ref('excluded.conversions')),
-          attributed: eb('rollup_hours.attributed', '+', eb.ref('excluded.attributed')),
-          purchases: eb('rollup_hours.purchases', '+', eb.ref('excluded.purchases')),
-          revenue_minor: eb('rollup_hours.revenue_minor', '+', eb.ref('excluded.revenue_minor')),
-          attributed_revenue_minor: eb('rollup_hours.attributed_revenue_minor', '+', eb.ref('excluded.attributed_revenue_minor')),
-        })),
-      )
-      .execute(),
-  );
-}
+export const addHours = chunkedUpsert((db, rows: RollupHoursTable[]) =>
+  db
+    .insertInto('rollup_hours')
+    .values(rows)
+    .onConflict((oc) =>
+      oc.columns(['store_id', 'livemode', 'local_date', 'hour_start', 'currency']).doUpdateSet((eb) => ({
+        clicks: eb('rollup_hours.clicks', '+', eb.ref('excluded.clicks')),
+        conversions: eb('rollup_hours.conversions', '+', eb.ref('excluded.conversions')),
+        attributed: eb('rollup_hours.attributed', '+', eb.ref('excluded.attributed')),
+        purchases: eb('rollup_hours.purchases', '+', eb.ref('excluded.purchases')),
+        revenue_minor: eb('rollup_hours.revenue_minor', '+', eb.ref('excluded.revenue_minor')),
+        attributed_revenue_minor: eb('rollup_hours.attributed_revenue_minor', '+', eb.ref('excluded.attributed_revenue_minor')),
+      })),
+    ),
+);
 
-export async function addDimensionClicks(db: Executor, rows: RollupDimensionClicksTable[]): Promise<void> {
-  await upsert(rows, (chunk) =>
-    db
-      .insertInto('rollup_dimension_clicks')
-      .values(chunk)
-      .onConflict((oc) =>
-        oc.columns(['store_id', 'livemode', 'dimension', 'local_date', 'value']).doUpdateSet((eb) => ({
-          clicks: eb('rollup_dimension_clicks.clicks', '+', eb.ref('excluded.clicks')),
-        })),
-      )
-      .execute(),
-  );
-}
+export const addDimensionClicks = chunkedUpsert((db, rows: RollupDimensionClicksTable[]) =>
+  db
+    .insertInto('rollup_dimension_clicks')
+    .values(rows)
+    .onConflict((oc) =>
+      oc.columns(['store_id', 'livemode', 'dimension', 'local_date', 'value']).doUpdateSet((eb) => ({
+        clicks: eb('rollup_dimension_clicks.clicks', '+', eb.ref('excluded.clicks')),
+      })),
+    ),
+);
 
-export async function addDimensionCredits(db: Executor, rows: RollupDimensionCreditsTable[]): Promise<void> {
-  await upsert(rows, (chunk) =>
-    db
-      .insertInto('rollup_dimension_credits')
-      .values(chunk)
-      .onConflict((oc) =>
-        oc.columns(['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency']).doUpdateSet((eb) => ({
-          units: eb('rollup_dimension_credits.units', '+', eb.ref('excluded.units')),
-          revenue_minor: eb('rollup_dimension_credits.revenue_minor', '+', eb.ref('excluded.revenue_minor')),
-        })),
-      )
-      .execute(),
-  );
-}
+export const addDimensionCredits = chunkedUpsert((db, rows: RollupDimensionCreditsTable[]) =>
+  db
+    .insertInto('rollup_dimension_credits')
+    .values(rows)
+    .onConflict((oc) =>
+      oc.columns(['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency']).doUpdateSet((eb) => ({
+        units: eb('rollup_dimension_credits.units', '+', eb.ref('excluded.units')),
+        revenue_minor: eb('rollup_dimension_credits.revenue_minor', '+', eb.ref('excluded.revenue_minor')),
+      })),
+    ),
+);
 
 export interface DateSpan {
   startDate: string;
