@@ -306,7 +306,9 @@ function chunkedUpsert<T extends object>(build: (db: Executor, rows: T[]) => Com
     const rows: Record<string, unknown>[] = [];
     for (const [name, value] of Object.entries(values)) {
       const [r, column] = name.split(SEP) as [string, string];
-      const row = (rows[Number(r)] ??= {});
+      const index = Number(r);
+      const row = rows[index] ?? {};
+      rows[index] = row;
       row[column] = value;
     }
     return rows as T[];
