@@ -83,22 +83,12 @@ async function foldRowsInSlices(
     foldRows(fold, clicks.slice(i, i + SLICE), [], zoneOfStore);
     await nextTurn();
   }
-  let conversions = 0;
-  let slice: ConversionFact[][] = [];
-  const foldSlice = () => {
-    for (const group of slice) fold.addConversion(group, zoneOfStore((group[0] as ConversionFact).store_id), 1);
-    conversions += slice.length;
-    slice = [];
-  };
-  for (const group of perConversion(facts)) {
-    slice.push(group);
-    if (slice.length === SLICE) {
-      foldSlice();
-      await nextTurn();
-    }
+  const conversions = [...perConversion(facts)];
+  for (let i = 0; i < conversions.length; i += SLICE) {
+    foldRows(fold, [], conversions.slice(i, i + SLICE).flat(), zoneOfStore);
+    await nextTurn();
   }
-  foldSlice();
-  return conversions;
+  return conversions.length;
 }
 
 /**

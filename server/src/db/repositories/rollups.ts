@@ -1,4 +1,4 @@
-import { type Compilable, type SelectQueryBuilder, sql } from 'kysely';
+import { type Compilable, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely';
 import type { Executor } from '../database.js';
 import { prepared } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
@@ -331,20 +331,22 @@ function chunkedUpsert<T extends object>(build: (db: Executor, rows: T[]) => Com
   };
 }
 
+const TOTALS = ['clicks', 'conversions', 'attributed', 'purchases', 'revenue_minor', 'attributed_revenue_minor'] as const;
+
+/** `column = <table>.column + excluded.column` for each column: the upsert adds the row's deltas. */
+function addingUp<C extends string>(table: string, columns: readonly C[]): Record<C, RawBuilder<number>> {
+  return Object.fromEntries(
+    columns.map((column) => [column, sql<number>`${sql.ref(`${table}.${column}`)} + ${sql.ref(`excluded.${column}`)}`]),
+  ) as Record<C, RawBuilder<number>>;
+}
+
 /** Adds the given deltas to the daily totals. */
 export const addDayTotals = chunkedUpsert((db, rows: RollupDaysTable[]) =>
   db
     .insertInto('rollup_days')
     .values(rows)
     .onConflict((oc) =>
-      oc.columns(['store_id', 'livemode', 'local_date', 'currency']).doUpdateSet((eb) => ({
-        clicks: eb('rollup_days.clicks', '+', eb.ref('excluded.clicks')),
-        conversions: eb('rollup_days.conversions', '+', eb.ref('excluded.conversions')),
-        attributed: eb('rollup_days.attributed', '+', eb.ref('excluded.attributed')),
-        purchases: eb('rollup_days.purchases', '+', eb.ref('excluded.purchases')),
-        revenue_minor: eb('rollup_days.revenue_minor', '+', eb.ref('excluded.revenue_minor')),
-        attributed_revenue_minor: eb('rollup_days.attributed_revenue_minor', '+', eb.ref('excluded.attributed_revenue_minor')),
-      })),
+      oc.columns(['store_id', 'livemode', 'local_date', 'currency']).doUpdateSet(addingUp('rollup_days', TOTALS)),
     ),
 );
 
@@ -354,14 +356,7 @@ export const addHours = chunkedUpsert((db, rows: RollupHoursTable[]) =>
     .insertInto('rollup_hours')
     .values(rows)
     .onConflict((oc) =>
-      oc.columns(['store_id', 'livemode', 'local_date', 'hour_start', 'currency']).doUpdateSet((eb) => ({
-        clicks: eb('rollup_hours.clicks', '+', eb.ref('excluded.clicks')),
-        conversions: eb('rollup_hours.conversions', '+', eb.ref('excluded.conversions')),
-        attributed: eb('rollup_hours.attributed', '+', eb.ref('excluded.attributed')),
-        purchases: eb('rollup_hours.purchases', '+', eb.ref('excluded.purchases')),
-        revenue_minor: eb('rollup_hours.revenue_minor', '+', eb.ref('excluded.revenue_minor')),
-        attributed_revenue_minor: eb('rollup_hours.attributed_revenue_minor', '+', eb.ref('excluded.attributed_revenue_minor')),
-      })),
+      oc.columns(['store_id', 'livemode', 'local_date', 'hour_start', 'currency']).doUpdateSet(addingUp('rollup_hours', TOTALS)),
     ),
 );
 
@@ -370,9 +365,9 @@ export const addDimensionClicks = chunkedUpsert((db, rows: RollupDimensionClicks
     .insertInto('rollup_dimension_clicks')
     .values(rows)
     .onConflict((oc) =>
-      oc.columns(['store_id', 'livemode', 'dimension', 'local_date', 'value']).doUpdateSet((eb) => ({
-        clicks: eb('rollup_dimension_clicks.clicks', '+', eb.ref('excluded.clicks')),
-      })),
+      oc
+        .columns(['store_id', 'livemode', 'dimension', 'local_date', 'value'])
+        .doUpdateSet(addingUp('rollup_dimension_clicks', ['clicks'])),
     ),
 );
 
@@ -381,10 +376,9 @@ export const addDimensionCredits = chunkedUpsert((db, rows: RollupDimensionCredi
     .insertInto('rollup_dimension_credits')
     .values(rows)
     .onConflict((oc) =>
-      oc.columns(['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency']).doUpdateSet((eb) => ({
-        units: eb('rollup_dimension_credits.units', '+', eb.ref('excluded.units')),
-        revenue_minor: eb('rollup_dimension_credits.revenue_minor', '+', eb.ref('excluded.revenue_minor')),
-      })),
+      oc
+        .columns(['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency'])
+        .doUpdateSet(addingUp('rollup_dimension_credits', ['units', 'revenue_minor'])),
     ),
 );
 
