@@ -3,7 +3,7 @@ import path from 'node:path';
 import SqliteDriver from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Database, isUnavailableError, openSqlite } from '../../src/db/database.js';
-import { tempDir } from '../helpers.js';
+import { call, conversionBody, createTestContext, makeStore, tempDir } from '../helpers.js';
 
 // Every fdatasync of the log is held until the test releases it, so a test can see what is
 // answered before and after the disk confirms.
@@ -27,7 +27,7 @@ const release = () => {
   return waiting.length;
 };
 
-let dataDir: string;
+let dataDir = '';
 let database: Database | undefined;
 
 async function open(options: Parameters<typeof openSqlite>[1] = {}) {
@@ -44,7 +44,8 @@ afterEach(async () => {
   release();
   await database?.close();
   database = undefined;
-  rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  dataDir = '';
 });
 
 const count = async (db: Database) =>
@@ -153,5 +154,35 @@ describe('group commit on the write-ahead log', () => {
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
     expect(Number((count as { n: number }).n)).toBe(WRITES);
+  });
+
+  it('answers a duplicate conversion only once the original is on disk', async () => {
+    const ctx = await createTestContext();
+    try {
+      const storeId = await makeStore(ctx.app, ctx.a.live);
+      const post = () =>
+        call(ctx.app, 'POST', '/v1/track/conversion', { key: ctx.a.live, body: conversionBody(storeId, { orderId: 'sync-1' }) });
+      syncs.hold = true;
+      const original = post();
+      await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // committed and readable, not yet on disk
+      let answered = false;
+      const duplicate = post().then((res) => {
+        answered = true;
+        return res;
+      });
+      await vi.waitFor(() => expect(syncs.waiting.length).toBe(2)); // the duplicate found it and waits for a sync
+      await new Promise((r) => setTimeout(r, 30));
+      expect(answered).toBe(false);
+      syncs.hold = false;
+      release();
+      expect((await original).body.data.duplicate).toBe(false);
+      const second = await duplicate;
+      expect(second.status).toBe(200);
+      expect(second.body.data.duplicate).toBe(true);
+    } finally {
+      syncs.hold = false;
+      release();
+      await ctx.close();
+    }
   });
 });
