@@ -67,10 +67,26 @@ export async function startServer(env, timeoutMs = 60_000) {
   };
 }
 
-/** One autocannon run (keep-alive, no pipelining), resolved with its result, printing nothing. */
+/**
+ * One autocannon run (keep-alive, no pipelining), resolved with its result, printing nothing.
+ * autocannon's own percentiles are whole milliseconds, too coarse for a ratio of 1–3 ms
+ * latencies; `result.exact` holds p50/p90/p99/max in fractional ms from every response's own
+ * timing (the same timings autocannon reports).
+ */
 export function cannon(options) {
   return new Promise((resolve, reject) => {
-    const instance = autocannon({ pipelining: 1, ...options }, (err, result) => (err ? reject(err) : resolve(result)));
+    const times = [];
+    const instance = autocannon({ pipelining: 1, ...options }, (err, result) =>
+      err ? reject(err) : resolve({ ...result, exact: percentiles(times) }),
+    );
+    instance.on('response', (_client, _status, _bytes, ms) => times.push(ms));
     autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
   });
+}
+
+function percentiles(times) {
+  const sorted = Float64Array.from(times).sort();
+  const at = (q) => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]);
+  const round = (ms) => Math.round(ms * 10) / 10;
+  return { p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), max: round(at(1)) };
 }
