@@ -45,6 +45,7 @@ export async function startServer(config: Config, print: (line: string) => void 
 
   // Analytics rollups follow the stored rows in the background, so analytics reads rarely wait.
   const rollups = startRollupRefresher(database, {
+    inWorker: true,
     onError: (err) => app.log.warn({ err }, 'analytics rollups could not be refreshed; retrying'),
   });
 

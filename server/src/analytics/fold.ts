@@ -173,7 +173,8 @@ export class Fold {
     }
   }
 
-  async flush(trx: Executor): Promise<void> {
+  /** The deltas accumulated so far, one row per rollup row that changes. */
+  rows(): FoldRows {
     const hours = [...this.hours.values()].filter(
       (r) =>
         r.clicks !== 0 ||
@@ -198,14 +199,33 @@ export class Fold {
         day.attributed_revenue_minor += hour.attributed_revenue_minor;
       }
     }
-    await addDayTotals(trx, [...days.values()]);
-    await addHours(trx, hours);
-    await addDimensionClicks(trx, [...this.clicks.values()]);
-    await addDimensionCredits(
-      trx,
-      [...this.credits.values()].filter((r) => r.units !== 0 || r.revenue_minor !== 0),
-    );
+    return {
+      days: [...days.values()],
+      hours,
+      clicks: [...this.clicks.values()],
+      credits: [...this.credits.values()].filter((r) => r.units !== 0 || r.revenue_minor !== 0),
+    };
   }
+
+  flush(trx: Executor): Promise<void> {
+    return addFoldRows(trx, this.rows());
+  }
+}
+
+/** Rollup deltas as plain rows (what a fold computed in a worker thread sends back). */
+export interface FoldRows {
+  days: RollupDaysTable[];
+  hours: RollupHoursTable[];
+  clicks: RollupDimensionClicksTable[];
+  credits: RollupDimensionCreditsTable[];
+}
+
+/** Adds the deltas to the rollup tables. */
+export async function addFoldRows(trx: Executor, rows: FoldRows): Promise<void> {
+  await addDayTotals(trx, rows.days);
+  await addHours(trx, rows.hours);
+  await addDimensionClicks(trx, rows.clicks);
+  await addDimensionCredits(trx, rows.credits);
 }
 
 /** Splits fact rows (adjacent per conversion) into one array per conversion. */

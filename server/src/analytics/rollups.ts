@@ -28,6 +28,7 @@ import {
   conversionsAfter,
   countAttributionChange,
   deleteStoreRollups,
+  type Marks,
   type Rebuild,
   readAttributionChanges,
   readMarks,
@@ -37,7 +38,8 @@ import {
   storesNeedingRebuild,
   writeMarks,
 } from '../db/repositories/rollups.js';
-import { Fold, perConversion } from './fold.js';
+import { addFoldRows, Fold, type FoldRows, perConversion } from './fold.js';
+import { FoldThread } from './fold-thread.js';
 import { type Zone, zoneOf } from './zone.js';
 
 /**
@@ -68,58 +70,66 @@ function foldRows(fold: Fold, clicks: ClickFact[], facts: ConversionFact[], zone
   return conversions;
 }
 
-/** Rows folded between two turns of the event loop by the background catch-up (~2–4 ms of work). */
+/** Rows folded between two turns of the event loop by the in-process background fold (~2–4 ms of work). */
 const SLICE = 32;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** `foldRows`, giving the event loop a turn every `SLICE` rows so that requests are served meanwhile. */
-async function foldRowsInSlices(
+/** `foldRows`, with `pace()` every `SLICE` rows (in-process: requests are served meanwhile). */
+async function foldRowsPaced(
   fold: Fold,
   clicks: ClickFact[],
   facts: ConversionFact[],
   zoneOfStore: (storeId: string) => Zone,
+  pace: () => Promise<void>,
 ): Promise<number> {
   for (let i = 0; i < clicks.length; i += SLICE) {
     foldRows(fold, clicks.slice(i, i + SLICE), [], zoneOfStore);
-    await nextTurn();
+    await pace();
   }
   const conversions = [...perConversion(facts)];
   for (let i = 0; i < conversions.length; i += SLICE) {
     foldRows(fold, [], conversions.slice(i, i + SLICE).flat(), zoneOfStore);
-    await nextTurn();
+    await pace();
   }
   return conversions.length;
 }
 
 /**
- * Up to `limit` rows (clicks, or conversions with their fact rows) after a rowid, read a slice
- * at a time with a turn of the event loop between: one read of ~500 conversions with their
+ * Up to `limit` rows (clicks, or conversions with their fact rows) after a rowid, read `page`
+ * at a time with `pace()` between: in-process, one read of ~500 conversions with their
  * touchpoints and clicks held the event loop for ~15 ms.
  */
 async function readInPages<T extends { seq: number }>(
   read: (after: number, n: number) => Promise<T[]>,
   after: number,
   limit: number,
+  page: number,
+  pace: () => Promise<void>,
 ): Promise<T[]> {
   const rows: T[] = [];
   let taken = 0;
   let from = after;
   while (taken < limit) {
-    const n = Math.min(SLICE * 2, limit - taken);
-    const page = await read(from, n);
-    const count = new Set(page.map((row) => row.seq)).size; // a conversion spans several fact rows
-    rows.push(...page);
+    const n = Math.min(page, limit - taken);
+    const fetched = await read(from, n);
+    const count = new Set(fetched.map((row) => row.seq)).size; // a conversion spans several fact rows
+    rows.push(...fetched);
     taken += count;
     if (count < n) break;
-    from = (page.at(-1) as T).seq;
-    await nextTurn();
+    from = (fetched.at(-1) as T).seq;
+    await pace();
   }
   return rows;
 }
 
+interface ZoneState {
+  timezone: string;
+  tzdata: string;
+}
+
 /** Per store, the zone its rows are folded in and the time zone data: the rollup's, or for a store never folded the store's current zone. */
-async function zoneStates(db: Executor, storeIds: string[]): Promise<Map<string, { timezone: string; tzdata: string }>> {
-  const states = new Map<string, { timezone: string; tzdata: string }>();
+async function zoneStates(db: Executor, storeIds: string[]): Promise<Map<string, ZoneState>> {
+  const states = new Map<string, ZoneState>();
   for (const [id, store] of await rollupStores(db, storeIds)) states.set(id, { timezone: store.timezone, tzdata: store.tzdata });
   const missing = storeIds.filter((id) => !states.has(id));
   if (missing.length > 0) {
@@ -130,44 +140,94 @@ async function zoneStates(db: Executor, storeIds: string[]): Promise<Map<string,
   return states;
 }
 
-const sameZones = (a: Map<string, { timezone: string; tzdata: string }>, b: typeof a) =>
+const sameZones = (a: Map<string, ZoneState>, b: Map<string, ZoneState>) =>
   a.size === b.size && [...a].every(([id, z]) => b.get(id)?.timezone === z.timezone && b.get(id)?.tzdata === z.tzdata);
 
 /**
- * The background form of `catchUp`: rows are read and folded outside any transaction, in slices
- * between which requests are served, and only the result is written, in one short job. Folding
- * ~500 conversions inside the write had held every request's write for 50–100 ms (measured at
- * 500 conversions/s). The result is written only if the watermarks and the stores' rollup zones
- * are still those it was folded with and no conversion was re-attributed meanwhile; otherwise
- * (a read's catch-up, a time zone change or a re-attribution came first) nothing is written and
- * `stale` is returned, for the next tick to start over.
+ * A fold computed outside any transaction, and what it was computed from: it may be written
+ * only while the watermarks, the attribution-change count and the stores' zones are still these.
+ * Plain data, so that a worker thread can compute it and post it back.
  */
-export async function catchUpInBackground(database: Database, limit: number): Promise<CatchUpResult & { stale: boolean }> {
-  const db = database.db;
+export interface PendingFold {
+  marks: Marks;
+  changes: number;
+  zones: [string, ZoneState][];
+  rows: FoldRows;
+  /** The watermarks once these rows are in. */
+  next: Marks;
+  clicks: number;
+  conversions: number;
+  /** More rows are waiting beyond this fold. */
+  more: boolean;
+}
+
+/**
+ * Reads up to `limit` clicks and conversions above the watermarks and folds them, writing
+ * nothing. With `pace`, reads and folds in small steps and runs `pace()` between them (the
+ * in-process fold yields to requests); without, in one go (a worker thread has nothing to yield to).
+ * Returns null when nothing is waiting.
+ */
+export async function foldPending(db: Executor, limit: number, pace?: () => Promise<void>): Promise<PendingFold | null> {
+  const page = pace ? SLICE * 2 : limit;
+  const step = pace ?? (() => Promise.resolve());
   const marks = await readMarks(db);
   const changes = await readAttributionChanges(db);
-  const clicks = await readInPages((after, n) => clicksAfter(db, after, n), marks.clicks, limit);
-  const facts = await readInPages((after, n) => conversionsAfter(db, after, n), marks.conversions, limit);
-  if (clicks.length === 0 && facts.length === 0) return { clicks: 0, conversions: 0, more: false, stale: false };
+  const clicks = await readInPages((after, n) => clicksAfter(db, after, n), marks.clicks, limit, page, step);
+  const facts = await readInPages((after, n) => conversionsAfter(db, after, n), marks.conversions, limit, page, step);
+  if (clicks.length === 0 && facts.length === 0) return null;
   const storeIds = [...new Set([...clicks.map((c) => c.store_id), ...facts.map((f) => f.store_id)])];
   const zones = await zoneStates(db, storeIds);
   const fold = new Fold();
-  const conversions = await foldRowsInSlices(fold, clicks, facts, (storeId) => zoneOf(zones.get(storeId)?.timezone ?? 'UTC'));
-  const more = clicks.length === limit || conversions === limit;
+  const zoneOfStore = (storeId: string) => zoneOf(zones.get(storeId)?.timezone ?? 'UTC');
+  const conversions = pace
+    ? await foldRowsPaced(fold, clicks, facts, zoneOfStore, pace)
+    : foldRows(fold, clicks, facts, zoneOfStore);
+  return {
+    marks,
+    changes,
+    zones: [...zones],
+    rows: fold.rows(),
+    next: { clicks: clicks.at(-1)?.seq ?? marks.clicks, conversions: facts.at(-1)?.seq ?? marks.conversions },
+    clicks: clicks.length,
+    conversions,
+    more: clicks.length === limit || conversions === limit,
+  };
+}
+
+/** Computes a pending fold: in-process by default, or in a worker thread (fold-worker.ts). */
+export type FoldComputer = (limit: number) => Promise<PendingFold | null>;
+
+/**
+ * The background form of `catchUp`: rows are read and folded outside any transaction — in a
+ * worker thread, or in-process in slices between which requests are served — and only the
+ * result is written, in one short job. Folding ~500 conversions inside the write had held every
+ * request's write for 50–100 ms (measured at 500 conversions/s); folding them in slices on the
+ * event loop still added ~10 ms to the conversion p99. The result is written only if the
+ * watermarks and the stores' rollup zones are still those it was folded with and no conversion
+ * was re-attributed meanwhile; otherwise (a read's catch-up, a time zone change or a
+ * re-attribution came first) nothing is written and `stale` is returned, for the next tick to
+ * start over.
+ */
+export async function catchUpInBackground(
+  database: Database,
+  limit: number,
+  compute: FoldComputer = (n) => foldPending(database.db, n, nextTurn),
+): Promise<CatchUpResult & { stale: boolean }> {
+  const pending = await compute(limit);
+  if (!pending) return { clicks: 0, conversions: 0, more: false, stale: false };
+  const { marks, changes, more } = pending;
+  const stale = { clicks: 0, conversions: 0, more, stale: true };
+  await database.quiet(); // the write holds the event loop for ~10–20 ms: not in the middle of a burst of requests
   return database.write(async (trx) => {
     const current = await readMarks(trx);
-    const moved = current.clicks !== marks.clicks || current.conversions !== marks.conversions;
-    if (moved || (await readAttributionChanges(trx)) !== changes) {
-      return { clicks: 0, conversions: 0, more, stale: true };
-    }
+    if (current.clicks !== marks.clicks || current.conversions !== marks.conversions) return stale;
+    if ((await readAttributionChanges(trx)) !== changes) return stale;
+    const storeIds = pending.zones.map(([id]) => id);
     await adoptZones(trx, storeIds, TZDATA);
-    if (!sameZones(zones, await zoneStates(trx, storeIds))) return { clicks: 0, conversions: 0, more, stale: true };
-    await fold.flush(trx);
-    await writeMarks(trx, {
-      clicks: clicks.at(-1)?.seq ?? marks.clicks,
-      conversions: facts.at(-1)?.seq ?? marks.conversions,
-    });
-    return { clicks: clicks.length, conversions, more, stale: false };
+    if (!sameZones(new Map(pending.zones), await zoneStates(trx, storeIds))) return stale;
+    await addFoldRows(trx, pending.rows);
+    await writeMarks(trx, pending.next);
+    return { clicks: pending.clicks, conversions: pending.conversions, more, stale: false };
   });
 }
 
@@ -319,8 +379,10 @@ export interface RollupRefresher {
  */
 export function startRollupRefresher(
   database: Database,
-  options: { intervalMs?: number; foldEveryMs?: number; onError?: (error: unknown) => void } = {},
+  options: { intervalMs?: number; foldEveryMs?: number; inWorker?: boolean; onError?: (error: unknown) => void } = {},
 ): RollupRefresher {
+  // With `inWorker`, new rows are read and folded by a worker thread; only the write is ours.
+  const thread = options.inWorker ? new FoldThread(database.file) : undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
   let failing = false; // report a failure once, not on every tick
@@ -337,7 +399,7 @@ export function startRollupRefresher(
     if (performance.now() - foldedAt < (options.foldEveryMs ?? 1000)) return;
     foldedAt = performance.now();
     while (!stopped) {
-      const result = await catchUpInBackground(database, BACKGROUND_CHUNK);
+      const result = await catchUpInBackground(database, BACKGROUND_CHUNK, thread?.compute);
       if (!result.more || result.stale) break;
     }
   };
@@ -361,6 +423,7 @@ export function startRollupRefresher(
       stopped = true;
       clearInterval(timer);
       await running;
+      await thread?.close();
     },
   };
 }

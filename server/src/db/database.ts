@@ -17,6 +17,8 @@ export type Executor = Kysely<DB> | Transaction<DB>;
  */
 export interface Database {
   readonly dialect: 'sqlite';
+  /** The database file; a worker thread opens its own connection with `openSqliteReader`. */
+  readonly file: string;
   readonly db: Kysely<DB>;
   write<T>(work: (trx: Executor) => Promise<T>): Promise<T>;
   /**
@@ -25,6 +27,12 @@ export interface Database {
    * with it as settled fact (a duplicate's original, for instance).
    */
   durable(): Promise<void>;
+  /**
+   * Resolves at a quiet moment for background work that holds the writer (rollup folds, the
+   * log checkpoint's last step): once no write has been queued or committed for a few
+   * milliseconds, or after `maxWaitMs` at the latest, so that requests' writes go first.
+   */
+  quiet(maxWaitMs?: number): Promise<void>;
   migrate(): Promise<string[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -65,10 +73,15 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 const MAX_BATCH = 256;
 
+/** A gap between writes this long counts as a quiet moment (see `Database.quiet`). */
+const QUIET_MS = 5;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 class GroupCommitter {
   private queue: WriteJob[] = [];
   private scheduled = false;
   private flushing = false;
+  private lastActivity = 0;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -76,6 +89,7 @@ class GroupCommitter {
   ) {}
 
   enqueue<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
+    this.lastActivity = performance.now();
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
@@ -86,6 +100,17 @@ class GroupCommitter {
   async drain(): Promise<void> {
     while (this.queue.length > 0 || this.flushing || this.scheduled) {
       await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  async quiet(maxWaitMs: number): Promise<void> {
+    const deadline = performance.now() + maxWaitMs;
+    for (;;) {
+      const now = performance.now();
+      const busy = this.flushing || this.scheduled || this.queue.length > 0;
+      const idleFor = busy ? 0 : now - this.lastActivity;
+      if (idleFor >= QUIET_MS || now >= deadline) return;
+      await sleep(Math.min(QUIET_MS - idleFor, deadline - now));
     }
   }
 
@@ -128,6 +153,7 @@ class GroupCommitter {
       });
     } finally {
       this.flushing = false;
+      this.lastActivity = performance.now();
       if (this.queue.length > 0) this.schedule();
     }
   }
@@ -188,13 +214,19 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
-  const wal = new WalKeeper(file, options.wal, options.onError);
-  const committer = new GroupCommitter(db, wal);
+  const wal: WalKeeper = new WalKeeper(
+    file,
+    { ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs) },
+    options.onError,
+  );
+  const committer: GroupCommitter = new GroupCommitter(db, wal);
   return {
     dialect: 'sqlite',
+    file,
     db,
     write: (work) => committer.enqueue(work),
     durable: () => wal.sync(),
+    quiet: (maxWaitMs = 1000) => committer.quiet(maxWaitMs),
     async migrate() {
       const applied = await migrateToLatest(db as unknown as Kysely<unknown>);
       // Keep the planner's statistics current (bounded work), so lookups pick their own index.
@@ -212,6 +244,16 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
       await db.destroy(); // the last connection to close checkpoints the log and removes it
     },
   };
+}
+
+/**
+ * A read-only connection of its own to a database file that a `Database` has open (for a worker
+ * thread: it reads while the main thread's connection writes, without either waiting).
+ */
+export function openSqliteReader(file: string): Kysely<DB> {
+  const raw = new SqliteDriver(file, { readonly: true, fileMustExist: true });
+  raw.pragma('busy_timeout = 5000');
+  return new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
 }
 
 /** True for errors that mean "the database cannot be reached right now" (→ 503, safe to retry). */

@@ -1,7 +1,10 @@
+import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FoldThread } from '../../src/analytics/fold-thread.js';
 import {
   catchUp,
   catchUpInBackground,
+  foldPending,
   rebuildStep,
   startRebuildIfStale,
   startRollupRefresher,
@@ -12,7 +15,7 @@ import { allocateCredit, MODELS } from '../../src/attribution/models.js';
 import type { Executor } from '../../src/db/database.js';
 import { aggregateConversions, countClicks } from '../../src/db/repositories/analytics.js';
 import { rollupProgress } from '../../src/db/repositories/rollups.js';
-import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
+import { call, createTestContext, makeStore, type TestContext, tempDir } from '../helpers.js';
 import { addDays, analyticsApi, DAY_MS, utcDaysAgo } from './fixtures.js';
 
 interface Group {
@@ -388,12 +391,20 @@ describe('analytics rollups', () => {
     expect(rows.reduce((s, r) => s + Number(r.clicks), 0)).toBe(4);
   });
 
-  it('are kept up to date in the background', async () => {
+  it.each([
+    ['in-process', false],
+    ['in a worker thread', true],
+  ])('are kept up to date in the background (%s)', async (_, inWorker) => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
     await api.click(storeId, 'bg1', new Date().toISOString());
     await api.convert(storeId, { fbclid: 'bg1', eventValue: 1 });
     const errors: unknown[] = [];
-    const refresher = startRollupRefresher(ctx.database, { intervalMs: 5, foldEveryMs: 5, onError: (e) => errors.push(e) });
+    const refresher = startRollupRefresher(ctx.database, {
+      intervalMs: 5,
+      foldEveryMs: 5,
+      inWorker,
+      onError: (e) => errors.push(e),
+    });
     try {
       const deadline = Date.now() + 5_000;
       for (;;) {
@@ -487,6 +498,66 @@ describe('analytics rollups', () => {
       // The rollups of a store never folded take its zone when first folded: the PATCH itself
       // does not touch them, so the background fold (in UTC) must see the store's zone changed.
       expect(await background).toMatchObject({ stale: true });
+    });
+    describe('background fold in a worker thread', () => {
+      let thread: FoldThread;
+      beforeEach(() => {
+        thread = new FoldThread(ctx.database.file);
+      });
+      afterEach(async () => thread.close());
+
+      it('computes on its own connection exactly what the in-process fold computes', async () => {
+        const { q } = await seed(150);
+        const inWorker = await thread.compute(1000);
+        expect(inWorker).toEqual(await foldPending(ctx.database.db, 1000));
+        expect(inWorker).toMatchObject({ clicks: 150, conversions: 150, more: false });
+        expect(await catchUpInBackground(ctx.database, 1000, thread.compute)).toEqual({
+          clicks: 150,
+          conversions: 150,
+          more: false,
+          stale: false,
+        });
+        expect(await groups(q)).toEqual([
+          ['c0', 50, 50, 500],
+          ['c1', 50, 50, 500],
+          ['c2', 50, 50, 500],
+        ]);
+        expect(await thread.compute(1000)).toBeNull(); // nothing left above the watermarks
+      });
+
+      it('reads in chunks: `more` until everything is folded', async () => {
+        await seed(30);
+        const results = [];
+        for (let i = 0; i < 4; i++) results.push(await catchUpInBackground(ctx.database, 12, thread.compute));
+        expect(results.map((r) => [r.clicks, r.conversions, r.more])).toEqual([
+          [12, 12, true],
+          [12, 12, true],
+          [6, 6, false],
+          [0, 0, false],
+        ]);
+      });
+
+      it('never counts a row twice when a read’s catch-up races it', async () => {
+        const { q } = await seed(100);
+        const background = catchUpInBackground(ctx.database, 1000, thread.compute);
+        await ctx.database.write((trx) => catchUp(trx));
+        const result = await background;
+        // Whichever read the rows first, the other one found them folded (stale) or found nothing.
+        expect(result.stale || result.conversions === 0).toBe(true);
+        expect((await groups(q)).map((g) => g[1])).toEqual([34, 33, 33]);
+      });
+
+      it('fails a fold it cannot compute (and a stopped worker fails its pending folds) instead of hanging', async () => {
+        const broken = new FoldThread(path.join(tempDir(), 'missing.db'));
+        await expect(broken.compute(10)).rejects.toThrow(/fold worker failed|unable to open|does not exist/i);
+        await expect(broken.compute(10)).rejects.toThrow(); // a new worker, the same failure
+        await broken.close();
+        await seed(5);
+        const pending = thread.compute(1000);
+        await thread.close();
+        await expect(pending).rejects.toThrow(/stopped/);
+        expect(await thread.compute(1000)).toMatchObject({ conversions: 5 }); // the next request starts a new worker
+      });
     });
   });
 });

@@ -124,7 +124,8 @@ describe('group commit on the write-ahead log', () => {
   });
 
   it('checkpoints in a worker, and the log stops growing under concurrent commits', async () => {
-    const db = await open({ wal: { checkpointBytes: 64 * 1024, checkpointIntervalMs: 0 } });
+    // finishWaitMs 0: the last step does not wait for a gap between these back-to-back writes.
+    const db = await open({ wal: { checkpointBytes: 64 * 1024, checkpointIntervalMs: 0, finishWaitMs: 0 } });
     const file = path.join(dataDir, 'waytrack.db');
     const payload = 'x'.repeat(2000);
     await db.write((trx) => trx.schema.createTable('blobs').addColumn('b', 'text').execute());
@@ -154,6 +155,44 @@ describe('group commit on the write-ahead log', () => {
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
     expect(Number((count as { n: number }).n)).toBe(WRITES);
+  });
+
+  it('quiet() waits for a gap between writes (background work goes after the requests), at most maxWaitMs', async () => {
+    const db = await open();
+    let started = performance.now();
+    await db.quiet(1000);
+    expect(performance.now() - started).toBeLessThan(500); // idle: at once (after a few ms of quiet)
+
+    // Back-to-back writes for ~300 ms: quiet() resolves only after they end.
+    let writing = true;
+    let lastWriteAt = 0;
+    const stream = (async () => {
+      const until = performance.now() + 300;
+      while (performance.now() < until) {
+        await insert(db, 1);
+        lastWriteAt = performance.now();
+      }
+      writing = false;
+    })();
+    await new Promise((r) => setTimeout(r, 20));
+    await db.quiet(5000);
+    expect(writing).toBe(false);
+    expect(performance.now()).toBeGreaterThanOrEqual(lastWriteAt);
+    await stream;
+
+    // Writes that never stop: it gives up after maxWaitMs.
+    let stop = false;
+    const endless = (async () => {
+      while (!stop) await insert(db, 2);
+    })();
+    await new Promise((r) => setTimeout(r, 20));
+    started = performance.now();
+    await db.quiet(150);
+    const waited = performance.now() - started;
+    stop = true;
+    await endless;
+    expect(waited).toBeGreaterThanOrEqual(140);
+    expect(waited).toBeLessThan(1000);
   });
 
   it('answers a duplicate conversion only once the original is on disk', async () => {
