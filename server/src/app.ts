@@ -16,7 +16,7 @@ import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
 import { HSTS, requireForwardedHttps } from './http/transport.js';
 import { dropEmptyValues, validatorCompiler } from './http/validation.js';
 import { newId } from './ids.js';
-import { createMetrics, LOG_REDACT } from './observability.js';
+import { createMetrics, LOG_REDACT, rollupBacklogGauge } from './observability.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { clickRoutes } from './routes/clicks.js';
 import { conversionRoutes } from './routes/conversions.js';
@@ -86,6 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   const registry = createMetrics(app);
+  rollupBacklogGauge(registry, database);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -4,21 +4,21 @@ import type { Reporter, RunnerTask, RunnerTestFile } from 'vitest/node';
 export default class SummaryReporter implements Reporter {
   onFinished(files: RunnerTestFile[] = [], errors: unknown[] = []): void {
     const counts = { passed: 0, failed: 0, skipped: 0 };
-    const visit = (task: RunnerTask) => {
+    const visit = (task: RunnerTask): void => {
+      const before = counts.failed;
       if (task.type === 'suite') {
         for (const child of task.tasks) visit(child);
-        if (task.result?.state === 'fail' && task.tasks.length === 0) counts.failed++;
+        // A suite that failed with no failed test inside: a file that failed to load, or a
+        // beforeAll/afterAll hook that threw (its tests then report as skipped).
+        if (task.result?.state === 'fail' && counts.failed === before) counts.failed++;
         return;
       }
       if (task.mode === 'skip' || task.mode === 'todo') counts.skipped++;
       else if (task.result?.state === 'pass') counts.passed++;
       else if (task.result?.state === 'fail') counts.failed++;
+      else counts.skipped++; // never ran
     };
-    for (const file of files) {
-      visit(file);
-      // A file that failed to load has no tests but must count as a failure.
-      if (file.result?.state === 'fail' && file.tasks.length === 0) counts.failed++;
-    }
+    for (const file of files) visit(file);
     counts.failed += errors.length;
     console.log(`\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
   }

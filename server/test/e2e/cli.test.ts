@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { build, cli, freePort, request, type ServerProcess, serve } from './process.js';
 
 // The real CLI and server process over HTTPS, as README's quick start runs them
@@ -81,6 +81,16 @@ describe('waytrack CLI and server (end to end)', () => {
       clickId: click.body.data.clickId,
       fbclid: 'E2E.click-1',
       confidenceScore: 100,
+    });
+    // The compiled server folds them into the analytics rollups in the background (a worker
+    // thread), before any analytics read asks for them.
+    const backlog = async () => {
+      const text = String((await request(server, 'GET', '/metrics')).body);
+      return [...text.matchAll(/^waytrack_rollup_backlog_rows\{table="(\w+)"\} (\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+    };
+    await vi.waitFor(async () => expect(await backlog()).toEqual(['clicks 0', 'conversions 0']), {
+      timeout: 10_000,
+      interval: 100,
     });
     const metrics = await request(server, 'GET', `/v1/analytics/metrics?storeId=${storeId}`, { key: account.keys.live });
     expect(metrics.body.data).toMatchObject({ totalClicks: 1, totalConversions: 1, totalRevenue: 10.1, conversionRate: 100 });
