@@ -1,23 +1,24 @@
 import { Worker } from 'node:worker_threads';
-import type { FoldComputer, PendingFold } from './rollups.js';
+import type { CatchUpResult } from './rollups.js';
 
 /** Messages between the main thread and fold-worker.ts. */
-export interface FoldRequest {
-  id: number;
-  limit: number;
-}
-export type FoldReply = { id: number; ok: true; pending: PendingFold | null } | { id: number; ok: false; message: string };
+export type FoldRequest = { id: number; type: 'fold'; limit: number } | { id: number; type: 'write' };
+export type FoldReply =
+  | { id: number; ok: true; folded: CatchUpResult | null }
+  | { id: number; ok: true; written: CatchUpResult & { stale: boolean } }
+  | { id: number; ok: false; message: string };
 
 interface Waiting {
-  resolve: (pending: PendingFold | null) => void;
+  resolve: (reply: FoldReply) => void;
   reject: (error: Error) => void;
 }
 
 /**
- * The background fold's worker thread, seen from the main thread: `compute` asks it for a
- * pending fold (see `catchUpInBackground`). Started on first use; a worker that fails or exits
- * fails the folds it was computing (the refresher retries on its next tick) and is replaced by
- * the next request.
+ * The background fold's worker thread, seen from the main thread (see `catchUpInWorker`):
+ * `fold` has it read and fold the rows above the watermarks, `write` has it write that fold. It
+ * starts on first use; a worker that fails or exits fails what it was doing (nothing half
+ * written: its write is one transaction; the refresher retries on its next tick) and is
+ * replaced by the next request.
  */
 export class FoldThread {
   private worker: Worker | undefined;
@@ -26,19 +27,32 @@ export class FoldThread {
 
   constructor(private readonly file: string) {}
 
-  readonly compute: FoldComputer = (limit) =>
-    new Promise((resolve, reject) => {
-      const id = this.nextId++;
-      this.waiting.set(id, { resolve, reject });
-      this.thread().postMessage({ id, limit } satisfies FoldRequest);
-    });
+  /** Reads and folds up to `limit` clicks and conversions; null when none is waiting. */
+  async fold(limit: number): Promise<CatchUpResult | null> {
+    const reply = await this.ask({ id: this.nextId++, type: 'fold', limit });
+    return 'folded' in reply ? reply.folded : null;
+  }
 
-  /** Stops the worker; folds it was computing fail (nothing was written by it). */
+  /** Writes the last fold on the worker's connection: call it inside `Database.writeAlone`. */
+  async write(): Promise<CatchUpResult & { stale: boolean }> {
+    const reply = await this.ask({ id: this.nextId++, type: 'write' });
+    if (!('written' in reply)) throw new Error('the fold worker answered a write with no result');
+    return reply.written;
+  }
+
+  /** Stops the worker; what it was doing fails. */
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = undefined;
     if (worker) await worker.terminate();
     this.failAll('the fold worker was stopped');
+  }
+
+  private ask(request: FoldRequest): Promise<FoldReply> {
+    return new Promise((resolve, reject) => {
+      this.waiting.set(request.id, { resolve, reject });
+      this.thread().postMessage(request);
+    });
   }
 
   private thread(): Worker {
@@ -48,7 +62,7 @@ export class FoldThread {
     worker.on('message', (reply: FoldReply) => {
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);
-      if (reply.ok) waiting?.resolve(reply.pending);
+      if (reply.ok) waiting?.resolve(reply);
       else waiting?.reject(new Error(`background fold failed: ${reply.message}`));
     });
     const lost = (message: string) => {

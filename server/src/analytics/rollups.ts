@@ -146,7 +146,7 @@ const sameZones = (a: Map<string, ZoneState>, b: Map<string, ZoneState>) =>
 /**
  * A fold computed outside any transaction, and what it was computed from: it may be written
  * only while the watermarks, the attribution-change count and the stores' zones are still these.
- * Plain data, so that a worker thread can compute it and post it back.
+ * Computed in-process or in the worker thread, which keeps it until it writes it.
  */
 export interface PendingFold {
   marks: Marks;
@@ -194,41 +194,58 @@ export async function foldPending(db: Executor, limit: number, pace?: () => Prom
   };
 }
 
-/** Computes a pending fold: in-process by default, or in a worker thread (fold-worker.ts). */
-export type FoldComputer = (limit: number) => Promise<PendingFold | null>;
-
 /**
- * The background form of `catchUp`: rows are read and folded outside any transaction — in a
- * worker thread, or in-process in slices between which requests are served — and only the
- * result is written, in one short job. Folding ~500 conversions inside the write had held every
- * request's write for 50–100 ms (measured at 500 conversions/s); folding them in slices on the
- * event loop still added ~10 ms to the conversion p99. The result is written only if the
- * watermarks and the stores' rollup zones are still those it was folded with and no conversion
- * was re-attributed meanwhile; otherwise (a read's catch-up, a time zone change or a
- * re-attribution came first) nothing is written and `stale` is returned, for the next tick to
- * start over.
+ * Writes a fold computed outside the transaction (`foldPending`), unless the watermarks, the
+ * attribution-change count or the zones of its stores moved since it was computed (a read's
+ * catch-up, a re-attribution or a time zone change came first): then nothing is written and
+ * `stale` is returned, for the next fold to start over. Run it in a write transaction.
  */
-export async function catchUpInBackground(
-  database: Database,
-  limit: number,
-  compute: FoldComputer = (n) => foldPending(database.db, n, nextTurn),
-): Promise<CatchUpResult & { stale: boolean }> {
-  const pending = await compute(limit);
-  if (!pending) return { clicks: 0, conversions: 0, more: false, stale: false };
+export async function writePendingFold(trx: Executor, pending: PendingFold): Promise<CatchUpResult & { stale: boolean }> {
   const { marks, changes, more } = pending;
   const stale = { clicks: 0, conversions: 0, more, stale: true };
-  await database.quiet(); // the write holds the event loop for ~10–20 ms: not in the middle of a burst of requests
-  return database.write(async (trx) => {
-    const current = await readMarks(trx);
-    if (current.clicks !== marks.clicks || current.conversions !== marks.conversions) return stale;
-    if ((await readAttributionChanges(trx)) !== changes) return stale;
-    const storeIds = pending.zones.map(([id]) => id);
-    await adoptZones(trx, storeIds, TZDATA);
-    if (!sameZones(new Map(pending.zones), await zoneStates(trx, storeIds))) return stale;
-    await addFoldRows(trx, pending.rows);
-    await writeMarks(trx, pending.next);
-    return { clicks: pending.clicks, conversions: pending.conversions, more, stale: false };
-  });
+  const current = await readMarks(trx);
+  if (current.clicks !== marks.clicks || current.conversions !== marks.conversions) return stale;
+  if ((await readAttributionChanges(trx)) !== changes) return stale;
+  const storeIds = pending.zones.map(([id]) => id);
+  await adoptZones(trx, storeIds, TZDATA);
+  if (!sameZones(new Map(pending.zones), await zoneStates(trx, storeIds))) return stale;
+  await addFoldRows(trx, pending.rows);
+  await writeMarks(trx, pending.next);
+  return { clicks: pending.clicks, conversions: pending.conversions, more, stale: false };
+}
+
+const NOTHING_PENDING = { clicks: 0, conversions: 0, more: false, stale: false };
+
+/**
+ * The background form of `catchUp`, in-process: rows are read and folded outside any
+ * transaction, in slices between which requests are served, and only the result is written, in
+ * one short job at a quiet moment of the writer. Folding ~500 conversions inside the write had
+ * held every request's write for 50–100 ms (measured at 500 conversions/s). The server uses
+ * `catchUpInWorker`; this form is the reference its tests compare against.
+ */
+export async function catchUpInBackground(database: Database, limit: number): Promise<CatchUpResult & { stale: boolean }> {
+  const pending = await foldPending(database.db, limit, nextTurn);
+  if (!pending) return NOTHING_PENDING;
+  await database.quiet(); // the write holds the event loop for ~10 ms: not in the middle of a burst of requests
+  return database.write((trx) => writePendingFold(trx, pending));
+}
+
+/**
+ * The background form of `catchUp` in a worker thread (fold-worker.ts): the worker reads and
+ * folds the new rows on its own connection, then — at a quiet moment of the writer, between two
+ * group commits — writes the result itself. The event loop serving requests does none of it:
+ * in-process, the fold's slices and its ~10 ms write per second were what set the conversion
+ * p99 at 500 conversions/s.
+ */
+export async function catchUpInWorker(
+  database: Database,
+  thread: FoldThread,
+  limit: number,
+): Promise<CatchUpResult & { stale: boolean }> {
+  const folded = await thread.fold(limit);
+  if (!folded) return NOTHING_PENDING;
+  await database.quiet();
+  return database.writeAlone(() => thread.write());
 }
 
 /**
@@ -399,7 +416,9 @@ export function startRollupRefresher(
     if (performance.now() - foldedAt < (options.foldEveryMs ?? 1000)) return;
     foldedAt = performance.now();
     while (!stopped) {
-      const result = await catchUpInBackground(database, BACKGROUND_CHUNK, thread?.compute);
+      const result = thread
+        ? await catchUpInWorker(database, thread, BACKGROUND_CHUNK)
+        : await catchUpInBackground(database, BACKGROUND_CHUNK);
       if (!result.more || result.stale) break;
     }
   };

@@ -33,6 +33,13 @@ export interface Database {
    * milliseconds, or after `maxWaitMs` at the latest, so that requests' writes go first.
    */
   quiet(maxWaitMs?: number): Promise<void>;
+  /**
+   * Runs `work` — a write another connection makes (a worker thread's) — between two group
+   * commits, with the writer to itself: no transaction of this connection is open meanwhile,
+   * so neither waits on the other. Resolves with its result after the following log sync,
+   * like `write`.
+   */
+  writeAlone<T>(work: () => Promise<T>): Promise<T>;
   migrate(): Promise<string[]>;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -65,6 +72,8 @@ function withStatementCache(raw: SqliteDriver.Database): SqliteDatabase {
 
 interface WriteJob {
   work: (trx: Executor) => Promise<unknown>;
+  /** Runs outside this connection's transactions, in a commit of its own (`writeAlone`). */
+  alone?: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -88,10 +97,10 @@ class GroupCommitter {
     private readonly wal: WalKeeper,
   ) {}
 
-  enqueue<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
+  enqueue<T>(work: (trx: Executor) => Promise<T>, alone = false): Promise<T> {
     this.lastActivity = performance.now();
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ work, alone, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -129,7 +138,7 @@ class GroupCommitter {
   private async flush(): Promise<void> {
     this.scheduled = false;
     this.flushing = true;
-    const jobs = this.queue.splice(0, MAX_BATCH);
+    const jobs = this.takeBatch();
     try {
       let outcomes: Outcome[];
       try {
@@ -158,12 +167,29 @@ class GroupCommitter {
     }
   }
 
+  /** The next jobs that share a transaction, or the next job that runs alone. */
+  private takeBatch(): WriteJob[] {
+    if (this.queue[0]?.alone) return this.queue.splice(0, 1);
+    let n = 0;
+    while (n < this.queue.length && n < MAX_BATCH && !this.queue[n]?.alone) n++;
+    return this.queue.splice(0, n);
+  }
+
   /** Runs each job in its own savepoint of one transaction and commits it (not yet synced). */
   private async commit(jobs: WriteJob[]): Promise<Outcome[]> {
     const outcomes: Outcome[] = [];
     await this.wal.beforeCommit();
     try {
-      await this.transaction(jobs, outcomes);
+      const [only] = jobs;
+      if (only?.alone) {
+        // Another connection writes; this one holds no transaction meanwhile.
+        outcomes.push(
+          await only.work(this.db).then(
+            (value) => ({ ok: true, value }) as const,
+            (error) => ({ ok: false, error }) as const,
+          ),
+        );
+      } else await this.transaction(jobs, outcomes);
     } finally {
       this.wal.afterCommit();
     }
@@ -227,6 +253,7 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
     write: (work) => committer.enqueue(work),
     durable: () => wal.sync(),
     quiet: (maxWaitMs = 1000) => committer.quiet(maxWaitMs),
+    writeAlone: (work) => committer.enqueue(() => work(), true),
     async migrate() {
       const applied = await migrateToLatest(db as unknown as Kysely<unknown>);
       // Keep the planner's statistics current (bounded work), so lookups pick their own index.
@@ -247,11 +274,15 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
 }
 
 /**
- * A read-only connection of its own to a database file that a `Database` has open (for a worker
- * thread: it reads while the main thread's connection writes, without either waiting).
+ * A connection of its own to a database file that a `Database` has open, for a worker thread.
+ * It reads while the main thread's connection writes, and writes only inside that Database's
+ * `writeAlone` (so the main thread's log sync makes its commits durable); it never checkpoints.
  */
-export function openSqliteReader(file: string): Kysely<DB> {
-  const raw = new SqliteDriver(file, { readonly: true, fileMustExist: true });
+export function openSqliteWorkerConnection(file: string): Kysely<DB> {
+  const raw = new SqliteDriver(file, { fileMustExist: true });
+  raw.pragma('synchronous = NORMAL');
+  raw.pragma('wal_autocheckpoint = 0');
+  raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
   return new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
 }

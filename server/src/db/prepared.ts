@@ -25,12 +25,9 @@ function adapterOf(db: Executor): object {
   return (db as unknown as { getExecutor(): { adapter: object } }).getExecutor().adapter;
 }
 
-export function prepared<V extends object, R>(
-  build: (db: Executor, values: V) => Compilable<R>,
-): (db: Executor, values: V) => Promise<QueryResult<R>> {
-  // Per dialect, per set of value names (an insert's columns are its values' keys).
+/** Compiles `build` with a marker per value name, once per dialect and set of names. */
+function planner<V extends object, R>(build: (db: Executor, values: V) => Compilable<R>) {
   const plans = new WeakMap<object, Map<string, Plan>>();
-
   const compile = (db: Executor, names: string[]): Plan => {
     const markers = Object.fromEntries(names.map((name) => [name, `${MARK}${name}`])) as V;
     const compiled = build(db, markers).compile() as CompiledQuery;
@@ -43,23 +40,59 @@ export function prepared<V extends object, R>(
     }
     return { compiled, slots };
   };
-
-  return async (db, values) => {
+  return (db: Executor, names: string[]): Plan => {
     const adapter = adapterOf(db);
     let byShape = plans.get(adapter);
     if (!byShape) {
       byShape = new Map();
       plans.set(adapter, byShape);
     }
-    const names = Object.keys(values);
     const shape = names.join(',');
     let plan = byShape.get(shape);
     if (!plan) {
       plan = compile(db, names);
       byShape.set(shape, plan);
     }
+    return plan;
+  };
+}
+
+export function prepared<V extends object, R>(
+  build: (db: Executor, values: V) => Compilable<R>,
+): (db: Executor, values: V) => Promise<QueryResult<R>> {
+  const planFor = planner(build);
+  return async (db, values) => {
+    const plan = planFor(db, Object.keys(values));
     const named = values as Record<string, unknown>;
     const parameters = plan.slots.map((s) => ('name' in s ? (named[s.name] ?? null) : s.constant));
+    return db.executeQuery<R>({ ...(plan.compiled as CompiledQuery<R>), parameters });
+  };
+}
+
+/**
+ * `prepared` for a statement with a fixed set of value `names`, whose values are read from an
+ * argument: `read(name)` returns how to read the value called `name` from it. Nothing is built
+ * per call but the parameter list (the rollup upserts bind ~10,000 values a second).
+ */
+export function preparedReading<A, R>(
+  build: (db: Executor, values: Record<string, unknown>) => Compilable<R>,
+  names: string[],
+  read: (name: string) => (arg: A) => unknown,
+): (db: Executor, arg: A) => Promise<QueryResult<R>> {
+  const planFor = planner(build);
+  const readers = new WeakMap<Plan, Array<(arg: A) => unknown>>();
+  return async (db, arg) => {
+    const plan = planFor(db, names);
+    let slots = readers.get(plan);
+    if (!slots) {
+      slots = plan.slots.map((s) => {
+        if ('constant' in s) return () => s.constant;
+        const value = read(s.name);
+        return (a: A) => value(a) ?? null;
+      });
+      readers.set(plan, slots);
+    }
+    const parameters = slots.map((slot) => slot(arg));
     return db.executeQuery<R>({ ...(plan.compiled as CompiledQuery<R>), parameters });
   };
 }

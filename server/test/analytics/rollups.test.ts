@@ -4,6 +4,7 @@ import { FoldThread } from '../../src/analytics/fold-thread.js';
 import {
   catchUp,
   catchUpInBackground,
+  catchUpInWorker,
   foldPending,
   rebuildStep,
   startRebuildIfStale,
@@ -506,29 +507,52 @@ describe('analytics rollups', () => {
       });
       afterEach(async () => thread.close());
 
-      it('computes on its own connection exactly what the in-process fold computes', async () => {
-        const { q } = await seed(150);
-        const inWorker = await thread.compute(1000);
-        expect(inWorker).toEqual(await foldPending(ctx.database.db, 1000));
-        expect(inWorker).toMatchObject({ clicks: 150, conversions: 150, more: false });
-        expect(await catchUpInBackground(ctx.database, 1000, thread.compute)).toEqual({
+      /** A row as JSON with its columns in name order and numbers as numbers. */
+      const canonical = (row: object) =>
+        JSON.stringify(
+          Object.entries(row)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v]),
+        );
+      /** A store's rows of every rollup table, in a stable order. */
+      const rollupRows = async (storeId: string) => {
+        const rows: Record<string, unknown[]> = {};
+        for (const table of ['rollup_days', 'rollup_hours', 'rollup_dimension_clicks', 'rollup_dimension_credits'] as const) {
+          const found = await ctx.database.db.selectFrom(table).selectAll().where('store_id', '=', storeId).execute();
+          rows[table] = found.map(canonical).sort();
+        }
+        return rows;
+      };
+
+      it('folds and writes on its own connection exactly what the in-process fold computes', async () => {
+        const { q, storeId } = await seed(150);
+        const reference = await foldPending(ctx.database.db, 1000); // computed in-process, not written
+        expect(await catchUpInWorker(ctx.database, thread, 1000)).toEqual({
           clicks: 150,
           conversions: 150,
           more: false,
           stale: false,
         });
+        const rows = reference?.rows;
+        const asJson = (list: object[] = []) => list.map(canonical).sort();
+        const written = await rollupRows(storeId);
+        // The store's rollups were empty: they now hold exactly the reference fold's rows.
+        expect(written.rollup_days).toEqual(asJson(rows?.days));
+        expect(written.rollup_hours).toEqual(asJson(rows?.hours));
+        expect(written.rollup_dimension_clicks).toEqual(asJson(rows?.clicks));
+        expect(written.rollup_dimension_credits).toEqual(asJson(rows?.credits));
         expect(await groups(q)).toEqual([
           ['c0', 50, 50, 500],
           ['c1', 50, 50, 500],
           ['c2', 50, 50, 500],
         ]);
-        expect(await thread.compute(1000)).toBeNull(); // nothing left above the watermarks
+        expect(await thread.fold(1000)).toBeNull(); // nothing left above the watermarks
       });
 
       it('reads in chunks: `more` until everything is folded', async () => {
         await seed(30);
         const results = [];
-        for (let i = 0; i < 4; i++) results.push(await catchUpInBackground(ctx.database, 12, thread.compute));
+        for (let i = 0; i < 4; i++) results.push(await catchUpInWorker(ctx.database, thread, 12));
         expect(results.map((r) => [r.clicks, r.conversions, r.more])).toEqual([
           [12, 12, true],
           [12, 12, true],
@@ -537,9 +561,18 @@ describe('analytics rollups', () => {
         ]);
       });
 
+      it('writes nothing when a read’s catch-up folded the rows first, so nothing counts twice', async () => {
+        const { q } = await seed(100);
+        const folded = await thread.fold(1000); // computed and kept by the worker
+        expect(folded).toMatchObject({ conversions: 100 });
+        await ctx.database.write((trx) => catchUp(trx)); // lands before the worker's write
+        expect(await ctx.database.writeAlone(() => thread.write())).toMatchObject({ stale: true, conversions: 0 });
+        expect((await groups(q)).map((g) => g[1])).toEqual([34, 33, 33]);
+      });
+
       it('never counts a row twice when a read’s catch-up races it', async () => {
         const { q } = await seed(100);
-        const background = catchUpInBackground(ctx.database, 1000, thread.compute);
+        const background = catchUpInWorker(ctx.database, thread, 1000);
         await ctx.database.write((trx) => catchUp(trx));
         const result = await background;
         // Whichever read the rows first, the other one found them folded (stale) or found nothing.
@@ -547,16 +580,17 @@ describe('analytics rollups', () => {
         expect((await groups(q)).map((g) => g[1])).toEqual([34, 33, 33]);
       });
 
-      it('fails a fold it cannot compute (and a stopped worker fails its pending folds) instead of hanging', async () => {
+      it('fails what it cannot do instead of hanging, and a new worker takes over', async () => {
         const broken = new FoldThread(path.join(tempDir(), 'missing.db'));
-        await expect(broken.compute(10)).rejects.toThrow(/fold worker failed|unable to open|does not exist/i);
-        await expect(broken.compute(10)).rejects.toThrow(); // a new worker, the same failure
+        await expect(broken.fold(10)).rejects.toThrow(/fold worker failed|unable to open|does not exist/i);
+        await expect(broken.fold(10)).rejects.toThrow(); // a new worker, the same failure
         await broken.close();
+        await expect(thread.write()).rejects.toThrow(/nothing folded/);
         await seed(5);
-        const pending = thread.compute(1000);
+        const pending = thread.fold(1000);
         await thread.close();
         await expect(pending).rejects.toThrow(/stopped/);
-        expect(await thread.compute(1000)).toMatchObject({ conversions: 5 }); // the next request starts a new worker
+        expect(await catchUpInWorker(ctx.database, thread, 1000)).toMatchObject({ conversions: 5, stale: false });
       });
     });
   });

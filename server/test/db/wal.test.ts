@@ -195,6 +195,39 @@ describe('group commit on the write-ahead log', () => {
     expect(waited).toBeLessThan(1000);
   });
 
+  it('writeAlone: another connection writes between two commits, acknowledged after the next sync', async () => {
+    const db = await open();
+    const other = new SqliteDriver(path.join(dataDir, 'waytrack.db'));
+    other.pragma('busy_timeout = 0'); // a transaction of ours left open would make it fail at once
+    try {
+      syncs.hold = true;
+      const before = insert(db, 1);
+      await vi.waitFor(() => expect(syncs.waiting.length).toBe(1));
+      let answered = false;
+      const alone = db
+        .writeAlone(async () => {
+          other.prepare('insert into notes (n) values (2)').run();
+          return 'written';
+        })
+        .then((value) => {
+          answered = true;
+          return value;
+        });
+      const after = insert(db, 3); // queued behind it: a commit of its own, after it
+      release(); // the first commit's sync
+      await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // the alone write's sync
+      expect(await count(db)).toBe(2);
+      expect(answered).toBe(false);
+      syncs.hold = false;
+      release();
+      expect(await alone).toBe('written');
+      await Promise.all([before, after]);
+      expect(await count(db)).toBe(3);
+    } finally {
+      other.close();
+    }
+  });
+
   it('answers a duplicate conversion only once the original is on disk', async () => {
     const ctx = await createTestContext();
     try {
