@@ -72,7 +72,7 @@ function foldRows(fold: Fold, clicks: ClickFact[], facts: ConversionFact[], zone
 
 /** Rows folded between two turns of the event loop by the in-process background fold (~2–4 ms of work). */
 const SLICE = 32;
-export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** `foldRows`, with `pace()` every `SLICE` rows (in-process: requests are served meanwhile). */
 async function foldRowsPaced(

@@ -17,7 +17,7 @@ export type Executor = Kysely<DB> | Transaction<DB>;
  */
 export interface Database {
   readonly dialect: 'sqlite';
-  /** The database file; a worker thread opens its own connection with `openSqliteReader`. */
+  /** The database file; a worker thread opens its own connection with `openSqliteWorkerConnection`. */
   readonly file: string;
   readonly db: Kysely<DB>;
   write<T>(work: (trx: Executor) => Promise<T>): Promise<T>;
