@@ -266,7 +266,7 @@ function startBenchServer(dataDir) {
  * buyer's IP and user agent, and with `allSignals` also a fingerprint and an email (the email of
  * earlier attributed conversions: the identity signal finds them).
  */
-async function conversionLatency(url, data, label, { allSignals = true } = {}) {
+async function conversionLatency(url, data, label, { allSignals = true, readEveryMs = 0 } = {}) {
   const headers = { authorization: `Bearer ${data.key}`, 'content-type': 'application/json' };
   let n = 0;
   const body = () => {
@@ -286,6 +286,19 @@ async function conversionLatency(url, data, label, { allSignals = true } = {}) {
   const request = { method: 'POST', headers, setupRequest: (req) => ({ ...req, body: body() }) };
   // warm-up: compiled statements, caches, JIT
   await cannon({ url: `${url}/v1/track/conversion`, connections: 10, duration: 2, overallRate: 500, requests: [request] });
+  // With `readEveryMs`, a dashboard reads the store's metrics meanwhile (each read first folds
+  // the rows stored since the rollups were last brought up to date).
+  const reads = [];
+  let measuring = true;
+  const dashboard = (async () => {
+    while (readEveryMs > 0 && measuring) {
+      await new Promise((resolve) => setTimeout(resolve, readEveryMs));
+      const started = performance.now();
+      const response = await fetch(`${url}/v1/analytics/metrics?storeId=${data.storeId}`, { headers });
+      if (response.status !== 200) throw new Error(`${label}: metrics read ${response.status}`);
+      reads.push(performance.now() - started);
+    }
+  })();
   const result = await cannon({
     url: `${url}/v1/track/conversion`,
     connections: 10,
@@ -293,8 +306,11 @@ async function conversionLatency(url, data, label, { allSignals = true } = {}) {
     overallRate: 500,
     requests: [request],
   });
+  measuring = false;
+  await dashboard;
   if (result.non2xx > 0) throw new Error(`${label}: ${result.non2xx} non-2xx responses`);
-  return result;
+  reads.sort((a, b) => a - b);
+  return { ...result, reads };
 }
 
 const latencyNote = (r) =>
@@ -372,6 +388,14 @@ async function main() {
       row('conversion p50, 1M clicks', `${largeRun.exact.p50} ms`, latencyNote(largeRun));
       row('conversion p50 ratio 1M ÷ 10k', ratio.toFixed(2), 'target ≤ 1.5');
       row('conversion p99 at 500/s, 1M clicks', `${largeRun.exact.p99} ms`, `target ≤ 20 ms (max ${largeRun.exact.max} ms)`);
+      // The same while a dashboard reads the store's metrics twice a second.
+      const withReads = await conversionLatency(server.url, largeData, 'large_dash', { readEveryMs: 500 });
+      const readsP50 = withReads.reads[Math.floor(withReads.reads.length / 2)] ?? Number.NaN;
+      row(
+        'conversion p99 at 500/s, 1M, metrics read 2×/s',
+        `${withReads.exact.p99} ms`,
+        `${withReads.reads.length} reads, p50 ${readsP50.toFixed(1)} ms, max ${(withReads.reads.at(-1) ?? Number.NaN).toFixed(1)} ms`,
+      );
       // The same with fbclid, IP and user agent only (no fingerprint, no customer data).
       const plainLarge = await conversionLatency(server.url, largeData, 'large_plain', { allSignals: false });
       row('fbclid+ip+ua only: conversion p50, 10k', `${smallPlain.exact.p50} ms`, latencyNote(smallPlain));
