@@ -20,10 +20,10 @@ import { Worker } from 'node:worker_threads';
  *     nor blocks, readers or the writer) — the long part;
  *  2. at a quiet moment (at most `finishWaitMs` later), commits pause (the event loop does
  *     not: requests are parsed, looked up and queued) while a second PASSIVE checkpoint copies
- *     the few frames committed since step 1. With the whole log
- *     copied and no reader inside it, SQLite restarts the log from its beginning at the next
- *     commit. Without this step a busy server always commits during the checkpoint, the log is
- *     never complete, and it grows without bound (measured: 60 MB in 10 s at 500 conversions/s).
+ *     the few frames committed since step 1. With the whole log copied and no reader inside it,
+ *     SQLite restarts the log from its beginning at the next commit. Without this step a busy
+ *     server always commits during the checkpoint, the log is never complete, and it grows
+ *     without bound (measured: 60 MB in 10 s at 500 conversions/s).
  */
 export interface WalOptions {
   /** Start checkpointing once the log file is this large (SQLite's own default is 1000 pages). */
