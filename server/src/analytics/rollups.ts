@@ -339,10 +339,10 @@ export async function refreshRollups(database: Database, store?: { id: string; t
   }
   // The backlog (up to a second or two of rows between background folds) is folded in slices
   // that let requests through, then the exact catch-up inside a write folds the few rows that
-  // arrived meanwhile. Handing the backlog to the worker thread instead measured worse (p99
-  // 16–22 ms against 10–13): its write cannot wait for a quiet moment when a read waits for it. Folding it all inside the write had held the event loop for 20–70 ms per read
-  // (measured: a dashboard reading metrics twice a second took the conversion p99 at 500/s
-  // from ~11 to 19 ms).
+  // arrived meanwhile. Folding it all inside the write had held the event loop for 20–70 ms per
+  // read (a dashboard reading metrics twice a second took the conversion p99 at 500/s from ~11
+  // to 19 ms). Handing the backlog to the worker thread measured worse (p99 16–22 ms against
+  // 10–13): its write cannot wait for a quiet moment while a read waits for it.
   if (await hasBacklog(database)) await catchUpInBackground(database, READ_CHUNK, { waitForQuiet: false });
   await drain(database, READ_CHUNK);
 }
@@ -414,7 +414,7 @@ export function startRollupRefresher(
   database: Database,
   options: { intervalMs?: number; foldEveryMs?: number; inWorker?: boolean; onError?: (error: unknown) => void } = {},
 ): RollupRefresher {
-  // With `inWorker`, new rows are read and folded by a worker thread; only the write is ours.
+  // With `inWorker`, a worker thread reads, folds and writes the new rows (catchUpInWorker).
   const thread = options.inWorker ? new FoldThread(database.file) : undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
