@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Database } from './db/database.js';
-import { rollupProgress } from './db/repositories/rollups.js';
+import { queueSize } from './db/repositories/rollup-queue.js';
 
 /** A Prometheus registry per app instance (tests build many apps in one process). */
 export function createMetrics(app: FastifyInstance): Registry {
@@ -42,9 +42,9 @@ export function rollupBacklogGauge(registry: Registry, database: Database): void
     registers: [registry],
     async collect() {
       try {
-        const { stored, folded } = await rollupProgress(database.db);
-        this.set({ table: 'clicks' }, Math.max(0, stored.clicks - folded.clicks));
-        this.set({ table: 'conversions' }, Math.max(0, stored.conversions - folded.conversions));
+        const queued = await queueSize(database.read);
+        this.set({ table: 'clicks' }, queued.click);
+        this.set({ table: 'conversions' }, queued.conversion);
       } catch {
         // The database is unreachable: readiness reports that; the gauge keeps its last value.
       }

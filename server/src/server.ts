@@ -4,13 +4,14 @@ import { hasAccounts } from './accounts/accounts.js';
 import { startRollupRefresher } from './analytics/rollups.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import { type Database, openSqlite } from './db/database.js';
+import type { Database } from './db/database.js';
+import { openDatabase as openEngine } from './db/open.js';
 import { purgeExpiredIdempotencyKeys } from './db/repositories/idempotency.js';
 import { createPlainHttpRejector } from './http/transport.js';
 import { loadTls } from './tls.js';
 
 export function openDatabase(config: Config, onError?: (error: unknown) => void): Database {
-  return openSqlite(config.dataDir, { onError });
+  return openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, onError });
 }
 
 export interface RunningServer {
@@ -45,7 +46,6 @@ export async function startServer(config: Config, print: (line: string) => void 
 
   // Analytics rollups follow the stored rows in the background, so analytics reads rarely wait.
   const rollups = startRollupRefresher(database, {
-    inWorker: true,
     onError: (err) => app.log.warn({ err }, 'analytics rollups could not be refreshed; retrying'),
   });
 

@@ -6,8 +6,9 @@ import { createAccount, createKey } from '../src/accounts/accounts.js';
 import { buildApp } from '../src/app.js';
 import type { DispatcherTuning } from '../src/capi/dispatcher.js';
 import { type Config, loadConfig } from '../src/config.js';
-import { type Database, openSqlite } from '../src/db/database.js';
+import type { Database } from '../src/db/database.js';
 import type { RateLimiter } from '../src/http/rate-limit.js';
+import { openTestDatabase, type TestDatabase } from './engine.js';
 
 export interface TestAccount {
   accountId: string;
@@ -20,6 +21,8 @@ export interface TestContext {
   database: Database;
   config: Config;
   dataDir: string;
+  /** The test's database, with the environment a server process on it needs. */
+  store: TestDatabase;
   /** Two independent accounts, for tenancy tests. */
   a: TestAccount;
   b: TestAccount;
@@ -46,7 +49,8 @@ export async function createTestContext(
     META_GRAPH_URL: 'http://127.0.0.1:9',
     ...options.env,
   });
-  const database = openSqlite(dataDir);
+  const store = await openTestDatabase(dataDir);
+  const database = store.database;
   await database.migrate();
   const app = await buildApp({ config, database, logger: false, limiter: options.limiter, forwarding: options.forwarding });
   await app.ready();
@@ -61,6 +65,7 @@ export async function createTestContext(
     database,
     config,
     dataDir,
+    store,
     a,
     b,
     async keyWithScopes(scopes, mode = 'live') {
@@ -68,7 +73,7 @@ export async function createTestContext(
     },
     async close() {
       await app.close();
-      await database.close();
+      await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -43,7 +43,7 @@ export async function createAccount(
   if (input.password !== undefined && input.password.length < 8) {
     throw new AccountError('password must be at least 8 characters');
   }
-  if (await findAccountByEmail(database.db, email)) throw new AccountError(`an account with email ${email} already exists`);
+  if (await findAccountByEmail(database.read, email)) throw new AccountError(`an account with email ${email} already exists`);
   const accountId = newId('account');
   const now = Date.now();
   const passwordHash = input.password === undefined ? null : hashPassword(input.password);
@@ -77,7 +77,7 @@ export async function createKey(
   database: Database,
   input: { accountId: string; mode: Mode; scopes?: string[]; name?: string; rateLimitRps?: number; rateLimitBurst?: number },
 ): Promise<CreatedKey> {
-  if (!(await findAccount(database.db, input.accountId))) throw new AccountError(`no account ${input.accountId}`);
+  if (!(await findAccount(database.read, input.accountId))) throw new AccountError(`no account ${input.accountId}`);
   if (input.mode !== 'live' && input.mode !== 'test') throw new AccountError('mode must be live or test');
   if (input.scopes !== undefined && input.scopes.length === 0) throw new AccountError('a key needs at least one scope');
   const scopes = input.scopes ? [...new Set(input.scopes)] : ['*'];
@@ -105,8 +105,8 @@ export async function createKey(
 }
 
 export async function listKeys(database: Database, accountId: string): Promise<KeySummary[]> {
-  if (!(await findAccount(database.db, accountId))) throw new AccountError(`no account ${accountId}`);
-  const rows = await listApiKeys(database.db, accountId);
+  if (!(await findAccount(database.read, accountId))) throw new AccountError(`no account ${accountId}`);
+  const rows = await listApiKeys(database.read, accountId);
   return rows.map((k) => ({
     keyId: k.id,
     name: k.name,
@@ -124,5 +124,5 @@ export async function revokeKey(database: Database, keyId: string): Promise<void
 }
 
 export async function hasAccounts(database: Database): Promise<boolean> {
-  return (await countAccounts(database.db)) > 0;
+  return (await countAccounts(database.read)) > 0;
 }

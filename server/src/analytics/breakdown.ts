@@ -1,7 +1,7 @@
 import type { Model } from '../attribution/models.js';
 import type { Database } from '../db/database.js';
 import type { Keyset } from '../db/repositories/keyset.js';
-import { sumDimensionClicks, sumDimensionCredits } from '../db/repositories/rollups.js';
+import { sumDimensionClicks, sumDimensionCredits } from '../db/repositories/rollup-reads.js';
 import { sumSpendByCampaign } from '../db/repositories/spend.js';
 import { invalid } from '../http/errors.js';
 import { fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
@@ -81,7 +81,7 @@ export async function computeBreakdown(
 ) {
   checkDates(query);
   const after = page.after ? positionOf(page.after) : undefined;
-  const store = await requireStore(database.db, tenant, query.storeId);
+  const store = await requireStore(database.read, tenant, query.storeId);
   const range = resolveRange(query, store.timezone, now);
   const livemode = modeFlag(tenant);
   const model = query.model ?? 'last_click';
@@ -89,9 +89,9 @@ export async function computeBreakdown(
   await refreshRollups(database, store);
 
   const [clicks, credits, spend] = await Promise.all([
-    sumDimensionClicks(database.db, store.id, livemode, query.by, range),
-    sumDimensionCredits(database.db, store.id, livemode, query.by, model, range, currency),
-    query.by === 'campaign_id' ? sumSpendByCampaign(database.db, store.id, livemode, range, currency) : Promise.resolve([]),
+    sumDimensionClicks(database.read, store.id, livemode, query.by, range),
+    sumDimensionCredits(database.read, store.id, livemode, query.by, model, range, currency),
+    query.by === 'campaign_id' ? sumSpendByCampaign(database.read, store.id, livemode, range, currency) : Promise.resolve([]),
   ]);
 
   const groups = new Map<string, BreakdownGroup>();

@@ -3,15 +3,8 @@
  * conversion adds to, with each model's exact share of a conversion per dimension value.
  */
 import { allocateCredit, MODELS } from '../attribution/models.js';
-import type { Executor } from '../db/database.js';
-import {
-  addDayTotals,
-  addDimensionClicks,
-  addDimensionCredits,
-  addHours,
-  type ClickFact,
-  type ConversionFact,
-} from '../db/repositories/rollups.js';
+import type { ClickFact, ConversionFact } from '../db/repositories/rollup-queue.js';
+import type { FoldRows } from '../db/repositories/rollup-writes.js';
 import type { RollupDaysTable, RollupDimensionClicksTable, RollupDimensionCreditsTable, RollupHoursTable } from '../db/schema.js';
 import type { Zone } from './zone.js';
 
@@ -211,10 +204,6 @@ export class Fold {
       ),
     };
   }
-
-  flush(trx: Executor): Promise<void> {
-    return addFoldRows(trx, this.rows());
-  }
 }
 
 /** Rows sorted by the given key columns (a table's primary key). */
@@ -226,22 +215,6 @@ function inKeyOrder<T>(rows: T[], key: (keyof T)[]): T[] {
     }
     return 0;
   });
-}
-
-/** Rollup deltas as plain rows. */
-export interface FoldRows {
-  days: RollupDaysTable[];
-  hours: RollupHoursTable[];
-  clicks: RollupDimensionClicksTable[];
-  credits: RollupDimensionCreditsTable[];
-}
-
-/** Adds the deltas to the rollup tables. */
-export async function addFoldRows(trx: Executor, rows: FoldRows): Promise<void> {
-  await addDayTotals(trx, rows.days);
-  await addHours(trx, rows.hours);
-  await addDimensionClicks(trx, rows.clicks);
-  await addDimensionCredits(trx, rows.credits);
 }
 
 /** Splits fact rows (adjacent per conversion) into one array per conversion. */

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import { sumTotals } from '../db/repositories/rollups.js';
+import { sumTotals } from '../db/repositories/rollup-reads.js';
 import { sumSpend } from '../db/repositories/spend.js';
 import { averageMajor, fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
@@ -17,13 +17,13 @@ export interface MetricsQuery {
 /** The store's headline metrics over an inclusive date range in its time zone (api.md §2). */
 export async function computeMetrics(database: Database, tenant: Tenant, query: MetricsQuery, now = Date.now()) {
   checkDates(query);
-  const store = await requireStore(database.db, tenant, query.storeId);
+  const store = await requireStore(database.read, tenant, query.storeId);
   const range = resolveRange(query, store.timezone, now);
   const livemode = modeFlag(tenant);
   await refreshRollups(database, store);
   const [totals, spend] = await Promise.all([
-    sumTotals(database.db, store.id, livemode, range),
-    sumSpend(database.db, store.id, livemode, range),
+    sumTotals(database.read, store.id, livemode, range),
+    sumSpend(database.read, store.id, livemode, range),
   ]);
 
   const currency = store.currency;

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import { type BucketTotals, totalsByDate, totalsByHour } from '../db/repositories/rollups.js';
+import { type BucketTotals, totalsByDate, totalsByHour } from '../db/repositories/rollup-reads.js';
 import { invalid } from '../http/errors.js';
 import { averageMajor, fromMinorUnits, ratio2 } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
@@ -78,7 +78,7 @@ export async function computeTimeseries(database: Database, tenant: Tenant, quer
   if (interval === 'hour' && startDate !== undefined && endDate !== undefined && daysBetween(startDate, endDate) + 1 > maxDays) {
     throw invalid('interval', 'out_of_range', `interval=hour covers at most ${MAX_HOUR_RANGE_DAYS} days; use interval=day`);
   }
-  const store = await requireStore(database.db, tenant, query.storeId);
+  const store = await requireStore(database.read, tenant, query.storeId);
   const range = resolveRange(query, store.timezone, now, maxDays);
   const livemode = modeFlag(tenant);
   const zone = zoneOf(store.timezone);
@@ -93,7 +93,7 @@ export async function computeTimeseries(database: Database, tenant: Tenant, quer
       buckets.push(bucket);
       byDate.set(date, bucket);
     }
-    for (const row of await totalsByDate(database.db, store.id, livemode, range, currency)) {
+    for (const row of await totalsByDate(database.read, store.id, livemode, range, currency)) {
       const bucket = byDate.get(row.localDate);
       if (bucket) add(bucket, row);
     }
@@ -102,7 +102,7 @@ export async function computeTimeseries(database: Database, tenant: Tenant, quer
     for (let start = zone.dayStart(range.startDate); start < end; start = zone.nextHour(start)) {
       buckets.push(empty(start, zone.label(start)));
     }
-    for (const row of await totalsByHour(database.db, store.id, livemode, range, currency)) {
+    for (const row of await totalsByHour(database.read, store.id, livemode, range, currency)) {
       // Rollup hours and buckets come from the same zone rules, so each row starts a bucket.
       const bucket = bucketAt(buckets, row.hourStart);
       if (bucket) add(bucket, row);

@@ -58,10 +58,10 @@ export function touchpointRows(conversionId: string, attribution: Attribution): 
 
 /** The explanation of a stored conversion's attribution: winning signal, score, and every touchpoint. */
 export async function explainAttribution(database: Database, row: ConversionsTable) {
-  const touchpoints = row.attributed === 1 ? await touchpointsOf(database.db, row.id) : [];
+  const touchpoints = row.attributed === 1 ? await touchpointsOf(database.read, row.id) : [];
   const fbclids = new Map<string, string>();
   if (touchpoints.length > 0) {
-    const clicks = await database.db
+    const clicks = await database.read
       .selectFrom('clicks')
       .select(['id', 'fbclid'])
       .where(
@@ -91,12 +91,12 @@ export async function explainAttribution(database: Database, row: ConversionsTab
  */
 export async function reattributeConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {
   const livemode = modeFlag(tenant);
-  const row = await findConversion(database.db, tenant.accountId, livemode, conversionId);
+  const row = await findConversion(database.read, tenant.accountId, livemode, conversionId);
   if (!row) throw new ApiError('not_found', `No conversion ${conversionId}`);
   if (row.confidence === 100) return row;
-  const store = await findStore(database.db, tenant.accountId, row.store_id);
+  const store = await findStore(database.read, tenant.accountId, row.store_id);
   if (!store) throw new ApiError('not_found', `No conversion ${conversionId}`);
-  const attribution = await attributeConversion(database.db, cluesOf(row), policyOf(store));
+  const attribution = await attributeConversion(database.read, cluesOf(row), policyOf(store));
   return database.write(async (trx) => {
     const current = await findConversion(trx, tenant.accountId, livemode, conversionId);
     if (!current || current.confidence === 100) return current ?? row;

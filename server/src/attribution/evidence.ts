@@ -1,5 +1,5 @@
 import { sha256Hex } from '../capi/pii.js';
-import type { Executor } from '../db/database.js';
+import type { Reader } from '../db/database.js';
 import { findClick, findClickByFbclid, findClicksByIds, findClicksMatching } from '../db/repositories/clicks.js';
 import { identityLinkedClickIds } from '../db/repositories/conversions.js';
 import type { ClicksTable } from '../db/schema.js';
@@ -59,7 +59,7 @@ export function toClickFacts(row: ClicksTable): ClickFacts {
  * exact key inside the window), and the conversion's facts for the pure scoring in model.ts.
  */
 export async function gatherEvidence(
-  db: Executor,
+  db: Reader,
   clues: ConversionClues,
   windowDays: number,
 ): Promise<{ conversion: ConversionFacts; clicks: ClickFacts[] }> {
@@ -112,7 +112,7 @@ export async function gatherEvidence(
 }
 
 /** Gathers the evidence for a conversion and scores it under the store's policy. */
-export async function attributeConversion(db: Executor, clues: ConversionClues, policy: AttributionPolicy): Promise<Attribution> {
+export async function attributeConversion(db: Reader, clues: ConversionClues, policy: AttributionPolicy): Promise<Attribution> {
   const { conversion, clicks } = await gatherEvidence(db, clues, policy.windowDays);
   return attribute(conversion, clicks, policy);
 }

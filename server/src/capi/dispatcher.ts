@@ -146,7 +146,7 @@ export class Dispatcher implements Forwarder {
         registers,
         async collect() {
           try {
-            const counts = new Map((await countBacklog(database.db)).map((r) => [mode(r.livemode), r.count]));
+            const counts = new Map((await countBacklog(database.read)).map((r) => [mode(r.livemode), r.count]));
             for (const m of ['live', 'test']) this.set({ mode: m }, counts.get(m) ?? 0);
           } catch {
             // The database is unreachable: readiness reports that; the gauge keeps its last value.
@@ -264,7 +264,7 @@ export class Dispatcher implements Forwarder {
           break;
         }
         const now = Date.now();
-        const due = await nextDueAt(this.options.database.db);
+        const due = await nextDueAt(this.options.database.read);
         if (due === undefined || due > now) break; // idle: no write transaction at all
         const claimed = await this.options.database.write(async (trx) => {
           const candidates = await dueGroups(trx, now, free + this.groupLoad.size);
@@ -334,7 +334,7 @@ export class Dispatcher implements Forwarder {
       return;
     }
     try {
-      const next = await nextDueAt(this.options.database.db);
+      const next = await nextDueAt(this.options.database.read);
       if (next !== undefined) delay = Math.min(delay, Math.max(next - Date.now(), 1));
     } catch {
       // Unreachable database: look again after pollMs.
@@ -376,7 +376,7 @@ export class Dispatcher implements Forwarder {
     const live = jobs.filter((j) => j.expires_at > now);
     if (live.length === 0) return;
     // The store's current token: a rotated token applies to jobs already queued.
-    const store = await findStore(this.options.database.db, first.account_id, group.store_id);
+    const store = await findStore(this.options.database.read, first.account_id, group.store_id);
     if (!store?.capi_access_token) {
       const error = 'Forwarding was switched off for this store (no capiAccessToken) before the event could be sent';
       return this.recordFailed(group, live, 0, error, null);

@@ -1,4 +1,4 @@
-import type { Database, Executor } from '../db/database.js';
+import type { Database, Reader, Writer } from '../db/database.js';
 import { findClick } from '../db/repositories/clicks.js';
 import { findConversion } from '../db/repositories/conversions.js';
 import { insertOutboxJob, requeueOutboxJob } from '../db/repositories/outbox.js';
@@ -47,7 +47,7 @@ function whyNotForwarded(store: StoresTable, conversion: ConversionsTable, now: 
   return undefined;
 }
 
-async function jobFor(db: Executor, store: StoresTable, conversion: ConversionsTable, now: number): Promise<CapiOutboxTable> {
+async function jobFor(db: Reader, store: StoresTable, conversion: ConversionsTable, now: number): Promise<CapiOutboxTable> {
   const click = conversion.attributed_click_id
     ? await findClick(db, conversion.account_id, conversion.livemode, conversion.attributed_click_id)
     : undefined;
@@ -78,7 +78,7 @@ async function jobFor(db: Executor, store: StoresTable, conversion: ConversionsT
  * Reads only; the job is written by `enqueueDelivery` in the conversion's own write.
  */
 export async function planDelivery(
-  db: Executor,
+  db: Reader,
   store: StoresTable,
   conversion: ConversionsTable,
   now: number,
@@ -88,7 +88,7 @@ export async function planDelivery(
 }
 
 /** Inside the write that inserts the conversion: the job commits with it, or not at all. */
-export async function enqueueDelivery(trx: Executor, job: CapiOutboxTable): Promise<void> {
+export async function enqueueDelivery(trx: Writer, job: CapiOutboxTable): Promise<void> {
   await insertOutboxJob(trx, job);
 }
 
@@ -119,7 +119,7 @@ export async function resendConversion(
   now = Date.now(),
 ) {
   const livemode = modeFlag(tenant);
-  const row = await findConversion(database.db, tenant.accountId, livemode, conversionId);
+  const row = await findConversion(database.read, tenant.accountId, livemode, conversionId);
   if (!row) throw new ApiError('not_found', `No conversion ${conversionId}`);
   if (row.capi_status === 'sent') {
     throw new ApiError('invalid_request', `Meta already acknowledged conversion ${conversionId}; it is never sent twice`, {
@@ -128,11 +128,11 @@ export async function resendConversion(
   }
   if (row.capi_status === 'pending') return presentDelivery(row);
 
-  const store = await findStore(database.db, tenant.accountId, row.store_id);
+  const store = await findStore(database.read, tenant.accountId, row.store_id);
   if (!store) throw new ApiError('not_found', `No conversion ${conversionId}`);
   const refusal = whyNotForwarded(store, row, now);
   if (refusal) throw new ApiError('invalid_request', refusal.message, { reason: refusal.reason });
-  const job = await jobFor(database.db, store, row, now);
+  const job = await jobFor(database.read, store, row, now);
   const requeued = await database.write(async (trx) => {
     // Decided again inside the write: a concurrent resend or a late acknowledgement wins.
     const current = await findConversion(trx, tenant.accountId, livemode, conversionId);
@@ -141,6 +141,6 @@ export async function resendConversion(
     return true;
   });
   if (requeued && forwarder) await forwarder.awaitDelivery(conversionId);
-  const after = await findConversion(database.db, tenant.accountId, livemode, conversionId);
+  const after = await findConversion(database.read, tenant.accountId, livemode, conversionId);
   return presentDelivery(after ?? row);
 }

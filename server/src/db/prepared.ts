@@ -1,5 +1,9 @@
-import type { Compilable, CompiledQuery, QueryResult } from 'kysely';
-import type { Executor } from './database.js';
+import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
+import type { Reader, Writer } from './database.js';
+import type { DB } from './schema.js';
+
+/** What a prepared statement is built with (a statement built here is executed only through the typed functions below). */
+type Builder = Kysely<DB>;
 
 /**
  * Queries of the hot paths, built and compiled by Kysely once and then executed with new
@@ -21,16 +25,16 @@ interface Plan {
 }
 
 /** The dialect's adapter: one compiled form per dialect (Kysely instances of one database share it). */
-function adapterOf(db: Executor): object {
+function adapterOf(db: Reader): object {
   return (db as unknown as { getExecutor(): { adapter: object } }).getExecutor().adapter;
 }
 
 /** Compiles `build` with a marker per value name, once per dialect and set of names. */
-function planner<V extends object, R>(build: (db: Executor, values: V) => Compilable<R>) {
+function planner<V extends object, R>(build: (db: Builder, values: V) => Compilable<R>) {
   const plans = new WeakMap<object, Map<string, Plan>>();
-  const compile = (db: Executor, names: string[]): Plan => {
+  const compile = (db: Reader, names: string[]): Plan => {
     const markers = Object.fromEntries(names.map((name) => [name, `${MARK}${name}`])) as V;
-    const compiled = build(db, markers).compile() as CompiledQuery;
+    const compiled = build(db as Builder, markers).compile() as CompiledQuery;
     const slots = compiled.parameters.map((p) =>
       typeof p === 'string' && p.startsWith(MARK) ? { name: p.slice(MARK.length) } : { constant: p },
     );
@@ -40,7 +44,7 @@ function planner<V extends object, R>(build: (db: Executor, values: V) => Compil
     }
     return { compiled, slots };
   };
-  return (db: Executor, names: string[]): Plan => {
+  return (db: Reader, names: string[]): Plan => {
     const adapter = adapterOf(db);
     let byShape = plans.get(adapter);
     if (!byShape) {
@@ -57,16 +61,35 @@ function planner<V extends object, R>(build: (db: Executor, values: V) => Compil
   };
 }
 
-export function prepared<V extends object, R>(
-  build: (db: Executor, values: V) => Compilable<R>,
-): (db: Executor, values: V) => Promise<QueryResult<R>> {
+function execute<R>(db: Reader, plan: Plan, parameters: unknown[]): Promise<QueryResult<R>> {
+  return (db as Builder).executeQuery<R>({ ...(plan.compiled as CompiledQuery<R>), parameters });
+}
+
+function preparedOn<V extends object, R>(build: (db: Builder, values: V) => Compilable<R>) {
   const planFor = planner(build);
-  return async (db, values) => {
+  return async (db: Reader, values: V) => {
     const plan = planFor(db, Object.keys(values));
     const named = values as Record<string, unknown>;
-    const parameters = plan.slots.map((s) => ('name' in s ? (named[s.name] ?? null) : s.constant));
-    return db.executeQuery<R>({ ...(plan.compiled as CompiledQuery<R>), parameters });
+    return execute<R>(
+      db,
+      plan,
+      plan.slots.map((s) => ('name' in s ? (named[s.name] ?? null) : s.constant)),
+    );
   };
+}
+
+/** A prepared write: runs only inside `Database.write`. */
+export function prepared<V extends object, R>(
+  build: (db: Builder, values: V) => Compilable<R>,
+): (db: Writer, values: V) => Promise<QueryResult<R>> {
+  return preparedOn(build);
+}
+
+/** A prepared read (a SELECT). */
+export function preparedQuery<V extends object, R>(
+  build: (db: Reader, values: V) => Compilable<R>,
+): (db: Reader, values: V) => Promise<QueryResult<R>> {
+  return preparedOn(build);
 }
 
 /**
@@ -75,10 +98,10 @@ export function prepared<V extends object, R>(
  * per call but the parameter list (the rollup upserts bind ~10,000 values a second).
  */
 export function preparedReading<A, R>(
-  build: (db: Executor, values: Record<string, unknown>) => Compilable<R>,
+  build: (db: Builder, values: Record<string, unknown>) => Compilable<R>,
   names: string[],
   read: (name: string) => (arg: A) => unknown,
-): (db: Executor, arg: A) => Promise<QueryResult<R>> {
+): (db: Writer, arg: A) => Promise<QueryResult<R>> {
   const planFor = planner(build);
   const readers = new WeakMap<Plan, Array<(arg: A) => unknown>>();
   return async (db, arg) => {
@@ -92,7 +115,10 @@ export function preparedReading<A, R>(
       });
       readers.set(plan, slots);
     }
-    const parameters = slots.map((slot) => slot(arg));
-    return db.executeQuery<R>({ ...(plan.compiled as CompiledQuery<R>), parameters });
+    return execute<R>(
+      db,
+      plan,
+      slots.map((slot) => slot(arg)),
+    );
   };
 }

@@ -162,21 +162,18 @@ export interface SettingsTable {
   value: string;
 }
 
-/** Analytics rollups (migration 0004): see analytics/rollups.ts. */
-export interface RollupStateTable {
-  name: string;
-  value: number;
+/** Analytics rollups (migrations 0004, 0005): see analytics/rollups.ts. */
+export interface RollupQueueTable {
+  id: string; // a click's or a conversion's id
+  store_id: string;
+  kind: 'click' | 'conversion';
+  version: number; // moves when the queued event's state changes before it is folded
 }
 
 export interface RollupStoresTable {
   store_id: string;
   timezone: string;
   tzdata: string; // the platform's time zone data version (process.versions.tz)
-  // While the store's rollups are being rebuilt: rowids folded so far, and the ones to reach.
-  rebuild_clicks: number | null;
-  rebuild_conversions: number | null;
-  rebuild_until_clicks: number | null;
-  rebuild_until_conversions: number | null;
 }
 
 export interface RollupHoursTable {
@@ -227,7 +224,7 @@ export interface DB {
   idempotency_keys: IdempotencyKeysTable;
   settings: SettingsTable;
   capi_outbox: CapiOutboxTable;
-  rollup_state: RollupStateTable;
+  rollup_queue: RollupQueueTable;
   rollup_stores: RollupStoresTable;
   rollup_days: RollupDaysTable;
   rollup_hours: RollupHoursTable;

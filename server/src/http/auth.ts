@@ -45,7 +45,7 @@ export class KeyStore {
     const hash = hashApiKey(key);
     const hit = this.cache.get(hash);
     if (hit && hit.expires > now) return hit.key;
-    const row = await findApiKeyByHash(this.database.db, hash);
+    const row = await findApiKeyByHash(this.database.read, hash);
     const found: CachedKey | undefined = row && {
       id: row.id,
       accountId: row.account_id,

@@ -46,7 +46,7 @@ export function idempotency(database: Database) {
         request.idempotency = scope;
         return;
       }
-      const record = await findIdempotencyRecord(database.db, scope);
+      const record = await findIdempotencyRecord(database.read, scope);
       if (record && record.request_hash !== hash) {
         throw invalid('Idempotency-Key', 'idempotency_key_reused', 'This Idempotency-Key was used with a different request');
       }

@@ -70,9 +70,9 @@ export async function listStoreSpend(
   now = Date.now(),
 ) {
   checkDates(query);
-  const store = await requireStore(database.db, tenant, storeId);
+  const store = await requireStore(database.read, tenant, storeId);
   const range = resolveRange(query, store.timezone, now);
-  return listSpend(database.db, store.id, modeFlag(tenant), range, page);
+  return listSpend(database.read, store.id, modeFlag(tenant), range, page);
 }
 
 export function presentSpend(row: AdSpendTable) {

@@ -1,4 +1,4 @@
-import type { Executor } from '../db/database.js';
+import type { Reader } from '../db/database.js';
 import { findStore } from '../db/repositories/stores.js';
 import type { StoresTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
@@ -9,14 +9,14 @@ function notFound(storeId: string): ApiError {
 }
 
 /** A store of the tenant's account; unknown and foreign ids give the same error. */
-export async function requireStore(db: Executor, tenant: Tenant, storeId: string): Promise<StoresTable> {
+export async function requireStore(db: Reader, tenant: Tenant, storeId: string): Promise<StoresTable> {
   const store = await findStore(db, tenant.accountId, storeId);
   if (!store) throw notFound(storeId);
   return store;
 }
 
 /** A store that accepts tracking: an inactive store is not found here. */
-export async function requireActiveStore(db: Executor, tenant: Tenant, storeId: string): Promise<StoresTable> {
+export async function requireActiveStore(db: Reader, tenant: Tenant, storeId: string): Promise<StoresTable> {
   const store = await requireStore(db, tenant, storeId);
   if (store.status !== 'active') throw notFound(storeId);
   return store;

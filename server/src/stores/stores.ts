@@ -115,7 +115,7 @@ export async function updateStore(
 }
 
 export async function getStore(database: Database, tenant: Tenant, storeId: string) {
-  return presentStore(await requireStore(database.db, tenant, storeId));
+  return presentStore(await requireStore(database.read, tenant, storeId));
 }
 
 export async function listStores(
@@ -124,7 +124,7 @@ export async function listStores(
   filter: { status?: 'active' | 'inactive' },
   page: Page,
 ): Promise<StoresTable[]> {
-  return listStoreRows(database.db, tenant.accountId, filter, page);
+  return listStoreRows(database.read, tenant.accountId, filter, page);
 }
 
 /** The API view of a store. The access token is write-only: only whether forwarding is configured shows. */

@@ -77,7 +77,7 @@ function validate(input: ClickInput, now: number): number {
 /** Records an ad click once per (account, mode, store, fbclid). */
 export async function trackClick(database: Database, tenant: Tenant, input: ClickInput, now = Date.now()): Promise<ClickResult> {
   const clickTime = validate(input, now);
-  const store = await requireActiveStore(database.db, tenant, input.storeId);
+  const store = await requireActiveStore(database.read, tenant, input.storeId);
   const row: ClicksTable = {
     id: newId('click', now),
     account_id: tenant.accountId,
@@ -108,7 +108,7 @@ export async function trackClick(database: Database, tenant: Tenant, input: Clic
 }
 
 export async function getClick(database: Database, tenant: Tenant, clickId: string): Promise<ClicksTable> {
-  const row = await findClick(database.db, tenant.accountId, modeFlag(tenant), clickId);
+  const row = await findClick(database.read, tenant.accountId, modeFlag(tenant), clickId);
   if (!row) throw new ApiError('not_found', `No click ${clickId}`);
   return row;
 }
@@ -120,8 +120,8 @@ export async function listClicksOf(
   filter: { storeId?: string },
   page: Page,
 ): Promise<ClicksTable[]> {
-  if (filter.storeId) await requireStore(database.db, tenant, filter.storeId);
-  return listClicks(database.db, tenant.accountId, modeFlag(tenant), filter, page);
+  if (filter.storeId) await requireStore(database.read, tenant, filter.storeId);
+  return listClicks(database.read, tenant.accountId, modeFlag(tenant), filter, page);
 }
 
 /** The API view of a stored click. */

@@ -128,10 +128,10 @@ export async function trackConversion(
   forwarding?: Forwarder,
 ): Promise<ConversionResult> {
   const { currency, eventTime, valueMinor, products } = validate(input, now);
-  const store = await requireActiveStore(database.db, tenant, input.storeId);
+  const store = await requireActiveStore(database.read, tenant, input.storeId);
   const livemode = modeFlag(tenant);
   const key = { storeId: store.id, livemode, eventType: input.eventType, orderId: input.orderId };
-  const existing = await findConversionByKey(database.db, key);
+  const existing = await findConversionByKey(database.read, key);
   if (existing) {
     await database.durable(); // the original may have been committed a moment ago, its sync still running
     return resultOf(existing, true);
@@ -169,10 +169,10 @@ export async function trackConversion(
     capi_last_error: null,
     capi_sent_at: null,
   };
-  const attribution = await attributeConversion(database.db, cluesOf(recorded), policyOf(store));
+  const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store));
   const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };
   const touchpoints = touchpointRows(id, attribution);
-  const delivery = await planDelivery(database.db, store, row, now);
+  const delivery = await planDelivery(database.read, store, row, now);
   if (delivery) {
     row.capi_status = 'pending';
     forwarding?.reserve(delivery);
@@ -190,7 +190,7 @@ export async function trackConversion(
 }
 
 export async function getConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {
-  const row = await findConversion(database.db, tenant.accountId, modeFlag(tenant), conversionId);
+  const row = await findConversion(database.read, tenant.accountId, modeFlag(tenant), conversionId);
   if (!row) throw new ApiError('not_found', `No conversion ${conversionId}`);
   return row;
 }
@@ -223,7 +223,7 @@ export async function listConversionsOf(
   if (query.startDate && query.endDate && query.startDate > query.endDate) {
     throw invalid('startDate', 'out_of_range', 'startDate must not be after endDate');
   }
-  const store = query.storeId ? await requireStore(database.db, tenant, query.storeId) : undefined;
+  const store = query.storeId ? await requireStore(database.read, tenant, query.storeId) : undefined;
   const timezone = store?.timezone ?? 'UTC';
   const filter: ConversionFilter = {
     storeId: query.storeId,
@@ -233,7 +233,7 @@ export async function listConversionsOf(
     from: query.startDate ? startOfDay(query.startDate, timezone) : undefined,
     to: query.endDate ? startOfDay(addDays(query.endDate, 1), timezone) : undefined,
   };
-  return listConversions(database.db, tenant.accountId, modeFlag(tenant), filter, page);
+  return listConversions(database.read, tenant.accountId, modeFlag(tenant), filter, page);
 }
 
 /** The API view of a stored conversion. */

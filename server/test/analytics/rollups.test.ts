@@ -1,22 +1,20 @@
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FoldThread } from '../../src/analytics/fold-thread.js';
 import {
-  catchUp,
-  catchUpInBackground,
-  catchUpInWorker,
-  foldPending,
-  rebuildStep,
-  startRebuildIfStale,
+  applyFold,
+  foldQueued,
+  refreshRollups,
+  StaleFold,
   startRollupRefresher,
   withConversionRollup,
 } from '../../src/analytics/rollups.js';
 import { zoneOf } from '../../src/analytics/zone.js';
 import { allocateCredit, MODELS } from '../../src/attribution/models.js';
-import type { Executor } from '../../src/db/database.js';
+import type { Writer } from '../../src/db/database.js';
 import { aggregateConversions, countClicks } from '../../src/db/repositories/analytics.js';
-import { rollupProgress } from '../../src/db/repositories/rollups.js';
-import { call, createTestContext, makeStore, type TestContext, tempDir } from '../helpers.js';
+import { insertClickOnce } from '../../src/db/repositories/clicks.js';
+import { queueSize } from '../../src/db/repositories/rollup-queue.js';
+import { ENGINE } from '../engine.js';
+import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { addDays, analyticsApi, DAY_MS, utcDaysAgo } from './fixtures.js';
 
 interface Group {
@@ -134,7 +132,7 @@ describe('analytics rollups', () => {
       }
     }
 
-    const db = ctx.database.db;
+    const db = ctx.database.read;
     const zone = zoneOf(timezone);
     for (const [from, to] of [
       [utcDaysAgo(20), utcDaysAgo(0)],
@@ -224,7 +222,7 @@ describe('analytics rollups', () => {
     ]);
 
     /** What a reattribution does: new winner, new touchpoints. */
-    const reattribute = (conversionId: string, winner: string, touchpoints: string[]) => async (trx: Executor) => {
+    const reattribute = (conversionId: string, winner: string, touchpoints: string[]) => async (trx: Writer) => {
       await trx
         .updateTable('conversions')
         .set({ attributed_click_id: c(winner).clickId })
@@ -305,7 +303,7 @@ describe('analytics rollups', () => {
     ]);
   });
 
-  it('rebuild in bounded steps, and stay exact when a conversion is reattributed mid-rebuild', async () => {
+  it('rebuild a store whose time zone changed, and stay exact when a conversion is reattributed before the refold', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
     const day = utcDaysAgo(4);
     const clickIds: string[] = [];
@@ -324,11 +322,14 @@ describe('analytics rollups', () => {
       ['c3', 1, 0, 0],
       ['c4', 1, 0, 0],
     ]);
+    expect(await queueSize(ctx.database.read)).toEqual({ click: 0, conversion: 0 });
     await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { timezone: 'Asia/Tokyo' } });
-    expect(await ctx.database.write((trx) => startRebuildIfStale(trx, storeId))).toBe(true);
-    expect(await ctx.database.write((trx) => startRebuildIfStale(trx, storeId))).toBe(false);
-    // 2 clicks and 2 conversions per step: the third conversion is not refolded yet
-    expect(await ctx.database.write((trx) => rebuildStep(trx, storeId, 2))).toBe(false);
+    // The next read rebuilds: every event of the store is queued again, its rollups start over.
+    const store = { id: storeId, timezone: 'Asia/Tokyo' };
+    const { rebuildIfZoneChanged } = await import('../../src/analytics/rollups.js');
+    expect(await ctx.database.write((trx) => rebuildIfZoneChanged(trx, store))).toBe(true);
+    expect(await ctx.database.write((trx) => rebuildIfZoneChanged(trx, store))).toBe(false);
+    expect(await queueSize(ctx.database.read)).toEqual({ click: 5, conversion: 3 });
 
     /** Moves a conversion to another click, through the hook. */
     const moveTo = (conversionId: string, click: number) =>
@@ -343,8 +344,13 @@ describe('analytics rollups', () => {
             .execute();
         }),
       );
-    await moveTo((conversions[0] as { conversionId: string }).conversionId, 3); // already refolded
-    await moveTo((conversions[2] as { conversionId: string }).conversionId, 4); // still to be refolded
+    // A fold computed now, before the move, must not be written after it.
+    const before = await foldQueued(ctx.database.read, { limit: 100, storeId });
+    await moveTo((conversions[0] as { conversionId: string }).conversionId, 3);
+    await expect(ctx.database.write((trx) => applyFold(trx, before as NonNullable<typeof before>))).rejects.toBeInstanceOf(
+      StaleFold,
+    );
+    await moveTo((conversions[2] as { conversionId: string }).conversionId, 4);
     const expected = [
       ['c4', 1, 1, 30],
       ['c1', 1, 1, 20],
@@ -352,19 +358,13 @@ describe('analytics rollups', () => {
       ['c0', 1, 0, 0],
       ['c2', 1, 0, 0],
     ];
-    expect(await groups(q)).toEqual(expected); // the read completes the rebuild
-    const state = await ctx.database.db
-      .selectFrom('rollup_stores')
-      .selectAll()
-      .where('store_id', '=', storeId)
-      .executeTakeFirst();
-    expect(state).toMatchObject({ timezone: 'Asia/Tokyo', rebuild_clicks: null, rebuild_until_clicks: null });
+    expect(await groups(q)).toEqual(expected); // the read folds the queue
     // a rebuild from scratch agrees
     await ctx.database.write((trx) => trx.updateTable('rollup_stores').set({ tzdata: 'older' }).execute());
     expect(await groups(q)).toEqual(expected);
   });
 
-  it('fold in bounded chunks and skip bot clicks, while moving the watermark past them', async () => {
+  it('fold in bounded chunks and skip bot clicks, taking them off the queue', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
     const day = utcDaysAgo(1);
     for (let i = 0; i < 4; i++) await api.click(storeId, `h${i}`, `${day}T10:00:00Z`);
@@ -379,38 +379,34 @@ describe('analytics rollups', () => {
       },
     });
     expect(bot.status).toBe(200);
-    const results = [];
-    for (let i = 0; i < 3; i++) results.push(await ctx.database.write((trx) => catchUp(trx, 2)));
-    expect(results).toEqual([
-      { clicks: 2, conversions: 0, more: true },
-      { clicks: 2, conversions: 0, more: true },
-      { clicks: 1, conversions: 0, more: false },
+    const steps = [];
+    for (let i = 0; i < 3; i++) {
+      const pending = await foldQueued(ctx.database.read, { limit: 2 });
+      if (!pending) break;
+      await ctx.database.write((trx) => applyFold(trx, pending));
+      steps.push([pending.clicks, pending.more]);
+    }
+    expect(steps).toEqual([
+      [2, true],
+      [2, true],
+      [1, false],
     ]);
-    const progress = await rollupProgress(ctx.database.db);
-    expect(progress.folded).toEqual(progress.stored);
-    const rows = await ctx.database.db.selectFrom('rollup_hours').select(['clicks']).where('store_id', '=', storeId).execute();
+    expect(await foldQueued(ctx.database.read, { limit: 2 })).toBeNull();
+    const rows = await ctx.database.read.selectFrom('rollup_hours').select(['clicks']).where('store_id', '=', storeId).execute();
     expect(rows.reduce((s, r) => s + Number(r.clicks), 0)).toBe(4);
   });
 
-  it.each([
-    ['in-process', false],
-    ['in a worker thread', true],
-  ])('are kept up to date in the background (%s)', async (_, inWorker) => {
+  it('are kept up to date in the background, off the event loop', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
     await api.click(storeId, 'bg1', new Date().toISOString());
     await api.convert(storeId, { fbclid: 'bg1', eventValue: 1 });
     const errors: unknown[] = [];
-    const refresher = startRollupRefresher(ctx.database, {
-      intervalMs: 5,
-      foldEveryMs: 5,
-      inWorker,
-      onError: (e) => errors.push(e),
-    });
+    const refresher = startRollupRefresher(ctx.database, { intervalMs: 5, foldEveryMs: 5, onError: (e) => errors.push(e) });
     try {
-      const deadline = Date.now() + 5_000;
+      const deadline = Date.now() + 10_000;
       for (;;) {
-        const { stored, folded } = await rollupProgress(ctx.database.db);
-        if (folded.clicks === stored.clicks && folded.conversions === stored.conversions) break;
+        const queued = await queueSize(ctx.database.read);
+        if (queued.click === 0 && queued.conversion === 0) break;
         if (Date.now() > deadline) throw new Error('the refresher did not catch up');
         await new Promise((r) => setTimeout(r, 10));
       }
@@ -418,7 +414,7 @@ describe('analytics rollups', () => {
       await refresher.stop();
     }
     expect(errors).toEqual([]);
-    const rows = await ctx.database.db.selectFrom('rollup_hours').selectAll().where('store_id', '=', storeId).execute();
+    const rows = await ctx.database.read.selectFrom('rollup_hours').selectAll().where('store_id', '=', storeId).execute();
     expect(
       rows.map((r) => [r.currency, Number(r.clicks), Number(r.conversions), Number(r.attributed_revenue_minor)]).sort(),
     ).toEqual([
@@ -427,171 +423,130 @@ describe('analytics rollups', () => {
     ]);
   });
 
-  describe('background catch-up (folds outside the write, writes only if nothing moved)', () => {
-    /** Clicks and attributed conversions, one campaign each, not folded yet. */
+  describe('several folds at once (several instances): each event counted once, none skipped', () => {
     const seed = async (n: number) => {
       const storeId = await makeStore(ctx.app, ctx.a.live);
       const day = utcDaysAgo(2);
-      const conversionIds: string[] = [];
-      const clickIds: string[] = [];
       for (let i = 0; i < n; i++) {
         const hh = String(i % 24).padStart(2, '0');
-        clickIds.push((await api.click(storeId, `bg${i}`, `${day}T${hh}:00:00Z`, { campaign_id: `c${i % 3}` })).clickId);
-        const conversion = await api.convert(storeId, { fbclid: `bg${i}`, eventValue: 10, timestamp: `${day}T${hh}:30:00Z` });
-        conversionIds.push(conversion.conversionId);
+        await api.click(storeId, `bg${i}`, `${day}T${hh}:00:00Z`, { campaign_id: `c${i % 3}` });
+        await api.convert(storeId, { fbclid: `bg${i}`, eventValue: 10, timestamp: `${day}T${hh}:30:00Z` });
       }
-      const q = `storeId=${storeId}&startDate=${addDays(day, -1)}&endDate=${addDays(day, 1)}&by=campaign_id&model=last_click`;
-      return { storeId, day, q, conversionIds, clickIds };
+      const range = `storeId=${storeId}&startDate=${addDays(day, -1)}&endDate=${addDays(day, 1)}`;
+      return { storeId, day, range };
     };
 
-    it('folds what was stored, sliced, like the catch-up inside a write', async () => {
-      const { q } = await seed(150); // more than one slice of 64
-      const result = await catchUpInBackground(ctx.database, 1000);
-      expect(result).toEqual({ clicks: 150, conversions: 150, more: false, stale: false });
-      const { stored, folded } = await rollupProgress(ctx.database.db);
-      expect(folded).toEqual(stored);
-      expect(await groups(q)).toEqual([
-        ['c0', 50, 50, 500],
-        ['c1', 50, 50, 500],
-        ['c2', 50, 50, 500],
-      ]);
+    it('a fold whose rows another fold took first is not written', async () => {
+      const { range } = await seed(20);
+      const first = await foldQueued(ctx.database.read, { limit: 100 });
+      const second = await foldQueued(ctx.database.read, { limit: 100 });
+      await ctx.database.write((trx) => applyFold(trx, first as NonNullable<typeof first>));
+      await expect(ctx.database.write((trx) => applyFold(trx, second as NonNullable<typeof second>))).rejects.toBeInstanceOf(
+        StaleFold,
+      );
+      expect(await api.getOk(`/v1/analytics/metrics?${range}`)).toMatchObject({
+        totalClicks: 20,
+        totalConversions: 20,
+        totalRevenue: 200,
+      });
     });
 
-    it('writes nothing when a read’s catch-up folded the rows first, so nothing counts twice', async () => {
-      const { q } = await seed(100);
-      const background = catchUpInBackground(ctx.database, 1000);
-      await ctx.database.write((trx) => catchUp(trx)); // lands while the background one is folding
-      expect(await background).toMatchObject({ stale: true, clicks: 0, conversions: 0 });
-      expect((await groups(q)).map((g) => g[1])).toEqual([34, 33, 33]);
+    it('racing folds and reads agree with the stored rows', async () => {
+      const { storeId, range } = await seed(40);
+      const other = ctx.store.openAnother(); // a second instance's connection
+      try {
+        const store = { id: storeId, timezone: 'UTC' };
+        await Promise.all([
+          refreshRollups(ctx.database, store),
+          refreshRollups(other, store),
+          (async () => {
+            const pending = await other.background((await import('../../src/analytics/rollups.js')).FOLD_QUEUED, { limit: 7 });
+            if (pending) await other.write((trx) => applyFold(trx, pending)).catch((e) => expect(e).toBeInstanceOf(StaleFold));
+          })(),
+        ]);
+      } finally {
+        await other.close();
+      }
+      expect(await api.getOk(`/v1/analytics/metrics?${range}`)).toMatchObject({
+        totalClicks: 40,
+        totalConversions: 40,
+        totalRevenue: 400,
+      });
     });
 
-    it('writes nothing when a conversion was re-attributed meanwhile, and the next one folds its new state', async () => {
-      const { q, conversionIds, clickIds, day } = await seed(90);
-      const background = catchUpInBackground(ctx.database, 1000);
-      // Moves the first conversion (campaign c0) to the second click (campaign c1) before the fold is written.
+    it('an event committed after a later one was folded is still folded (a watermark would skip it)', async () => {
+      const { storeId, day, range } = await seed(3);
+      expect(await api.getOk(`/v1/analytics/metrics?${range}`)).toMatchObject({ totalClicks: 3 });
+      // An id taken before the folded ones, committed only now: what a slow transaction of
+      // another instance does. A fold "above the highest id folded" would never see it.
       await ctx.database.write((trx) =>
-        withConversionRollup(trx, conversionIds[0] as string, async () => {
-          await trx
-            .updateTable('conversions')
-            .set({ attributed_click_id: clickIds[1] as string })
-            .where('id', '=', conversionIds[0] as string)
-            .execute();
-          await trx
-            .updateTable('touchpoints')
-            .set({ click_id: clickIds[1] as string, click_time: Date.parse(`${day}T01:00:00Z`) })
-            .where('conversion_id', '=', conversionIds[0] as string)
-            .execute();
+        insertClickOnce(trx, {
+          id: 'clk_00000000000000000000000001',
+          account_id: ctx.a.accountId,
+          store_id: storeId,
+          livemode: 1,
+          fbclid: 'late',
+          click_time: Date.parse(`${day}T12:00:00Z`),
+          created_at: Date.now() - 60_000,
+          landing_page: 'https://shop.acme.test/',
+          referrer: null,
+          ip_address: null,
+          user_agent: null,
+          fingerprint: null,
+          derived_fingerprint: null,
+          fbp: null,
+          fbc: 'fb.1.0.late',
+          utm_source: null,
+          utm_medium: null,
+          utm_campaign: null,
+          utm_content: null,
+          utm_term: null,
+          campaign_id: null,
+          adset_id: null,
+          ad_id: null,
+          is_bot: 0,
         }),
       );
-      expect(await background).toMatchObject({ stale: true });
-      expect(await catchUpInBackground(ctx.database, 1000)).toMatchObject({ stale: false, conversions: 90 });
-      expect(await groups(q)).toEqual([
-        ['c1', 30, 31, 310],
-        ['c2', 30, 30, 300],
-        ['c0', 30, 29, 290],
-      ]);
+      expect(await api.getOk(`/v1/analytics/metrics?${range}`)).toMatchObject({ totalClicks: 4 });
     });
 
-    it('writes nothing when the store’s time zone changed meanwhile', async () => {
-      const { storeId } = await seed(70);
-      const background = catchUpInBackground(ctx.database, 1000);
-      await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { timezone: 'Asia/Tokyo' } });
-      // The rollups of a store never folded take its zone when first folded: the PATCH itself
-      // does not touch them, so the background fold (in UTC) must see the store's zone changed.
-      expect(await background).toMatchObject({ stale: true });
-    });
-    describe('background fold in a worker thread', () => {
-      let thread: FoldThread;
-      beforeEach(() => {
-        thread = new FoldThread(ctx.database.file);
+    it.skipIf(ENGINE !== 'postgres')('a transaction still open while a fold runs is folded once it commits', async () => {
+      const { storeId, day, range } = await seed(2);
+      const other = ctx.store.openAnother();
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
       });
-      afterEach(async () => thread.close());
-
-      /** A row as JSON with its columns in name order and numbers as numbers. */
-      const canonical = (row: object) =>
-        JSON.stringify(
-          Object.entries(row)
-            .sort(([a], [b]) => a.localeCompare(b))
-            .map(([k, v]) => [k, typeof v === 'bigint' ? Number(v) : v]),
-        );
-      /** A store's rows of every rollup table, in a stable order. */
-      const rollupRows = async (storeId: string) => {
-        const rows: Record<string, unknown[]> = {};
-        for (const table of ['rollup_days', 'rollup_hours', 'rollup_dimension_clicks', 'rollup_dimension_credits'] as const) {
-          const found = await ctx.database.db.selectFrom(table).selectAll().where('store_id', '=', storeId).execute();
-          rows[table] = found.map(canonical).sort();
-        }
-        return rows;
-      };
-
-      it('folds and writes on its own connection exactly what the in-process fold computes', async () => {
-        const { q, storeId } = await seed(150);
-        const reference = await foldPending(ctx.database.db, 1000); // computed in-process, not written
-        expect(await catchUpInWorker(ctx.database, thread, 1000)).toEqual({
-          clicks: 150,
-          conversions: 150,
-          more: false,
-          stale: false,
+      let inserted: () => void = () => {};
+      const insertedOnce = new Promise<void>((resolve) => {
+        inserted = resolve;
+      });
+      try {
+        // Another instance's request: its click is inserted (with an earlier id) but not committed.
+        const slow = other.write(async (trx) => {
+          await insertClickOnce(trx, {
+            ...(await ctx.database.read
+              .selectFrom('clicks')
+              .selectAll()
+              .where('store_id', '=', storeId)
+              .executeTakeFirstOrThrow()),
+            id: 'clk_00000000000000000000000002',
+            fbclid: 'slow',
+            click_time: Date.parse(`${day}T13:00:00Z`),
+          });
+          inserted();
+          await held;
         });
-        const rows = reference?.rows;
-        const asJson = (list: object[] = []) => list.map(canonical).sort();
-        const written = await rollupRows(storeId);
-        // The store's rollups were empty: they now hold exactly the reference fold's rows.
-        expect(written.rollup_days).toEqual(asJson(rows?.days));
-        expect(written.rollup_hours).toEqual(asJson(rows?.hours));
-        expect(written.rollup_dimension_clicks).toEqual(asJson(rows?.clicks));
-        expect(written.rollup_dimension_credits).toEqual(asJson(rows?.credits));
-        expect(await groups(q)).toEqual([
-          ['c0', 50, 50, 500],
-          ['c1', 50, 50, 500],
-          ['c2', 50, 50, 500],
-        ]);
-        expect(await thread.fold(1000)).toBeNull(); // nothing left above the watermarks
-      });
-
-      it('reads in chunks: `more` until everything is folded', async () => {
-        await seed(30);
-        const results = [];
-        for (let i = 0; i < 4; i++) results.push(await catchUpInWorker(ctx.database, thread, 12));
-        expect(results.map((r) => [r.clicks, r.conversions, r.more])).toEqual([
-          [12, 12, true],
-          [12, 12, true],
-          [6, 6, false],
-          [0, 0, false],
-        ]);
-      });
-
-      it('writes nothing when a read’s catch-up folded the rows first, so nothing counts twice', async () => {
-        const { q } = await seed(100);
-        const folded = await thread.fold(1000); // computed and kept by the worker
-        expect(folded).toMatchObject({ conversions: 100 });
-        await ctx.database.write((trx) => catchUp(trx)); // lands before the worker's write
-        expect(await ctx.database.writeAlone(() => thread.write())).toMatchObject({ stale: true, conversions: 0 });
-        expect((await groups(q)).map((g) => g[1])).toEqual([34, 33, 33]);
-      });
-
-      it('never counts a row twice when a read’s catch-up races it', async () => {
-        const { q } = await seed(100);
-        const background = catchUpInWorker(ctx.database, thread, 1000);
-        await ctx.database.write((trx) => catchUp(trx));
-        const result = await background;
-        // Whichever read the rows first, the other one found them folded (stale) or found nothing.
-        expect(result.stale || result.conversions === 0).toBe(true);
-        expect((await groups(q)).map((g) => g[1])).toEqual([34, 33, 33]);
-      });
-
-      it('fails what it cannot do instead of hanging, and a new worker takes over', async () => {
-        const broken = new FoldThread(path.join(tempDir(), 'missing.db'));
-        await expect(broken.fold(10)).rejects.toThrow(/fold worker failed|unable to open|does not exist/i);
-        await expect(broken.fold(10)).rejects.toThrow(); // a new worker, the same failure
-        await broken.close();
-        await expect(thread.write()).rejects.toThrow(/nothing folded/);
-        await seed(5);
-        const pending = thread.fold(1000);
-        await thread.close();
-        await expect(pending).rejects.toThrow(/stopped/);
-        expect(await catchUpInWorker(ctx.database, thread, 1000)).toMatchObject({ conversions: 5, stale: false });
-      });
+        await insertedOnce;
+        await api.click(storeId, 'fast', `${day}T14:00:00Z`);
+        expect(await api.getOk(`/v1/analytics/metrics?${range}`)).toMatchObject({ totalClicks: 3 });
+        release();
+        await slow;
+        expect(await api.getOk(`/v1/analytics/metrics?${range}`)).toMatchObject({ totalClicks: 4 });
+      } finally {
+        release();
+        await other.close();
+      }
     });
   });
 });

@@ -138,7 +138,7 @@ describe('permanent errors', () => {
     expect(failed.capi.lastError).toMatch(
       /^Meta error \(code 100\/2804019 OAuthException\): Invalid parameter \(fbtrace_id A[0-9a-f]+\)$/,
     );
-    const outbox = await ctx.database.db.selectFrom('capi_outbox').selectAll().executeTakeFirstOrThrow();
+    const outbox = await ctx.database.read.selectFrom('capi_outbox').selectAll().executeTakeFirstOrThrow();
     expect(outbox.fbtrace_id).toMatch(/^A[0-9a-f]+$/);
     expect(await metric('waytrack_capi_events_failed_total')).toBe(1);
   });
@@ -195,7 +195,7 @@ describe('permanent errors', () => {
       ['failed', 2],
     ]);
     const statuses = async () =>
-      countBy((await ctx.database.db.selectFrom('conversions').select('capi_status').execute()).map((s) => s.capi_status));
+      countBy((await ctx.database.read.selectFrom('conversions').select('capi_status').execute()).map((s) => s.capi_status));
     const deadline = Date.now() + 3000;
     while ((await statuses()).get('sent') !== 98 && Date.now() < deadline) await sleep(10);
     expect(await statuses()).toEqual(expected);

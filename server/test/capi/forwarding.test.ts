@@ -224,7 +224,7 @@ describe('batching', () => {
     expect([...countBy(fake.acceptedEventIds()).values()].every((n) => n === 1)).toBe(true);
     // Acknowledged first, recorded right after: every conversion ends up `sent`.
     const unsent = async () =>
-      (await ctx.database.db.selectFrom('conversions').select('id').where('capi_status', '!=', 'sent').execute()).length;
+      (await ctx.database.read.selectFrom('conversions').select('id').where('capi_status', '!=', 'sent').execute()).length;
     const deadline = Date.now() + 3000;
     while ((await unsent()) > 0 && Date.now() < deadline) await sleep(10);
     expect(await unsent()).toBe(0);

@@ -4,8 +4,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { type Database, openSqlite } from '../../src/db/database.js';
+import type { Database } from '../../src/db/database.js';
 import { trackConversion } from '../../src/tracking/conversions.js';
+import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { call, conversionBody, makeStore, tempDir } from '../helpers.js';
 import { FakeGraph } from './fake-graph.js';
 import { countBy, FAST, PIXEL, sleep, TOKEN } from './setup.js';
@@ -19,19 +20,24 @@ interface Instance {
 
 let fake: FakeGraph;
 let dataDir: string;
+let shared: TestDatabase | undefined;
 
 beforeAll(async () => {
   fake = await FakeGraph.start();
 });
 afterAll(async () => fake.close());
-afterEach(() => {
+afterEach(async () => {
+  await shared?.drop();
+  shared = undefined;
   rmSync(dataDir, { recursive: true, force: true });
   fake.reset();
 });
 
 async function start(env: Record<string, string> = {}, tuning = {}): Promise<Instance> {
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', META_GRAPH_URL: fake.url, CAPI_SYNC_WAIT_MS: '0', ...env });
-  const database = openSqlite(dataDir);
+  // Every instance of a test shares its database, as instances of a deployment do.
+  shared ??= await openTestDatabase(dataDir);
+  const database = shared.openAnother();
   await database.migrate();
   const app = await buildApp({ config, database, logger: false, forwarding: { ...FAST, ...tuning } });
   await app.ready();
@@ -46,7 +52,7 @@ async function start(env: Record<string, string> = {}, tuning = {}): Promise<Ins
 }
 
 async function statuses(database: Database): Promise<Map<string, number>> {
-  const rows = await database.db.selectFrom('conversions').select('capi_status').execute();
+  const rows = await database.read.selectFrom('conversions').select('capi_status').execute();
   return countBy(rows.map((r) => r.capi_status as string));
 }
 
@@ -135,7 +141,7 @@ describe('the outbox across restarts', () => {
     await fake.waitFor(() => fake.requests.length === 1, 2000, 'the first request');
     // The only request slot is busy: this one waits in memory, claimed for this process.
     await call(first.app, 'POST', '/v1/track/conversion', { key, body: conversionBody(two, { orderId: 'waiting' }) });
-    const held = await first.database.db
+    const held = await first.database.read
       .selectFrom('capi_outbox')
       .selectAll()
       .where('pixel_id', '=', '99999999')
@@ -143,7 +149,7 @@ describe('the outbox across restarts', () => {
     expect(held.claimed_by).toBe(first.app.forwarding.owner);
     expect(held.next_attempt_at).toBeGreaterThan(Date.now() + 5000);
     await first.app.close();
-    const given = await first.database.db
+    const given = await first.database.read
       .selectFrom('capi_outbox')
       .selectAll()
       .where('pixel_id', '=', '99999999')
@@ -172,7 +178,7 @@ describe('the outbox across restarts', () => {
     });
     const res = await call(instance.app, 'POST', '/v1/track/conversion', { key, body: conversionBody(storeId) });
     expect(res.status).toBeGreaterThanOrEqual(500);
-    expect(await instance.database.db.selectFrom('conversions').select('id').execute()).toHaveLength(0);
+    expect(await instance.database.read.selectFrom('conversions').select('id').execute()).toHaveLength(0);
     await instance.database.write(async (trx) => {
       await trx.schema.alterTable('capi_outbox_gone').renameTo('capi_outbox').execute();
     });

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
+import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { FakeGraph } from './fake-graph.js';
 import { countBy, PIXEL, sleep, TOKEN } from './setup.js';
 
@@ -12,19 +13,23 @@ describe('forwarding survives kill -9 (end to end)', () => {
   let fake: FakeGraph;
   let dataDir: string;
   let server: ServerProcess | undefined;
+  let testDb: TestDatabase;
 
   beforeAll(async () => {
     fake = await FakeGraph.start();
     dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-capi-e2e-'));
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.close(); // the processes open it themselves
   });
   afterAll(async () => {
     await server?.stop('SIGKILL');
     await fake.close();
+    await testDb?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('delivers the outbox after a restart, each event once', async () => {
-    const env = { DATA_DIR: dataDir, META_GRAPH_URL: fake.url, CAPI_SYNC_WAIT_MS: '0' };
+    const env = { ...testDb.env, META_GRAPH_URL: fake.url, CAPI_SYNC_WAIT_MS: '0' };
     fake.outage = { type: 'http500' };
     server = await serve(env);
     const account = JSON.parse(cli(['account', 'create', '--email', 'kill9@example.com', '--json'], env).stdout);

@@ -7,8 +7,8 @@ import { createAccount } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { KEY_FILE, loadSecretsKey, SecretBox, SecretError } from '../../src/capi/secrets.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { openSqlite } from '../../src/db/database.js';
 import { LOG_REDACT } from '../../src/observability.js';
+import { openTestDatabase } from '../engine.js';
 import { call, conversionBody, makeStore, tempDir } from '../helpers.js';
 import { FakeGraph } from './fake-graph.js';
 import { FAST, forwardingContext, forwardingStore, getConversion, PIXEL, postConversion, TOKEN, waitForStatus } from './setup.js';
@@ -89,10 +89,10 @@ describe('access tokens at rest', () => {
     const ctx = await forwardingContext(fake);
     try {
       const storeId = await forwardingStore(ctx);
-      const row = await ctx.database.db.selectFrom('stores').selectAll().where('id', '=', storeId).executeTakeFirstOrThrow();
+      const row = await ctx.database.read.selectFrom('stores').selectAll().where('id', '=', storeId).executeTakeFirstOrThrow();
       expect(row.capi_access_token).toMatch(/^wtenc1:/);
       expect(JSON.stringify(row)).not.toContain(TOKEN);
-      const outbox = async () => JSON.stringify(await ctx.database.db.selectFrom('capi_outbox').selectAll().execute());
+      const outbox = async () => JSON.stringify(await ctx.database.read.selectFrom('capi_outbox').selectAll().execute());
 
       await postConversion(ctx, storeId, { orderId: 'o-1' });
       expect(fake.requests.at(-1)?.accessToken).toBe(TOKEN);
@@ -132,7 +132,7 @@ describe('access tokens at rest', () => {
         await other.close();
       }
       // Back on the right key, the app delivers it (with the next conversion, which wakes it).
-      const waiting = await ctx.database.db.selectFrom('conversions').select('id').executeTakeFirstOrThrow();
+      const waiting = await ctx.database.read.selectFrom('conversions').select('id').executeTakeFirstOrThrow();
       await postConversion(ctx, storeId);
       await waitForStatus(ctx, waiting.id, 'sent', 5000);
     } finally {
@@ -151,7 +151,8 @@ describe('access tokens at rest', () => {
     });
     const dataDir = tempDir();
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'trace', META_GRAPH_URL: fake.url });
-    const database = openSqlite(dataDir);
+    const testDb = await openTestDatabase(dataDir);
+    const database = testDb.database;
     await database.migrate();
     const app = await buildApp({ config, database, logger: { level: 'trace', redact: LOG_REDACT, stream }, forwarding: FAST });
     try {
@@ -168,7 +169,7 @@ describe('access tokens at rest', () => {
       expect(lines.join('')).not.toContain(TOKEN);
     } finally {
       await app.close();
-      await database.close();
+      await testDb.drop();
       rmSync(dataDir, { recursive: true, force: true });
       fake.requests.length = 0;
       fake.faults = [];

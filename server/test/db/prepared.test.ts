@@ -1,9 +1,10 @@
 import { rmSync } from 'node:fs';
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type Database, type Executor, openSqlite } from '../../src/db/database.js';
-import { prepared } from '../../src/db/prepared.js';
+import type { Database, Reader } from '../../src/db/database.js';
+import { prepared, preparedQuery } from '../../src/db/prepared.js';
 import { rowLimit } from '../../src/db/row-limit.js';
+import { openSqlite } from '../../src/db/sqlite/database.js';
 import { tempDir } from '../helpers.js';
 
 interface Note {
@@ -19,7 +20,7 @@ interface TestDB {
 let dataDir: string;
 let database: Database;
 /** The test's own table, which the application schema does not know. */
-const test = (db: Executor) => db as unknown as Kysely<TestDB>;
+const test = (db: unknown) => db as Kysely<TestDB>;
 
 beforeAll(async () => {
   dataDir = tempDir('waytrack-prepared-');
@@ -43,7 +44,7 @@ const insertNote = prepared((db, note: Note) => test(db).insertInto('notes').val
 
 describe('prepared queries', () => {
   it('compile once per shape of values and bind each call’s values in place of the markers', async () => {
-    const build = vi.fn((db: Executor, v: { owner: string; from: number }) =>
+    const build = vi.fn((db: Reader, v: { owner: string; from: number }) =>
       test(db)
         .selectFrom('notes')
         .selectAll()
@@ -52,21 +53,21 @@ describe('prepared queries', () => {
         .orderBy('id')
         .limit(rowLimit(10)),
     );
-    const byOwner = prepared(build);
+    const byOwner = preparedQuery(build);
     await database.write(async (trx) => {
       await insertNote(trx, { id: 1, owner: 'ann', body: 'a' });
       await insertNote(trx, { id: 2, owner: 'bob', body: null });
       await insertNote(trx, { id: 3, owner: 'ann', body: undefined as unknown as null }); // undefined binds NULL
     });
-    expect((await byOwner(database.db, { owner: 'ann', from: 0 })).rows).toEqual([
+    expect((await byOwner(database.read, { owner: 'ann', from: 0 })).rows).toEqual([
       { id: 1, owner: 'ann', body: 'a' },
       { id: 3, owner: 'ann', body: null },
     ]);
-    expect((await byOwner(database.db, { owner: 'bob', from: 0 })).rows).toEqual([{ id: 2, owner: 'bob', body: null }]);
-    expect((await byOwner(database.db, { owner: 'ann', from: 2 })).rows.map((r) => r.id)).toEqual([3]);
+    expect((await byOwner(database.read, { owner: 'bob', from: 0 })).rows).toEqual([{ id: 2, owner: 'bob', body: null }]);
+    expect((await byOwner(database.read, { owner: 'ann', from: 2 })).rows.map((r) => r.id)).toEqual([3]);
     expect(build).toHaveBeenCalledTimes(1);
     // Another set of value names is another statement.
-    await byOwner(database.db, { from: 0, owner: 'ann' });
+    await byOwner(database.read, { from: 0, owner: 'ann' });
     expect(build).toHaveBeenCalledTimes(2);
   });
 
@@ -76,16 +77,16 @@ describe('prepared queries', () => {
   });
 
   it('refuse a query that writes a value into the SQL text instead of binding it', async () => {
-    const inlined = prepared((db, v: { owner: string }) =>
+    const inlined = preparedQuery((db, v: { owner: string }) =>
       test(db).selectFrom('notes').selectAll().where('owner', '=', sql.lit(v.owner)),
     );
-    await expect(inlined(database.db, { owner: 'ann' })).rejects.toThrow(/does not bind every value/);
+    await expect(inlined(database.read, { owner: 'ann' })).rejects.toThrow(/does not bind every value/);
   });
 });
 
 describe('row limits', () => {
   it('are written into the SQL text', () => {
-    const query = test(database.db).selectFrom('notes').selectAll().limit(rowLimit(21));
+    const query = test(database.read).selectFrom('notes').selectAll().limit(rowLimit(21));
     expect(query.compile().sql).toMatch(/limit 21$/);
   });
 

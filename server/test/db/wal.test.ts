@@ -2,7 +2,8 @@ import { existsSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDriver from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type Database, isUnavailableError, openSqlite } from '../../src/db/database.js';
+import { type Database, isUnavailableError } from '../../src/db/database.js';
+import { openSqlite } from '../../src/db/sqlite/database.js';
 import { call, conversionBody, createTestContext, makeStore, tempDir } from '../helpers.js';
 
 // Every fdatasync of the log is held until the test releases it, so a test can see what is
@@ -51,7 +52,7 @@ afterEach(async () => {
 const count = async (db: Database) =>
   Number(
     (
-      (await db.db
+      (await db.read
         .selectFrom('notes' as never)
         .select((eb) => eb.fn.countAll().as('n'))
         .executeTakeFirstOrThrow()) as { n: number }
@@ -150,82 +151,11 @@ describe('group commit on the write-ahead log', () => {
     };
     await Promise.all(Array.from({ length: WRITERS }, writer));
     expect(largest).toBeLessThan((WRITES * 4096) / 3);
-    const count = await db.db
+    const count = await db.read
       .selectFrom('blobs' as never)
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
     expect(Number((count as { n: number }).n)).toBe(WRITES);
-  });
-
-  it('quiet() waits for a gap between writes (background work goes after the requests), at most maxWaitMs', async () => {
-    const db = await open();
-    let started = performance.now();
-    await db.quiet(1000);
-    expect(performance.now() - started).toBeLessThan(500); // idle: at once (after a few ms of quiet)
-
-    // Back-to-back writes for ~300 ms: quiet() resolves only after they end.
-    let writing = true;
-    let lastWriteAt = 0;
-    const stream = (async () => {
-      const until = performance.now() + 300;
-      while (performance.now() < until) {
-        await insert(db, 1);
-        lastWriteAt = performance.now();
-      }
-      writing = false;
-    })();
-    await new Promise((r) => setTimeout(r, 20));
-    await db.quiet(5000);
-    expect(writing).toBe(false);
-    expect(performance.now()).toBeGreaterThanOrEqual(lastWriteAt);
-    await stream;
-
-    // Writes that never stop: it gives up after maxWaitMs.
-    let stop = false;
-    const endless = (async () => {
-      while (!stop) await insert(db, 2);
-    })();
-    await new Promise((r) => setTimeout(r, 20));
-    started = performance.now();
-    await db.quiet(150);
-    const waited = performance.now() - started;
-    stop = true;
-    await endless;
-    expect(waited).toBeGreaterThanOrEqual(140);
-    expect(waited).toBeLessThan(1000);
-  });
-
-  it('writeAlone: another connection writes between two commits, acknowledged after the next sync', async () => {
-    const db = await open();
-    const other = new SqliteDriver(path.join(dataDir, 'waytrack.db'));
-    other.pragma('busy_timeout = 0'); // a transaction of ours left open would make it fail at once
-    try {
-      syncs.hold = true;
-      const before = insert(db, 1);
-      await vi.waitFor(() => expect(syncs.waiting.length).toBe(1));
-      let answered = false;
-      const alone = db
-        .writeAlone(async () => {
-          other.prepare('insert into notes (n) values (2)').run();
-          return 'written';
-        })
-        .then((value) => {
-          answered = true;
-          return value;
-        });
-      const after = insert(db, 3); // queued behind it: a commit of its own, after it
-      release(); // the first commit's sync
-      await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // the alone write's sync
-      expect(await count(db)).toBe(2);
-      expect(answered).toBe(false);
-      syncs.hold = false;
-      release();
-      expect(await alone).toBe('written');
-      await Promise.all([before, after]);
-      expect(await count(db)).toBe(3);
-    } finally {
-      other.close();
-    }
   });
 
   it('answers a duplicate conversion only once the original is on disk', async () => {

@@ -3,6 +3,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { build, cli, freePort, request, type ServerProcess, serve } from './process.js';
 
 // The real CLI and server process over HTTPS, as README's quick start runs them
@@ -13,17 +14,22 @@ describe('waytrack CLI and server (end to end)', () => {
   let account: { accountId: string; email: string; keys: { live: string; test: string } };
   let server: ServerProcess;
   let httpPort: number;
+  let testDb: TestDatabase;
 
   beforeAll(async () => {
     build();
     dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-e2e-'));
     httpPort = await freePort();
-    env = { DATA_DIR: dataDir, HTTP_PORT: String(httpPort) };
+    // The processes open the database themselves: this handle only names it and drops it after.
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.close();
+    env = { ...testDb.env, HTTP_PORT: String(httpPort) };
     server = await serve(env);
   });
 
   afterAll(async () => {
     await server?.stop('SIGKILL');
+    await testDb?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -15,9 +15,18 @@ export function build(): void {
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 }
 
+/**
+ * The environment of a process a test starts: the runner's, without the runner's own
+ * DATABASE_URL (a test names its database, from openTestDatabase, in `env`), then `env`.
+ */
+function processEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _runnerDatabase, ...inherited } = process.env;
+  return { ...inherited, LOG_LEVEL: 'silent', ...env };
+}
+
 export function cli(args: string[], env: Record<string, string>) {
   const result = spawnSync(process.execPath, [BIN, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    env: processEnv(env),
     encoding: 'utf8',
     timeout: 30_000,
   });
@@ -46,7 +55,7 @@ export interface ServerProcess {
 /** Starts `waytrack serve` and waits for the line that says where it listens. */
 export async function serve(env: Record<string, string>): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
-    env: { ...process.env, LOG_LEVEL: 'silent', PORT: '0', ...env },
+    env: processEnv({ PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

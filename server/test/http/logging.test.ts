@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { type Database, openSqlite } from '../../src/db/database.js';
+import type { Database } from '../../src/db/database.js';
 import { LOG_REDACT } from '../../src/observability.js';
+import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { call, clickBody, conversionBody, makeStore, tempDir } from '../helpers.js';
 
 // Keys and customer PII never reach the logs, even at the most verbose level and on errors.
@@ -13,6 +14,7 @@ describe('logs', () => {
   let database: Database;
   let app: Awaited<ReturnType<typeof buildApp>>;
   let key: string;
+  let testDb: TestDatabase;
 
   beforeAll(async () => {
     lines = [];
@@ -24,14 +26,15 @@ describe('logs', () => {
     });
     const dataDir = tempDir();
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'trace' });
-    database = openSqlite(dataDir);
+    testDb = await openTestDatabase(dataDir);
+    database = testDb.database;
     await database.migrate();
     app = await buildApp({ config, database, logger: { level: 'trace', redact: LOG_REDACT, stream } });
     key = (await createAccount(database, { email: 'logs@example.com' })).keys.live;
   });
   afterAll(async () => {
     await app.close();
-    await database.close();
+    await testDb.drop();
   });
 
   it('carry request ids but never the API key, the Idempotency-Key or customer data', async () => {

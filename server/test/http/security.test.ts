@@ -575,7 +575,7 @@ describe('key revocation reaches a running app within the cache TTL', () => {
   it('the key store keeps only the SHA-256 of a key', async () => {
     const ctx = await createTestContext();
     try {
-      const rows = await ctx.database.db.selectFrom('api_keys').selectAll().execute();
+      const rows = await ctx.database.read.selectFrom('api_keys').selectAll().execute();
       const stored = JSON.stringify(rows);
       expect(stored).not.toContain(ctx.a.live);
       expect(stored).not.toContain(ctx.a.test);

@@ -15,7 +15,7 @@ afterAll(async () => ctx.close());
 const trackClick = (body: unknown, key = ctx.a.live) => call(ctx.app, 'POST', '/v1/track/click', { key, body });
 
 async function clickRows(fbclid: string) {
-  return ctx.database.db.selectFrom('clicks').selectAll().where('fbclid', '=', fbclid).execute();
+  return ctx.database.read.selectFrom('clicks').selectAll().where('fbclid', '=', fbclid).execute();
 }
 
 describe('POST /v1/track/click — recording', () => {

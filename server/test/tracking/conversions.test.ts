@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE } from '../engine.js';
 import { call, clickBody, conversionBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
 
 const MINUTE = 60_000;
@@ -30,7 +32,7 @@ const getConversion = (id: string, key = ctx.a.live) => call(ctx.app, 'GET', `/v
 const metrics = (storeId: string, key = ctx.a.live) => call(ctx.app, 'GET', `/v1/analytics/metrics?storeId=${storeId}`, { key });
 
 async function conversionRows(storeId: string) {
-  return ctx.database.db.selectFrom('conversions').selectAll().where('store_id', '=', storeId).execute();
+  return ctx.database.read.selectFrom('conversions').selectAll().where('store_id', '=', storeId).execute();
 }
 
 function expectNotAttributed(res: { status: number; body: { data: Record<string, unknown> } }) {
@@ -217,7 +219,7 @@ describe('POST /v1/track/conversion — validation', () => {
     expect(res.status).toBe(200);
     const got = await getConversion(res.body.data.conversionId);
     expect(got.body.data.currency).toBe('USD');
-    const row = await ctx.database.db
+    const row = await ctx.database.read
       .selectFrom('conversions')
       .select('currency')
       .where('id', '=', res.body.data.conversionId)
@@ -388,7 +390,7 @@ describe('POST /v1/track/conversion — idempotency', () => {
     for (const res of responses) expect(res.body.data.attributed).toBe(true);
     const rows = await conversionRows(storeId);
     expect(rows).toHaveLength(1);
-    const touchpoints = await ctx.database.db
+    const touchpoints = await ctx.database.read
       .selectFrom('touchpoints')
       .selectAll()
       .where('conversion_id', '=', rows[0]?.id ?? '')
@@ -412,7 +414,7 @@ describe('POST /v1/track/conversion — attribution', () => {
     const got = await getConversion(res.body.data.conversionId);
     expect(got.body.data.attributed).toBe(true);
     expect(got.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'attr_by_fbclid', confidenceScore: 100 });
-    const touchpoints = await ctx.database.db
+    const touchpoints = await ctx.database.read
       .selectFrom('touchpoints')
       .selectAll()
       .where('conversion_id', '=', res.body.data.conversionId)
@@ -555,7 +557,7 @@ describe('POST /v1/track/conversion — attribution', () => {
       }),
     );
     expect(res.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'referenced_thrice', confidenceScore: 100 });
-    const touchpoints = await ctx.database.db
+    const touchpoints = await ctx.database.read
       .selectFrom('touchpoints')
       .selectAll()
       .where('conversion_id', '=', res.body.data.conversionId)
@@ -570,7 +572,7 @@ describe('POST /v1/track/conversion — attribution', () => {
     const newer = await trackClick(storeId, { fbclid: 'newer_ref', timestamp: iso(Date.now() - HOUR) });
     const res = await trackConversion(conversionBody(storeId, { clickId: older.clickId, fbclid: 'newer_ref' }));
     expect(res.body.data.attributedTo).toEqual({ clickId: newer.clickId, fbclid: 'newer_ref', confidenceScore: 100 });
-    const touchpoints = await ctx.database.db
+    const touchpoints = await ctx.database.read
       .selectFrom('touchpoints')
       .select('click_id')
       .where('conversion_id', '=', res.body.data.conversionId)
@@ -681,7 +683,7 @@ describe('POST /v1/track/conversion — customer data', () => {
       '94110-3321',
     ];
 
-    const rows = await ctx.database.db.selectFrom('conversions').selectAll().execute();
+    const rows = await ctx.database.read.selectFrom('conversions').selectAll().execute();
     const rowsJson = JSON.stringify(rows);
     for (const value of forbidden) expect(rowsJson.includes(value), value).toBe(false);
 
@@ -699,10 +701,25 @@ describe('POST /v1/track/conversion — customer data', () => {
       country: sha256('us'),
     });
 
-    // The raw bytes of every database file (main file and write-ahead log) after the commit.
-    const files = readdirSync(ctx.dataDir).filter((f) => f.startsWith('waytrack.db'));
-    expect(files).toContain('waytrack.db');
-    const bytes = Buffer.concat(files.map((f) => readFileSync(path.join(ctx.dataDir, f))));
+    // SQLite: the raw bytes of every database file (main file and write-ahead log) after the
+    // commit. PostgreSQL: every row of every table of the test's schema, as text.
+    let bytes: Buffer;
+    if (ENGINE === 'sqlite') {
+      const files = readdirSync(ctx.dataDir).filter((f) => f.startsWith('waytrack.db'));
+      expect(files).toContain('waytrack.db');
+      bytes = Buffer.concat(files.map((f) => readFileSync(path.join(ctx.dataDir, f))));
+    } else {
+      const db = ctx.database.read as unknown as Kysely<unknown>;
+      const tables = await sql<{ name: string }>`select table_name as name from information_schema.tables
+        where table_schema = current_schema()`.execute(db);
+      expect(tables.rows.map((t) => t.name)).toContain('conversions');
+      const texts: string[] = [];
+      for (const { name } of tables.rows) {
+        const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(name)} t`.execute(db);
+        texts.push(...rows.rows.map((r) => r.row));
+      }
+      bytes = Buffer.from(texts.join('\n'), 'utf8');
+    }
     expect(bytes.includes(Buffer.from(sha256('zebediah.quill+order@example-mail.com')))).toBe(true);
     for (const value of forbidden) {
       expect(bytes.includes(Buffer.from(value, 'utf8')), value).toBe(false);

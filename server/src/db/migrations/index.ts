@@ -1,8 +1,10 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { isPostgres } from '../dialect.js';
 import * as initial from './0001_initial.js';
 import * as forwarding from './0002_forwarding.js';
 import * as attributionSignals from './0003_attribution_signals.js';
 import * as analyticsRollups from './0004_analytics_rollups.js';
+import * as rollupQueue from './0005_rollup_queue.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -14,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0002_forwarding': forwarding,
   '0003_attribution_signals': attributionSignals,
   '0004_analytics_rollups': analyticsRollups,
+  '0005_rollup_queue': rollupQueue,
 };
 
 class CodeMigrationProvider implements MigrationProvider {
@@ -22,9 +25,48 @@ class CodeMigrationProvider implements MigrationProvider {
   }
 }
 
-/** Applies every pending migration; returns the names applied. */
+/** The database was migrated by newer code: this code must not serve or migrate it. */
+export class SchemaError extends Error {}
+
+/**
+ * The migrator, with its bookkeeping table in the schema the connection works in (on
+ * PostgreSQL, several schemas of one database may each hold a Waytrack).
+ */
+async function migratorFor(db: Kysely<unknown>): Promise<{ migrator: Migrator; schema: string | undefined }> {
+  let schema: string | undefined;
+  if (isPostgres(db)) {
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+    schema = rows[0]?.schema;
+  }
+  return { migrator: new Migrator({ db, provider: new CodeMigrationProvider(), migrationTableSchema: schema }), schema };
+}
+
+/** Refuses a database holding migrations this code does not know (it was migrated by newer code). */
+export async function checkSchema(db: Kysely<unknown>): Promise<void> {
+  const { schema } = await migratorFor(db);
+  let applied: string[];
+  try {
+    const table = schema ? db.withSchema(schema) : db;
+    const rows = await (table as Kysely<{ kysely_migration: { name: string } }>)
+      .selectFrom('kysely_migration')
+      .select('name')
+      .execute();
+    applied = rows.map((r) => r.name);
+  } catch {
+    return; // never migrated
+  }
+  const unknown = applied.filter((name) => !(name in migrations));
+  if (unknown.length > 0) {
+    throw new SchemaError(
+      `the database schema is newer than this version of Waytrack (it has migration ${unknown.join(', ')}); run the newer version or restore a matching backup`,
+    );
+  }
+}
+
+/** Applies every pending migration; returns the names applied. Refuses a newer schema (SchemaError). */
 export async function migrateToLatest(db: Kysely<unknown>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new CodeMigrationProvider() });
+  await checkSchema(db);
+  const { migrator } = await migratorFor(db);
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

@@ -1,19 +1,19 @@
-import type { Executor } from '../database.js';
+import type { Reader, Writer } from '../database.js';
 import type { AccountsTable, ApiKeysTable } from '../schema.js';
 
-export async function insertAccount(db: Executor, account: AccountsTable): Promise<void> {
+export async function insertAccount(db: Writer, account: AccountsTable): Promise<void> {
   await db.insertInto('accounts').values(account).execute();
 }
 
-export async function findAccountByEmail(db: Executor, email: string): Promise<AccountsTable | undefined> {
+export async function findAccountByEmail(db: Reader, email: string): Promise<AccountsTable | undefined> {
   return db.selectFrom('accounts').selectAll().where('email', '=', email).executeTakeFirst();
 }
 
-export async function findAccount(db: Executor, id: string): Promise<AccountsTable | undefined> {
+export async function findAccount(db: Reader, id: string): Promise<AccountsTable | undefined> {
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function countAccounts(db: Executor): Promise<number> {
+export async function countAccounts(db: Reader): Promise<number> {
   const row = await db
     .selectFrom('accounts')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -21,15 +21,15 @@ export async function countAccounts(db: Executor): Promise<number> {
   return Number(row.n);
 }
 
-export async function insertApiKey(db: Executor, key: ApiKeysTable): Promise<void> {
+export async function insertApiKey(db: Writer, key: ApiKeysTable): Promise<void> {
   await db.insertInto('api_keys').values(key).execute();
 }
 
-export async function findApiKeyByHash(db: Executor, keyHash: string): Promise<ApiKeysTable | undefined> {
+export async function findApiKeyByHash(db: Reader, keyHash: string): Promise<ApiKeysTable | undefined> {
   return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst();
 }
 
-export async function listApiKeys(db: Executor, accountId: string): Promise<ApiKeysTable[]> {
+export async function listApiKeys(db: Reader, accountId: string): Promise<ApiKeysTable[]> {
   return db
     .selectFrom('api_keys')
     .selectAll()
@@ -40,7 +40,7 @@ export async function listApiKeys(db: Executor, accountId: string): Promise<ApiK
 }
 
 /** Marks a key revoked; returns false when the id is unknown or it was already revoked. */
-export async function revokeApiKey(db: Executor, keyId: string, now: number): Promise<boolean> {
+export async function revokeApiKey(db: Writer, keyId: string, now: number): Promise<boolean> {
   const result = await db
     .updateTable('api_keys')
     .set({ revoked_at: now })

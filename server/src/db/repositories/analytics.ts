@@ -1,4 +1,4 @@
-import type { Executor } from '../database.js';
+import type { Reader } from '../database.js';
 
 /**
  * Aggregates straight over the stored rows. Analytics read the rollups (rollups.ts) instead,
@@ -11,7 +11,7 @@ export interface TimeRange {
 }
 
 /** Non-bot clicks of a store and mode with click time in range. */
-export async function countClicks(db: Executor, storeId: string, livemode: number, range: TimeRange): Promise<number> {
+export async function countClicks(db: Reader, storeId: string, livemode: number, range: TimeRange): Promise<number> {
   const row = await db
     .selectFrom('clicks')
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -35,7 +35,7 @@ export interface ConversionAggregate {
 
 /** Conversion counts and value sums with event time in range, per (currency, is Purchase). */
 export async function aggregateConversions(
-  db: Executor,
+  db: Reader,
   storeId: string,
   livemode: number,
   range: TimeRange,

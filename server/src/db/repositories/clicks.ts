@@ -1,8 +1,9 @@
-import type { Executor } from '../database.js';
-import { prepared } from '../prepared.js';
+import type { Reader, Writer } from '../database.js';
+import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type { ClicksTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
+import { enqueueForRollups } from './rollup-queue.js';
 
 const insertClick = prepared((db, click: ClicksTable) =>
   db
@@ -11,7 +12,7 @@ const insertClick = prepared((db, click: ClicksTable) =>
     .onConflict((oc) => oc.columns(['store_id', 'livemode', 'fbclid']).doNothing()),
 );
 
-const clickByFbclid = prepared((db, v: { storeId: string; livemode: number; fbclid: string }) =>
+const clickByFbclid = preparedQuery((db, v: { storeId: string; livemode: number; fbclid: string }) =>
   db
     .selectFrom('clicks')
     .selectAll()
@@ -20,7 +21,7 @@ const clickByFbclid = prepared((db, v: { storeId: string; livemode: number; fbcl
     .where('fbclid', '=', v.fbclid),
 );
 
-const clickById = prepared((db, v: { clickId: string; accountId: string; livemode: number }) =>
+const clickById = preparedQuery((db, v: { clickId: string; accountId: string; livemode: number }) =>
   db
     .selectFrom('clicks')
     .selectAll()
@@ -30,16 +31,19 @@ const clickById = prepared((db, v: { clickId: string; accountId: string; livemod
 );
 
 /** Inserts a click unless (store, mode, fbclid) exists; returns the stored row either way. */
-export async function insertClickOnce(db: Executor, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
+export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
   const inserted = await insertClick(db, click);
-  if (Number(inserted.numAffectedRows ?? 0n) > 0) return { row: click, duplicate: false };
+  if (Number(inserted.numAffectedRows ?? 0n) > 0) {
+    await enqueueForRollups(db, 'click', [click]);
+    return { row: click, duplicate: false };
+  }
   const existing = await findClickByFbclid(db, click.store_id, click.livemode, click.fbclid);
   if (!existing) throw new Error('click dedup conflict without a stored row');
   return { row: existing, duplicate: true };
 }
 
 export async function findClickByFbclid(
-  db: Executor,
+  db: Reader,
   storeId: string,
   livemode: number,
   fbclid: string,
@@ -49,7 +53,7 @@ export async function findClickByFbclid(
 
 /** A click by id, within one account and mode. */
 export async function findClick(
-  db: Executor,
+  db: Reader,
   accountId: string,
   livemode: number,
   clickId: string,
@@ -58,7 +62,7 @@ export async function findClick(
 }
 
 export async function listClicks(
-  db: Executor,
+  db: Reader,
   accountId: string,
   livemode: number,
   filter: { storeId?: string },
@@ -90,7 +94,7 @@ export interface CandidateScope {
  * query on purpose: with `IN (…)` SQLite may walk the store's time index instead of this key's.
  */
 export async function findClicksMatching(
-  db: Executor,
+  db: Reader,
   scope: CandidateScope,
   column: 'fingerprint' | 'derived_fingerprint' | 'ip_address',
   value: string,
@@ -109,7 +113,7 @@ type MatchingLookup = ReturnType<typeof matchingLookup>;
 const matchingLookups = new Map<string, MatchingLookup>();
 
 function matchingLookup(column: 'fingerprint' | 'derived_fingerprint' | 'ip_address', limit: number) {
-  return prepared((db, v: CandidateScope & { value: string }) =>
+  return preparedQuery((db, v: CandidateScope & { value: string }) =>
     db
       .selectFrom('clicks')
       .selectAll()
@@ -124,7 +128,7 @@ function matchingLookup(column: 'fingerprint' | 'derived_fingerprint' | 'ip_addr
   );
 }
 
-export async function findClicksByIds(db: Executor, storeId: string, livemode: number, ids: string[]): Promise<ClicksTable[]> {
+export async function findClicksByIds(db: Reader, storeId: string, livemode: number, ids: string[]): Promise<ClicksTable[]> {
   if (ids.length === 0) return [];
   // Looked up by primary key alone (a store condition in SQL can steer SQLite to a store-wide
   // index walk); the few rows are then kept to the store and mode.

@@ -1,12 +1,13 @@
-import type { Executor } from '../database.js';
-import { prepared } from '../prepared.js';
+import type { Reader, Writer } from '../database.js';
+import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type { ConversionsTable, TouchpointsTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
+import { enqueueForRollups } from './rollup-queue.js';
 
 type ConversionKey = { storeId: string; livemode: number; eventType: string; orderId: string };
 
-const conversionByKey = prepared((db, key: ConversionKey) =>
+const conversionByKey = preparedQuery((db, key: ConversionKey) =>
   db
     .selectFrom('conversions')
     .selectAll()
@@ -16,7 +17,7 @@ const conversionByKey = prepared((db, key: ConversionKey) =>
     .where('order_id', '=', key.orderId),
 );
 
-export async function findConversionByKey(db: Executor, key: ConversionKey): Promise<ConversionsTable | undefined> {
+export async function findConversionByKey(db: Reader, key: ConversionKey): Promise<ConversionsTable | undefined> {
   return (await conversionByKey(db, key)).rows[0];
 }
 
@@ -34,7 +35,7 @@ const insertTouchpoint = prepared((db, row: TouchpointsTable) => db.insertInto('
  * returns the stored row either way. The unique constraint, not a prior read, decides.
  */
 export async function insertConversionOnce(
-  db: Executor,
+  db: Writer,
   conversion: ConversionsTable,
   touchpoints: TouchpointsTable[],
 ): Promise<{ row: ConversionsTable; duplicate: boolean }> {
@@ -50,11 +51,12 @@ export async function insertConversionOnce(
     return { row: existing, duplicate: true };
   }
   for (const touchpoint of touchpoints) await insertTouchpoint(db, touchpoint);
+  await enqueueForRollups(db, 'conversion', [conversion]);
   return { row: conversion, duplicate: false };
 }
 
 export async function findConversion(
-  db: Executor,
+  db: Reader,
   accountId: string,
   livemode: number,
   conversionId: string,
@@ -78,7 +80,7 @@ export interface ConversionFilter {
 }
 
 export async function listConversions(
-  db: Executor,
+  db: Reader,
   accountId: string,
   livemode: number,
   filter: ConversionFilter,
@@ -104,7 +106,7 @@ type IdentityLookup = ReturnType<typeof identityLookup>;
 const identityLookups = new Map<string, IdentityLookup>();
 
 function identityLookup(column: 'email_hash' | 'phone_hash', limit: number) {
-  return prepared((db, v: { storeId: string; livemode: number; value: string; before: number; excludeId: string }) =>
+  return preparedQuery((db, v: { storeId: string; livemode: number; value: string; before: number; excludeId: string }) =>
     db
       .selectFrom('conversions')
       .select('attributed_click_id')
@@ -134,7 +136,7 @@ function identityByColumn(column: 'email_hash' | 'phone_hash', limit: number): I
  * or phone with this one, were attributed to — most recent first (index-backed).
  */
 export async function identityLinkedClickIds(
-  db: Executor,
+  db: Reader,
   scope: { storeId: string; livemode: number; before: number; excludeId?: string },
   hashes: { emailHash?: string; phoneHash?: string },
   limit: number,
@@ -152,7 +154,7 @@ export async function identityLinkedClickIds(
   return [...ids];
 }
 
-export async function touchpointsOf(db: Executor, conversionId: string): Promise<TouchpointsTable[]> {
+export async function touchpointsOf(db: Reader, conversionId: string): Promise<TouchpointsTable[]> {
   return db
     .selectFrom('touchpoints')
     .selectAll()
@@ -165,7 +167,7 @@ export async function touchpointsOf(db: Executor, conversionId: string): Promise
 
 /** Replaces a conversion's attribution result and its touchpoints. */
 export async function replaceAttribution(
-  db: Executor,
+  db: Writer,
   conversionId: string,
   result: Pick<
     ConversionsTable,

@@ -1,4 +1,4 @@
-import type { Executor } from '../database.js';
+import type { Reader, Writer } from '../database.js';
 import type { IdempotencyKeysTable } from '../schema.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -17,7 +17,7 @@ export interface IdempotencyScope {
  * or a claim abandoned by a process that died mid-request, is replaced.
  */
 export async function claimIdempotencyKey(
-  db: Executor,
+  db: Writer,
   scope: IdempotencyScope,
   requestHash: string,
   now: number,
@@ -50,7 +50,7 @@ export async function claimIdempotencyKey(
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
-export async function findIdempotencyRecord(db: Executor, scope: IdempotencyScope): Promise<IdempotencyKeysTable | undefined> {
+export async function findIdempotencyRecord(db: Reader, scope: IdempotencyScope): Promise<IdempotencyKeysTable | undefined> {
   return db
     .selectFrom('idempotency_keys')
     .selectAll()
@@ -61,7 +61,7 @@ export async function findIdempotencyRecord(db: Executor, scope: IdempotencyScop
 }
 
 export async function completeIdempotencyKey(
-  db: Executor,
+  db: Writer,
   scope: IdempotencyScope,
   statusCode: number,
   response: string,
@@ -76,7 +76,7 @@ export async function completeIdempotencyKey(
 }
 
 /** Frees a key whose request failed in a way a retry may fix (5xx, 429). */
-export async function releaseIdempotencyKey(db: Executor, scope: IdempotencyScope): Promise<void> {
+export async function releaseIdempotencyKey(db: Writer, scope: IdempotencyScope): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where('account_id', '=', scope.accountId)
@@ -86,7 +86,7 @@ export async function releaseIdempotencyKey(db: Executor, scope: IdempotencyScop
     .execute();
 }
 
-export async function purgeExpiredIdempotencyKeys(db: Executor, now: number): Promise<void> {
+export async function purgeExpiredIdempotencyKeys(db: Writer, now: number): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where('created_at', '<', now - IDEMPOTENCY_TTL_MS)

@@ -1,4 +1,5 @@
-import type { Executor } from '../database.js';
+import type { Reader, Writer } from '../database.js';
+import { isPostgres } from '../dialect.js';
 import { rowLimit } from '../row-limit.js';
 import type { CapiOutboxTable } from '../schema.js';
 
@@ -25,7 +26,7 @@ export interface OutboxGroup {
   test_event_code: string | null;
 }
 
-export async function insertOutboxJob(db: Executor, job: CapiOutboxTable): Promise<void> {
+export async function insertOutboxJob(db: Writer, job: CapiOutboxTable): Promise<void> {
   await db.insertInto('capi_outbox').values(job).execute();
 }
 
@@ -33,7 +34,7 @@ export async function insertOutboxJob(db: Executor, job: CapiOutboxTable): Promi
  * Puts a conversion back in the queue (resend). An existing job keeps its attempt count and
  * last error — the history of what was tried stays visible.
  */
-export async function requeueOutboxJob(db: Executor, job: CapiOutboxTable): Promise<void> {
+export async function requeueOutboxJob(db: Writer, job: CapiOutboxTable): Promise<void> {
   await db
     .insertInto('capi_outbox')
     .values(job)
@@ -54,7 +55,7 @@ export async function requeueOutboxJob(db: Executor, job: CapiOutboxTable): Prom
 }
 
 /** Groups that have due jobs, the longest-waiting first. */
-export async function dueGroups(db: Executor, now: number, limit: number): Promise<OutboxGroup[]> {
+export async function dueGroups(db: Reader, now: number, limit: number): Promise<OutboxGroup[]> {
   return db
     .selectFrom('capi_outbox')
     .select(['store_id', 'pixel_id', 'livemode', 'test_event_code'])
@@ -73,7 +74,7 @@ export async function dueGroups(db: Executor, now: number, limit: number): Promi
  * only delays them. One statement: the choice and the claim cannot be separated.
  */
 export async function claimGroup(
-  db: Executor,
+  db: Writer,
   group: OutboxGroup,
   claim: { owner: string; now: number; leaseUntil: number; limit: number },
 ): Promise<CapiOutboxTable[]> {
@@ -93,7 +94,9 @@ export async function claimGroup(
           group.test_event_code === null ? w('test_event_code', 'is', null) : w('test_event_code', '=', group.test_event_code),
         )
         .orderBy('next_attempt_at')
-        .limit(rowLimit(claim.limit)),
+        .limit(rowLimit(claim.limit))
+        // Several instances claim at once: each takes rows no other claim holds, and never waits.
+        .$if(isPostgres(db), (qb) => qb.forUpdate().skipLocked()),
     )
     .returningAll()
     .execute();
@@ -109,7 +112,7 @@ interface Outcome {
 }
 
 /** Meta acknowledged these events. Recorded whoever holds the lease: an acknowledgement is the truth. */
-export async function markSent(db: Executor, ids: string[], outcome: Outcome): Promise<string[]> {
+export async function markSent(db: Writer, ids: string[], outcome: Outcome): Promise<string[]> {
   if (ids.length === 0) return [];
   const changed = await db
     .updateTable('capi_outbox')
@@ -142,7 +145,7 @@ export async function markSent(db: Executor, ids: string[], outcome: Outcome): P
 
 /** A failed attempt to try again at `nextAttemptAt` (only jobs `owner` still holds). */
 export async function markRetry(
-  db: Executor,
+  db: Writer,
   ids: string[],
   owner: string,
   outcome: Outcome & { nextAttemptAt: number },
@@ -151,12 +154,12 @@ export async function markRetry(
 }
 
 /** Delivery given up: Meta refused the event, or it could not be delivered within 7 days. */
-export async function markFailed(db: Executor, ids: string[], owner: string, outcome: Outcome): Promise<string[]> {
+export async function markFailed(db: Writer, ids: string[], owner: string, outcome: Outcome): Promise<string[]> {
   return markUnsent(db, ids, owner, 'failed', { ...outcome, nextAttemptAt: outcome.now });
 }
 
 async function markUnsent(
-  db: Executor,
+  db: Writer,
   ids: string[],
   owner: string,
   status: 'pending' | 'failed',
@@ -196,7 +199,7 @@ async function markUnsent(
 }
 
 /** Extends the lease on jobs `owner` still holds (a split batch makes several requests in a row). */
-export async function renewLease(db: Executor, ids: string[], owner: string, until: number): Promise<void> {
+export async function renewLease(db: Writer, ids: string[], owner: string, until: number): Promise<void> {
   if (ids.length === 0) return;
   await db
     .updateTable('capi_outbox')
@@ -208,7 +211,7 @@ export async function renewLease(db: Executor, ids: string[], owner: string, unt
 }
 
 /** When the next pending job falls due (a lease end counts: the job is retried then). */
-export async function nextDueAt(db: Executor): Promise<number | undefined> {
+export async function nextDueAt(db: Reader): Promise<number | undefined> {
   const row = await db
     .selectFrom('capi_outbox')
     .select((eb) => eb.fn.min('next_attempt_at').as('next'))
@@ -218,7 +221,7 @@ export async function nextDueAt(db: Executor): Promise<number | undefined> {
 }
 
 /** Jobs not yet acknowledged nor given up, per mode. */
-export async function countBacklog(db: Executor): Promise<Array<{ livemode: number; count: number }>> {
+export async function countBacklog(db: Reader): Promise<Array<{ livemode: number; count: number }>> {
   const rows = await db
     .selectFrom('capi_outbox')
     .select('livemode')

@@ -6,7 +6,7 @@ import type { Database } from '../database.js';
  * a file) means every instance sharing that database signs and verifies with the same secret.
  */
 export async function getOrCreateSecret(database: Database, name: string): Promise<string> {
-  const existing = await database.db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirst();
+  const existing = await database.read.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirst();
   if (existing) return existing.value;
   await database.write((trx) =>
     trx
@@ -15,6 +15,6 @@ export async function getOrCreateSecret(database: Database, name: string): Promi
       .onConflict((oc) => oc.column('name').doNothing())
       .execute(),
   );
-  const row = await database.db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
+  const row = await database.read.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
   return row.value;
 }

@@ -1,10 +1,10 @@
-import type { Executor } from '../database.js';
+import type { Reader, Writer } from '../database.js';
 import { rowLimit } from '../row-limit.js';
 import type { AdSpendTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 
 /** Upserts by (store, mode, date, platform, campaignId); returns the stored rows in input order. */
-export async function upsertSpend(db: Executor, entries: AdSpendTable[]): Promise<AdSpendTable[]> {
+export async function upsertSpend(db: Writer, entries: AdSpendTable[]): Promise<AdSpendTable[]> {
   const stored: AdSpendTable[] = [];
   for (const entry of entries) {
     await db
@@ -39,7 +39,7 @@ export interface DateRange {
 }
 
 export async function listSpend(
-  db: Executor,
+  db: Reader,
   storeId: string,
   livemode: number,
   range: DateRange,
@@ -63,7 +63,7 @@ export async function listSpend(
 
 /** Total recorded spend per currency in a date range. */
 export async function sumSpend(
-  db: Executor,
+  db: Reader,
   storeId: string,
   livemode: number,
   range: DateRange,
@@ -82,7 +82,7 @@ export async function sumSpend(
 
 /** Spend in one currency per campaign in a date range; entries without a campaign are left out. */
 export async function sumSpendByCampaign(
-  db: Executor,
+  db: Reader,
   storeId: string,
   livemode: number,
   range: DateRange,

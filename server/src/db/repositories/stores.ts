@@ -1,24 +1,24 @@
-import type { Executor } from '../database.js';
-import { prepared } from '../prepared.js';
+import type { Reader, Writer } from '../database.js';
+import { preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type { StoresTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 
 /** A store of this account, or undefined (unknown and foreign ids are indistinguishable). */
-const storeById = prepared((db, v: { storeId: string; accountId: string }) =>
+const storeById = preparedQuery((db, v: { storeId: string; accountId: string }) =>
   db.selectFrom('stores').selectAll().where('id', '=', v.storeId).where('account_id', '=', v.accountId),
 );
 
-export async function findStore(db: Executor, accountId: string, storeId: string): Promise<StoresTable | undefined> {
+export async function findStore(db: Reader, accountId: string, storeId: string): Promise<StoresTable | undefined> {
   return (await storeById(db, { storeId, accountId })).rows[0];
 }
 
-export async function insertStore(db: Executor, store: StoresTable): Promise<void> {
+export async function insertStore(db: Writer, store: StoresTable): Promise<void> {
   await db.insertInto('stores').values(store).execute();
 }
 
 export async function updateStore(
-  db: Executor,
+  db: Writer,
   accountId: string,
   storeId: string,
   changes: Partial<StoresTable>,
@@ -28,7 +28,7 @@ export async function updateStore(
 }
 
 export async function listStores(
-  db: Executor,
+  db: Reader,
   accountId: string,
   filter: { status?: 'active' | 'inactive' },
   page: Page,

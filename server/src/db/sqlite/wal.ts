@@ -1,6 +1,5 @@
 import { closeSync, fdatasync, fstatSync, openSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { SqliteWorker } from './worker-thread.js';
 
 /**
  * Keeps the SQLite write-ahead log's disk work off the event loop.
@@ -44,27 +43,9 @@ interface CheckpointResult {
   message?: string;
 }
 
-// The worker is CommonJS evaluated from this string (no separate file to locate, compiled or
-// not). It checkpoints when asked and answers when done.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Driver = require(workerData.driver);
-const db = new Driver(workerData.file);
-db.pragma('busy_timeout = 0');
-parentPort.on('message', (message) => {
-  if (message === 'close') { db.close(); parentPort.close(); return; }
-  try {
-    db.pragma('wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ ok: true });
-  } catch (error) {
-    parentPort.postMessage({ ok: false, message: String(error && error.message) });
-  }
-});
-`;
-
 export class WalKeeper {
   private fd: number | undefined;
-  private worker: Worker | undefined;
+  private readonly worker: SqliteWorker;
   /**
    * idle → copying (step 1) → quieting (waiting for a quiet moment) → [waiting for the commit in
    * progress] → finishing (step 2) → idle
@@ -89,6 +70,15 @@ export class WalKeeper {
     const finishWaitMs = options.finishWaitMs ?? 1000;
     const quiet = options.quiet;
     this.quiet = quiet ? () => quiet(finishWaitMs) : () => Promise.resolve();
+    this.worker = new SqliteWorker(file);
+  }
+
+  /**
+   * Starts the checkpoint worker ahead of the first checkpoint and resolves once it answers (a
+   * thread takes tens of milliseconds to start; the log would grow meanwhile under load).
+   */
+  async start(): Promise<void> {
+    await this.worker.run({ type: 'ping' });
   }
 
   /** Resolves once everything committed so far is on disk. */
@@ -116,21 +106,14 @@ export class WalKeeper {
     if (fd === undefined || fstatSync(fd).size < this.checkpointBytes) return;
     this.lastCheckpointAt = now;
     this.phase = 'copying';
-    this.checkpointer().postMessage('checkpoint');
+    this.checkpoint();
   }
 
   /** Waits for a running checkpoint, stops the worker and closes the log file. */
   async close(): Promise<void> {
     this.closed = true;
-    const worker = this.worker;
-    if (worker) {
-      while (this.phase !== 'idle') await new Promise((r) => setTimeout(r, 5));
-      this.worker = undefined;
-      await new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve());
-        worker.postMessage('close');
-      });
-    }
+    while (this.phase !== 'idle') await new Promise((r) => setTimeout(r, 5));
+    await this.worker.close();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
@@ -141,7 +124,7 @@ export class WalKeeper {
     this.paused = new Promise((resolve) => {
       this.resume = resolve;
     });
-    this.checkpointer().postMessage('checkpoint');
+    this.checkpoint();
   }
 
   private settled(result: CheckpointResult): void {
@@ -179,23 +162,11 @@ export class WalKeeper {
     return this.fd;
   }
 
-  private checkpointer(): Worker {
-    if (this.worker) return this.worker;
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, file: this.file } });
-    worker.unref();
-    worker.on('message', (result: CheckpointResult) => this.settled(result));
-    // A worker that fails or stops unasked is replaced by the next checkpoint; a step it was
-    // running counts as failed, so commits never stay paused.
-    const lost = (message: string) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      if (this.phase !== 'idle') this.settled({ ok: false, message });
-      else this.onError(new Error(`WAL checkpoint worker: ${message}`));
-    };
-    worker.on('error', (error) => lost(error.message));
-    worker.on('exit', (code) => lost(`exited with code ${code}`));
-    this.worker = worker;
-    return worker;
+  /** One PASSIVE checkpoint on the worker's connection; a failed or lost worker counts as a failed step, so commits never stay paused. */
+  private checkpoint(): void {
+    this.worker.run({ type: 'checkpoint' }).then(
+      () => this.settled({ ok: true }),
+      (error: Error) => this.settled({ ok: false, message: error.message }),
+    );
   }
 }

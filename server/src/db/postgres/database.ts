@@ -1,0 +1,104 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { BackgroundJob, Database, Reader, Writer } from '../database.js';
+import { checkSchema, migrateToLatest } from '../migrations/index.js';
+import type { DB } from '../schema.js';
+
+/**
+ * PostgreSQL: a connection pool and one short transaction per write (no group commit — the
+ * server already groups its WAL flushes across connections). Any number of instances may share
+ * the database; every write job holds its invariants through unique constraints, row locks and
+ * `FOR UPDATE SKIP LOCKED` claims (see the repositories), never through in-process ordering.
+ */
+export interface PostgresOptions {
+  /** Connections per instance (default 10). */
+  poolSize?: number;
+  /**
+   * How long a request may wait for the database before it is answered 503 (default 4 s):
+   * the bound on acquiring a connection and on any one statement, so an unreachable database
+   * answers within seconds instead of hanging.
+   */
+  timeoutMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+// bigint (times in ms, money in minor units) and numeric (their sums) as numbers: every value
+// the schema stores is a safe integer (money ≤ 1e14 minor units, times ~1.8e12).
+const INT8 = 20;
+const NUMERIC = 1700;
+const types = {
+  getTypeParser(oid: number, format?: string) {
+    if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  },
+};
+
+/** Serialization failures and deadlocks: the transaction did nothing and may simply run again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 5;
+
+export function openPostgres(url: string, options: PostgresOptions = {}): Database {
+  const timeoutMs = options.timeoutMs ?? 4000;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: timeoutMs,
+    // Client-side bound on a query (a database that stopped answering without closing the
+    // connection); the server-side one cancels the statement itself.
+    query_timeout: timeoutMs,
+    statement_timeout: timeoutMs,
+    idle_in_transaction_session_timeout: timeoutMs * 5,
+    idleTimeoutMillis: 30_000,
+    types,
+  });
+  // An idle connection that breaks (database restarted) is dropped by the pool; without a
+  // listener the error would end the process.
+  pool.on('error', (error) => options.onError?.(error));
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+
+  async function write<T>(work: (trx: Writer) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await db.transaction().execute(work);
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+      }
+    }
+  }
+
+  return {
+    read: db,
+    write,
+    // A commit returns once PostgreSQL has made it durable (synchronous_commit).
+    durable: async () => {},
+    async background<A, R>(job: BackgroundJob<A, R>, arg: A): Promise<R> {
+      const fn = ((await import(job.module)) as Record<string, unknown>)[job.name] as (reader: Reader, arg: A) => Promise<R>;
+      return fn(db, arg);
+    },
+    migrate: () => migrateWithoutTimeout(url),
+    checkSchema: () => checkSchema(db as unknown as Kysely<unknown>),
+    async ping() {
+      await db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * Migrations run on a connection of their own without the request timeouts (an index on a
+ * large table takes longer than a request may). Several instances starting at once are
+ * serialized by Kysely's advisory lock.
+ */
+async function migrateWithoutTimeout(url: string): Promise<string[]> {
+  const pool = new pg.Pool({ connectionString: url, max: 1, types });
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    return await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
+}

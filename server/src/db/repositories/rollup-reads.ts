@@ -1,0 +1,192 @@
+import type { Reader } from '../database.js';
+
+/** Reads of the analytics rollups: sums over local dates (see analytics/rollups.ts). */
+
+export interface DateSpan {
+  startDate: string;
+  endDate: string; // inclusive
+}
+
+export interface Totals {
+  currency: string;
+  clicks: number;
+  conversions: number;
+  attributed: number;
+  purchases: number;
+  revenueMinor: number;
+  attributedRevenueMinor: number;
+}
+
+const totals = (r: {
+  currency: string;
+  clicks: number | string;
+  conversions: number | string;
+  attributed: number | string;
+  purchases: number | string;
+  revenue_minor: number | string;
+  attributed_revenue_minor: number | string;
+}): Totals => ({
+  currency: r.currency,
+  clicks: Number(r.clicks),
+  conversions: Number(r.conversions),
+  attributed: Number(r.attributed),
+  purchases: Number(r.purchases),
+  revenueMinor: Number(r.revenue_minor),
+  attributedRevenueMinor: Number(r.attributed_revenue_minor),
+});
+
+function daySums(db: Reader, storeId: string, livemode: number, span: DateSpan) {
+  return db
+    .selectFrom('rollup_days')
+    .select((eb) => [
+      'currency',
+      eb.fn.sum<number>('clicks').as('clicks'),
+      eb.fn.sum<number>('conversions').as('conversions'),
+      eb.fn.sum<number>('attributed').as('attributed'),
+      eb.fn.sum<number>('purchases').as('purchases'),
+      eb.fn.sum<number>('revenue_minor').as('revenue_minor'),
+      eb.fn.sum<number>('attributed_revenue_minor').as('attributed_revenue_minor'),
+    ])
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('local_date', '>=', span.startDate)
+    .where('local_date', '<=', span.endDate);
+}
+
+/** Totals over local dates, per currency ('' carries the clicks). */
+export async function sumTotals(db: Reader, storeId: string, livemode: number, span: DateSpan): Promise<Totals[]> {
+  const rows = await daySums(db, storeId, livemode, span).groupBy('currency').execute();
+  return rows.map(totals);
+}
+
+/** Totals of one bucket: clicks, conversions and attributed ones of every currency, purchases and revenue in one. */
+export interface BucketTotals {
+  clicks: number;
+  conversions: number;
+  attributed: number;
+  purchases: number;
+  revenueMinor: number;
+  attributedRevenueMinor: number;
+}
+
+function bucketSums<T extends 'rollup_days' | 'rollup_hours'>(db: Reader, table: T, currency: string) {
+  // Summed in SQL: a row per bucket reaches JavaScript instead of one per bucket and currency.
+  return db.selectFrom(table as 'rollup_hours').select((eb) => {
+    const inCurrency = (column: 'purchases' | 'revenue_minor' | 'attributed_revenue_minor') =>
+      eb.fn.sum<number>(eb.case().when('currency', '=', currency).then(eb.ref(column)).else(0).end());
+    return [
+      eb.fn.sum<number>('clicks').as('clicks'),
+      eb.fn.sum<number>('conversions').as('conversions'),
+      eb.fn.sum<number>('attributed').as('attributed'),
+      inCurrency('purchases').as('purchases'),
+      inCurrency('revenue_minor').as('revenue_minor'),
+      inCurrency('attributed_revenue_minor').as('attributed_revenue_minor'),
+    ];
+  });
+}
+
+const bucketTotals = (r: {
+  clicks: number | string;
+  conversions: number | string;
+  attributed: number | string;
+  purchases: number | string;
+  revenue_minor: number | string;
+  attributed_revenue_minor: number | string;
+}): BucketTotals => ({
+  clicks: Number(r.clicks),
+  conversions: Number(r.conversions),
+  attributed: Number(r.attributed),
+  purchases: Number(r.purchases),
+  revenueMinor: Number(r.revenue_minor),
+  attributedRevenueMinor: Number(r.attributed_revenue_minor),
+});
+
+/** Totals per local date (revenue in `currency`). */
+export async function totalsByDate(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  span: DateSpan,
+  currency: string,
+): Promise<Array<BucketTotals & { localDate: string }>> {
+  const rows = await bucketSums(db, 'rollup_days', currency)
+    .select('local_date')
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('local_date', '>=', span.startDate)
+    .where('local_date', '<=', span.endDate)
+    .groupBy('local_date')
+    .execute();
+  return rows.map((r) => ({ ...bucketTotals(r), localDate: r.local_date }));
+}
+
+/** Totals per local-hour bucket, by its start instant (revenue in `currency`). */
+export async function totalsByHour(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  span: DateSpan,
+  currency: string,
+): Promise<Array<BucketTotals & { hourStart: number }>> {
+  const rows = await bucketSums(db, 'rollup_hours', currency)
+    .select('hour_start')
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('local_date', '>=', span.startDate)
+    .where('local_date', '<=', span.endDate)
+    // in key order, so SQLite groups without sorting
+    .groupBy(['local_date', 'hour_start'])
+    .execute();
+  return rows.map((r) => ({ ...bucketTotals(r), hourStart: Number(r.hour_start) }));
+}
+
+/** Clicks per dimension value over local dates. */
+export async function sumDimensionClicks(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  dimension: string,
+  span: DateSpan,
+): Promise<Array<{ value: string; clicks: number }>> {
+  const rows = await db
+    .selectFrom('rollup_dimension_clicks')
+    .select((eb) => ['value', eb.fn.sum<number>('clicks').as('clicks')])
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('dimension', '=', dimension)
+    .where('local_date', '>=', span.startDate)
+    .where('local_date', '<=', span.endDate)
+    .groupBy('value')
+    .execute();
+  return rows.map((r) => ({ value: r.value, clicks: Number(r.clicks) }));
+}
+
+/** Credited conversions (units, every currency) and credited revenue in `currency`, per dimension value. */
+export async function sumDimensionCredits(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  dimension: string,
+  model: string,
+  span: DateSpan,
+  currency: string,
+): Promise<Array<{ value: string; units: number; revenueMinor: number }>> {
+  const rows = await db
+    .selectFrom('rollup_dimension_credits')
+    .select((eb) => [
+      'value',
+      eb.fn.sum<number>('units').as('units'),
+      eb.fn
+        .sum<number>(eb.case().when('currency', '=', currency).then(eb.ref('revenue_minor')).else(0).end())
+        .as('revenue_minor'),
+    ])
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('dimension', '=', dimension)
+    .where('model', '=', model)
+    .where('local_date', '>=', span.startDate)
+    .where('local_date', '<=', span.endDate)
+    .groupBy('value')
+    .execute();
+  return rows.map((r) => ({ value: r.value, units: Number(r.units), revenueMinor: Number(r.revenue_minor) }));
+}

@@ -1,0 +1,90 @@
+import { Worker } from 'node:worker_threads';
+
+/** Messages to worker.ts: a log checkpoint, or a read-only job exported by a module. */
+export type WorkerRequest =
+  | { type: 'ping' }
+  | { type: 'checkpoint' }
+  | { type: 'job'; module: string; name: string; arg: unknown };
+type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+
+interface Waiting {
+  resolve: (value: unknown) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * A worker thread with a connection of its own to the database file (worker.ts), seen from the
+ * main thread: `run` sends it a request and resolves with its answer. It starts on first use; a
+ * worker that fails or exits fails what it was doing and is replaced by the next request.
+ */
+export class SqliteWorker {
+  private worker: Worker | undefined;
+  private readonly waiting = new Map<number, Waiting>();
+  private nextId = 1;
+
+  constructor(
+    private readonly file: string,
+    /** Run at a lower priority than the event loop (background work on a machine with few cores). */
+    private readonly lowPriority = false,
+  ) {}
+
+  run<R>(request: WorkerRequest): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const id = this.nextId++;
+      this.waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      this.thread().postMessage({ id, ...request });
+    });
+  }
+
+  /** Stops the worker; what it was doing fails. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) await worker.terminate();
+    this.failAll('the database worker was stopped');
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = startWorker(this.file, this.lowPriority);
+    worker.unref();
+    worker.on('message', (reply: Reply) => {
+      const waiting = this.waiting.get(reply.id);
+      this.waiting.delete(reply.id);
+      if (reply.ok) waiting?.resolve(reply.value);
+      else waiting?.reject(new Error(reply.message));
+    });
+    const lost = (message: string) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      this.failAll(message);
+    };
+    worker.on('error', (error) => lost(`the database worker failed: ${error.message}`));
+    worker.on('exit', (code) => lost(`the database worker exited with code ${code}`));
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(message: string): void {
+    for (const waiting of this.waiting.values()) waiting.reject(new Error(message));
+    this.waiting.clear();
+  }
+}
+
+/**
+ * worker.js next to this module. Under the test runner the sources are TypeScript, which a
+ * worker thread cannot load by itself: it registers tsx (a dev dependency) first.
+ */
+function startWorker(file: string, lowPriority: boolean): Worker {
+  const typescript = import.meta.url.endsWith('.ts');
+  const entry = new URL(typescript ? './worker.ts' : './worker.js', import.meta.url);
+  // A job reads and folds a bounded number of rows: a small heap keeps the thread's memory
+  // small (the process's resident memory target is 250 MB under the click benchmark).
+  const options = {
+    workerData: { file, lowPriority },
+    resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 },
+  };
+  if (!typescript) return new Worker(entry, options);
+  const bootstrap = `await import('tsx/esm/api').then((tsx) => tsx.register()); await import(${JSON.stringify(entry.href)});`;
+  return new Worker(bootstrap, { ...options, eval: true });
+}
