@@ -45,7 +45,3 @@ function encodeRandom(length: number): string {
 export function newId(kind: IdKind, now = Date.now()): string {
   return `${PREFIXES[kind]}_${encodeTime(now)}${encodeRandom(16)}`;
 }
-
-export function hasPrefix(kind: IdKind, id: string): boolean {
-  return id.startsWith(`${PREFIXES[kind]}_`);
-}

@@ -3,10 +3,10 @@
  * conversion adds to, with each model's exact share of a conversion per dimension value.
  */
 import { allocateCredit, MODELS } from '../attribution/models.js';
+import type { Zone } from '../calendar/zone.js';
 import type { ClickFact, ConversionFact } from '../db/repositories/rollup-queue.js';
 import type { FoldRows } from '../db/repositories/rollup-writes.js';
 import type { RollupDaysTable, RollupDimensionClicksTable, RollupDimensionCreditsTable, RollupHoursTable } from '../db/schema.js';
-import type { Zone } from './zone.js';
 
 export const DIMENSIONS = [
   'utm_source',

@@ -1,5 +1,5 @@
+import { addDays, dateIn, daysBetween, isValidDate, startOfDay } from '../calendar/dates.js';
 import { invalid } from '../http/errors.js';
-import { addDays, dateIn, daysBetween, isValidDate, startOfDay } from './dates.js';
 
 export const DEFAULT_RANGE_DAYS = 30;
 export const MAX_RANGE_DAYS = 731;

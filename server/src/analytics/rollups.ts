@@ -20,6 +20,8 @@
  * store's time zone (or the platform's time zone data) changes, its rollups are deleted and all
  * of its events queued again, in one transaction; folds then recompute them in the new zone.
  */
+
+import { zoneOf } from '../calendar/zone.js';
 import { backgroundJob, type Database, type Reader, type Writer } from '../db/database.js';
 import {
   adoptZones,
@@ -39,7 +41,6 @@ import {
 } from '../db/repositories/rollup-queue.js';
 import { addFoldRows, deleteStoreRollups, type FoldRows } from '../db/repositories/rollup-writes.js';
 import { Fold, perConversion } from './fold.js';
-import { zoneOf } from './zone.js';
 
 /** Events folded per read step and per background step: bounded, so no one write holds the writer long. */
 export const READ_CHUNK = 5_000;

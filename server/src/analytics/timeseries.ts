@@ -1,13 +1,13 @@
+import { addDays, daysBetween } from '../calendar/dates.js';
+import { zoneOf } from '../calendar/zone.js';
 import type { Database } from '../db/database.js';
 import { type BucketTotals, totalsByDate, totalsByHour } from '../db/repositories/rollup-reads.js';
 import { invalid } from '../http/errors.js';
 import { averageMajor, fromMinorUnits, ratio2 } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { addDays, daysBetween } from './dates.js';
 import { checkDates, MAX_RANGE_DAYS, resolveRange } from './range.js';
 import { refreshRollups } from './rollups.js';
-import { zoneOf } from './zone.js';
 
 export const INTERVALS = ['day', 'hour'] as const;
 export type Interval = (typeof INTERVALS)[number];

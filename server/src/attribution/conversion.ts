@@ -1,6 +1,7 @@
 /** Attribution of a stored conversion: its clues, its result columns, its explanation, and re-attribution. */
 import { withConversionRollup } from '../analytics/rollups.js';
 import type { Database } from '../db/database.js';
+import { fbclidsOf } from '../db/repositories/clicks.js';
 import { findConversion, replaceAttribution, touchpointsOf } from '../db/repositories/conversions.js';
 import { findStore } from '../db/repositories/stores.js';
 import type { ConversionsTable, StoresTable, TouchpointsTable } from '../db/schema.js';
@@ -59,19 +60,10 @@ export function touchpointRows(conversionId: string, attribution: Attribution): 
 /** The explanation of a stored conversion's attribution: winning signal, score, and every touchpoint. */
 export async function explainAttribution(database: Database, row: ConversionsTable) {
   const touchpoints = row.attributed === 1 ? await touchpointsOf(database.read, row.id) : [];
-  const fbclids = new Map<string, string>();
-  if (touchpoints.length > 0) {
-    const clicks = await database.read
-      .selectFrom('clicks')
-      .select(['id', 'fbclid'])
-      .where(
-        'id',
-        'in',
-        touchpoints.map((t) => t.click_id),
-      )
-      .execute();
-    for (const c of clicks) fbclids.set(c.id, c.fbclid);
-  }
+  const fbclids = await fbclidsOf(
+    database.read,
+    touchpoints.map((t) => t.click_id),
+  );
   return {
     signal: (row.attribution_signal as Signal | null) ?? null,
     score: row.confidence,

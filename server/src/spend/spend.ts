@@ -1,5 +1,5 @@
-import { isValidDate } from '../analytics/dates.js';
 import { checkDates, resolveRange } from '../analytics/range.js';
+import { isValidDate } from '../calendar/dates.js';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
 import { listSpend, upsertSpend } from '../db/repositories/spend.js';

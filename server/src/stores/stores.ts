@@ -1,4 +1,4 @@
-import { canonicalTimeZone } from '../analytics/dates.js';
+import { canonicalTimeZone } from '../calendar/dates.js';
 import type { SecretBox } from '../capi/secrets.js';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';

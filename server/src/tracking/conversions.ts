@@ -1,4 +1,3 @@
-import { addDays, isValidDate, startOfDay } from '../analytics/dates.js';
 import {
   attributionColumns,
   cluesOf,
@@ -9,6 +8,7 @@ import {
   touchpointRows,
 } from '../attribution/conversion.js';
 import { attributeConversion } from '../attribution/evidence.js';
+import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
 import { enqueueDelivery, type Forwarder, planDelivery } from '../capi/forwarding.js';
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
 import type { Database } from '../db/database.js';

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { isValidDate } from '../analytics/dates.js';
+import { isValidDate } from '../calendar/dates.js';
 import { invalid } from '../http/errors.js';
 
 /** Field checks shared by the tracking endpoints, beyond what the JSON schemas express. */

@@ -7,15 +7,15 @@ import {
   startRollupRefresher,
   withConversionRollup,
 } from '../../src/analytics/rollups.js';
-import { zoneOf } from '../../src/analytics/zone.js';
 import { allocateCredit, MODELS } from '../../src/attribution/models.js';
+import { zoneOf } from '../../src/calendar/zone.js';
 import type { Writer } from '../../src/db/database.js';
-import { aggregateConversions, countClicks } from '../../src/db/repositories/analytics.js';
 import { insertClickOnce } from '../../src/db/repositories/clicks.js';
 import { queueSize } from '../../src/db/repositories/rollup-queue.js';
 import { ENGINE } from '../engine.js';
 import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { addDays, analyticsApi, DAY_MS, utcDaysAgo } from './fixtures.js';
+import { aggregateConversions, countClicks } from './reference-queries.js';
 
 interface Group {
   value: string | null;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dateIn, startOfDay } from '../../src/analytics/dates.js';
-import { Zone, zoneOf } from '../../src/analytics/zone.js';
+import { dateIn, startOfDay } from '../../src/calendar/dates.js';
+import { Zone, zoneOf } from '../../src/calendar/zone.js';
 
 /** Labels of the hourly buckets of one local date, checking that hourStart agrees with nextHour. */
 function hoursOf(timeZone: string, date: string, next: string): string[] {

@@ -135,3 +135,10 @@ export async function findClicksByIds(db: Reader, storeId: string, livemode: num
   const rows = await db.selectFrom('clicks').selectAll().where('id', 'in', ids).execute();
   return rows.filter((row) => row.store_id === storeId && row.livemode === livemode);
 }
+
+/** The fbclid of each of the given clicks (to explain an attribution). */
+export async function fbclidsOf(db: Reader, clickIds: string[]): Promise<Map<string, string>> {
+  if (clickIds.length === 0) return new Map();
+  const rows = await db.selectFrom('clicks').select(['id', 'fbclid']).where('id', 'in', clickIds).execute();
+  return new Map(rows.map((r) => [r.id, r.fbclid]));
+}

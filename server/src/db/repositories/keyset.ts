@@ -22,8 +22,3 @@ export function afterKeyset<DB, TB extends keyof DB>(
   const e = eb as ExpressionBuilder<any, any>;
   return e.or([e(timeColumn, '<', after.time), e.and([e(timeColumn, '=', after.time), e(idColumn, '<', after.id)])]);
 }
-
-/** Splits the `limit + 1` rows a list query fetched into the page and whether more follow. */
-export function pageOf<T>(rows: T[], limit: number): { items: T[]; hasMore: boolean } {
-  return rows.length > limit ? { items: rows.slice(0, limit), hasMore: true } : { items: rows, hasMore: false };
-}

@@ -1,4 +1,4 @@
-import type { Reader } from '../database.js';
+import type { Reader } from '../../src/db/database.js';
 
 /**
  * Aggregates straight over the stored rows. Analytics read the rollups (rollups.ts) instead,
