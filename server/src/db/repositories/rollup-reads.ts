@@ -7,59 +7,7 @@ export interface DateSpan {
   endDate: string; // inclusive
 }
 
-export interface Totals {
-  currency: string;
-  clicks: number;
-  conversions: number;
-  attributed: number;
-  purchases: number;
-  revenueMinor: number;
-  attributedRevenueMinor: number;
-}
-
-const totals = (r: {
-  currency: string;
-  clicks: number | string;
-  conversions: number | string;
-  attributed: number | string;
-  purchases: number | string;
-  revenue_minor: number | string;
-  attributed_revenue_minor: number | string;
-}): Totals => ({
-  currency: r.currency,
-  clicks: Number(r.clicks),
-  conversions: Number(r.conversions),
-  attributed: Number(r.attributed),
-  purchases: Number(r.purchases),
-  revenueMinor: Number(r.revenue_minor),
-  attributedRevenueMinor: Number(r.attributed_revenue_minor),
-});
-
-function daySums(db: Reader, storeId: string, livemode: number, span: DateSpan) {
-  return db
-    .selectFrom('rollup_days')
-    .select((eb) => [
-      'currency',
-      eb.fn.sum<number>('clicks').as('clicks'),
-      eb.fn.sum<number>('conversions').as('conversions'),
-      eb.fn.sum<number>('attributed').as('attributed'),
-      eb.fn.sum<number>('purchases').as('purchases'),
-      eb.fn.sum<number>('revenue_minor').as('revenue_minor'),
-      eb.fn.sum<number>('attributed_revenue_minor').as('attributed_revenue_minor'),
-    ])
-    .where('store_id', '=', storeId)
-    .where('livemode', '=', livemode)
-    .where('local_date', '>=', span.startDate)
-    .where('local_date', '<=', span.endDate);
-}
-
-/** Totals over local dates, per currency ('' carries the clicks). */
-export async function sumTotals(db: Reader, storeId: string, livemode: number, span: DateSpan): Promise<Totals[]> {
-  const rows = await daySums(db, storeId, livemode, span).groupBy('currency').execute();
-  return rows.map(totals);
-}
-
-/** Totals of one bucket: clicks, conversions and attributed ones of every currency, purchases and revenue in one. */
+/** The six sums every rollup read returns (money in minor units). */
 export interface BucketTotals {
   clicks: number;
   conversions: number;
@@ -69,30 +17,18 @@ export interface BucketTotals {
   attributedRevenueMinor: number;
 }
 
-function bucketSums<T extends 'rollup_days' | 'rollup_hours'>(db: Reader, table: T, currency: string) {
-  // Summed in SQL: a row per bucket reaches JavaScript instead of one per bucket and currency.
-  return db.selectFrom(table as 'rollup_hours').select((eb) => {
-    const inCurrency = (column: 'purchases' | 'revenue_minor' | 'attributed_revenue_minor') =>
-      eb.fn.sum<number>(eb.case().when('currency', '=', currency).then(eb.ref(column)).else(0).end());
-    return [
-      eb.fn.sum<number>('clicks').as('clicks'),
-      eb.fn.sum<number>('conversions').as('conversions'),
-      eb.fn.sum<number>('attributed').as('attributed'),
-      inCurrency('purchases').as('purchases'),
-      inCurrency('revenue_minor').as('revenue_minor'),
-      inCurrency('attributed_revenue_minor').as('attributed_revenue_minor'),
-    ];
-  });
+/** Totals in one currency ('' carries the clicks). */
+export interface Totals extends BucketTotals {
+  currency: string;
 }
 
-const bucketTotals = (r: {
-  clicks: number | string;
-  conversions: number | string;
-  attributed: number | string;
-  purchases: number | string;
-  revenue_minor: number | string;
-  attributed_revenue_minor: number | string;
-}): BucketTotals => ({
+type SummedRow = Record<
+  'clicks' | 'conversions' | 'attributed' | 'purchases' | 'revenue_minor' | 'attributed_revenue_minor',
+  number | string
+>;
+
+/** A row of sums as numbers (PostgreSQL sums bigints as numeric). */
+const bucketTotals = (r: SummedRow): BucketTotals => ({
   clicks: Number(r.clicks),
   conversions: Number(r.conversions),
   attributed: Number(r.attributed),
@@ -100,6 +36,40 @@ const bucketTotals = (r: {
   revenueMinor: Number(r.revenue_minor),
   attributedRevenueMinor: Number(r.attributed_revenue_minor),
 });
+
+/**
+ * The six sums over rollup rows; with `currency`, purchases and revenue only of that currency
+ * (summed in SQL: one row per bucket reaches JavaScript instead of one per bucket and currency).
+ */
+function summed<T extends 'rollup_days' | 'rollup_hours'>(db: Reader, table: T, currency?: string) {
+  return db.selectFrom(table as 'rollup_hours').select((eb) => {
+    const money = (column: 'purchases' | 'revenue_minor' | 'attributed_revenue_minor') =>
+      currency === undefined
+        ? eb.fn.sum<number>(column)
+        : eb.fn.sum<number>(eb.case().when('currency', '=', currency).then(eb.ref(column)).else(0).end());
+    return [
+      eb.fn.sum<number>('clicks').as('clicks'),
+      eb.fn.sum<number>('conversions').as('conversions'),
+      eb.fn.sum<number>('attributed').as('attributed'),
+      money('purchases').as('purchases'),
+      money('revenue_minor').as('revenue_minor'),
+      money('attributed_revenue_minor').as('attributed_revenue_minor'),
+    ];
+  });
+}
+
+/** Totals over local dates, per currency ('' carries the clicks). */
+export async function sumTotals(db: Reader, storeId: string, livemode: number, span: DateSpan): Promise<Totals[]> {
+  const rows = await summed(db, 'rollup_days')
+    .select('currency')
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('local_date', '>=', span.startDate)
+    .where('local_date', '<=', span.endDate)
+    .groupBy('currency')
+    .execute();
+  return rows.map((r) => ({ ...bucketTotals(r), currency: r.currency }));
+}
 
 /** Totals per local date (revenue in `currency`). */
 export async function totalsByDate(
@@ -109,7 +79,7 @@ export async function totalsByDate(
   span: DateSpan,
   currency: string,
 ): Promise<Array<BucketTotals & { localDate: string }>> {
-  const rows = await bucketSums(db, 'rollup_days', currency)
+  const rows = await summed(db, 'rollup_days', currency)
     .select('local_date')
     .where('store_id', '=', storeId)
     .where('livemode', '=', livemode)
@@ -128,7 +98,7 @@ export async function totalsByHour(
   span: DateSpan,
   currency: string,
 ): Promise<Array<BucketTotals & { hourStart: number }>> {
-  const rows = await bucketSums(db, 'rollup_hours', currency)
+  const rows = await summed(db, 'rollup_hours', currency)
     .select('hour_start')
     .where('store_id', '=', storeId)
     .where('livemode', '=', livemode)
