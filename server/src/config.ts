@@ -20,6 +20,8 @@ export interface Config {
   rateLimitBurst: number;
   ipRateLimitRps: number;
   logLevel: string;
+  /** RETENTION_DAYS: clicks and conversions older than this are deleted; unset → kept forever. */
+  retentionDays: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -85,6 +87,7 @@ export function loadConfig(env: Env = process.env): Config {
   const graphVersion = env.META_GRAPH_VERSION || 'v24.0';
   if (!/^v\d+\.\d+$/.test(graphVersion)) throw new ConfigError(`META_GRAPH_VERSION must look like v24.0, got "${graphVersion}"`);
   const httpPort = env.HTTP_PORT ? int(env, 'HTTP_PORT', 0, 0, 65535) : undefined;
+  const retentionDays = env.RETENTION_DAYS ? int(env, 'RETENTION_DAYS', 0, 1, 36_500) : undefined;
   return {
     port: int(env, 'PORT', 8443, 0, 65535),
     host: env.HOST || '127.0.0.1',
@@ -103,5 +106,6 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1, 10_000_000),
     ipRateLimitRps: int(env, 'IP_RATE_LIMIT_RPS', 20, 1, 1_000_000),
     logLevel,
+    retentionDays,
   };
 }

@@ -8,6 +8,7 @@ import type { Database } from './db/database.js';
 import { openDatabase as openEngine } from './db/open.js';
 import { purgeExpiredIdempotencyKeys } from './db/repositories/idempotency.js';
 import { createPlainHttpRejector } from './http/transport.js';
+import { startRetention } from './retention.js';
 import { loadTls } from './tls.js';
 
 export function openDatabase(config: Config, onError?: (error: unknown) => void): Database {
@@ -49,6 +50,16 @@ export async function startServer(config: Config, print: (line: string) => void 
     onError: (err) => app.log.warn({ err }, 'analytics rollups could not be refreshed; retrying'),
   });
 
+  // RETENTION_DAYS: events older than that are deleted in bounded batches.
+  const retention =
+    config.retentionDays === undefined
+      ? undefined
+      : startRetention(database, {
+          days: config.retentionDays,
+          onError: (err) => app.log.warn({ err }, 'expired events could not be deleted; retrying'),
+          onDeleted: (deleted) => app.log.info(deleted, 'expired events deleted'),
+        });
+
   const sweeper = setInterval(
     () => {
       void database.write((trx) => purgeExpiredIdempotencyKeys(trx, Date.now())).catch(() => {});
@@ -73,6 +84,7 @@ export async function startServer(config: Config, print: (line: string) => void 
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
+        await retention?.stop();
         await rollups.stop();
         if (plain) await new Promise<void>((resolve) => plain.close(() => resolve()));
         await app.close(); // stops accepting, drains in-flight requests

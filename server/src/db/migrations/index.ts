@@ -5,6 +5,7 @@ import * as forwarding from './0002_forwarding.js';
 import * as attributionSignals from './0003_attribution_signals.js';
 import * as analyticsRollups from './0004_analytics_rollups.js';
 import * as rollupQueue from './0005_rollup_queue.js';
+import * as retentionIndexes from './0006_retention_indexes.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0003_attribution_signals': attributionSignals,
   '0004_analytics_rollups': analyticsRollups,
   '0005_rollup_queue': rollupQueue,
+  '0006_retention_indexes': retentionIndexes,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

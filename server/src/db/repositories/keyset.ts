@@ -20,5 +20,10 @@ export function afterKeyset<DB, TB extends keyof DB>(
 ) {
   // biome-ignore lint/suspicious/noExplicitAny: column names are checked by the callers' table types
   const e = eb as ExpressionBuilder<any, any>;
-  return e.or([e(timeColumn, '<', after.time), e.and([e(timeColumn, '=', after.time), e(idColumn, '<', after.id)])]);
+  // `time <= t` on its own lets the index bound the range (the `or` alone does not: a deep page
+  // walked every row before it); the `or` then decides ties by id.
+  return e.and([
+    e(timeColumn, '<=', after.time),
+    e.or([e(timeColumn, '<', after.time), e.and([e(timeColumn, '=', after.time), e(idColumn, '<', after.id)])]),
+  ]);
 }

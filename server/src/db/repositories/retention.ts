@@ -1,0 +1,98 @@
+import type { Reader, Writer } from '../database.js';
+import { rowLimit } from '../row-limit.js';
+
+/**
+ * Retention (RETENTION_DAYS): deletes clicks older than a cutoff by click time, and conversions
+ * older than it by event time, with the rows that depend on them, in bounded batches.
+ *
+ * - A conversion goes with its touchpoints, its Conversions API outbox job and its rollup queue
+ *   row (a pending delivery of an expired conversion is dropped).
+ * - A click goes with the touchpoints that point at it, also those of a newer conversion that
+ *   is kept: the foreign key touchpoints.click_id → clicks.id must hold. Such a conversion keeps
+ *   its `attributed_click_id` and `attributed_fbclid` as stored facts (what it was attributed
+ *   to when it was recorded); the click they name is gone, and its attribution explanation no
+ *   longer lists that touchpoint.
+ * - The analytics rollups are aggregates and are not changed: what was folded in stays
+ *   counted. So that everything deleted was folded in first, an event still waiting in the
+ *   rollup queue is not deleted yet (nor a click credited by a queued conversion); a later batch
+ *   takes it once the rollup refresher has folded it.
+ *
+ * Expired events are found, oldest first, through the time indexes of migration 0006.
+ */
+
+/** Up to `limit` conversions with event time before `before` whose deletion loses nothing the rollups still need. */
+export function expiredConversions(db: Reader, before: number, limit: number) {
+  return db
+    .selectFrom('conversions')
+    .select('conversions.id')
+    .where('conversions.event_time', '<', before)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('rollup_queue').select('rollup_queue.id').whereRef('rollup_queue.id', '=', 'conversions.id'))),
+    )
+    .orderBy('conversions.event_time')
+    .limit(rowLimit(limit));
+}
+
+/** Up to `limit` clicks with click time before `before` whose deletion loses nothing the rollups still need. */
+export function expiredClicks(db: Reader, before: number, limit: number) {
+  return (
+    db
+      .selectFrom('clicks')
+      .select('clicks.id')
+      .where('clicks.click_time', '<', before)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('rollup_queue').select('rollup_queue.id').whereRef('rollup_queue.id', '=', 'clicks.id'))),
+      )
+      // A queued conversion credited to this click is folded with the click's campaign values.
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('touchpoints')
+              .innerJoin('rollup_queue', 'rollup_queue.id', 'touchpoints.conversion_id')
+              .select('touchpoints.click_id')
+              .whereRef('touchpoints.click_id', '=', 'clicks.id'),
+          ),
+        ),
+      )
+      .orderBy('clicks.click_time')
+      .limit(rowLimit(limit))
+  );
+}
+
+export interface Deleted {
+  clicks: number;
+  conversions: number;
+}
+
+/**
+ * Deletes up to `limit` expired events (conversions first, then clicks, `limit` in all) and
+ * their dependants, in the caller's transaction. Fewer than `limit` deleted means none is left
+ * to delete now. Bounded, so that one call holds the (SQLite) writer only briefly.
+ */
+export async function deleteExpiredEvents(trx: Writer, before: number, limit: number): Promise<Deleted> {
+  // Sorted, so that runs of several instances (PostgreSQL) take row locks in a like order; a
+  // deadlock between them is retried by `Database.write` anyway.
+  const conversionIds = (await expiredConversions(trx, before, limit).execute()).map((r) => r.id).sort();
+  let conversions = 0;
+  if (conversionIds.length > 0) {
+    await trx.deleteFrom('touchpoints').where('conversion_id', 'in', conversionIds).execute();
+    await trx.deleteFrom('capi_outbox').where('conversion_id', 'in', conversionIds).execute();
+    // None was queued when selected; on PostgreSQL a rebuild committed since may have queued it.
+    await trx.deleteFrom('rollup_queue').where('id', 'in', conversionIds).execute();
+    const result = await trx.deleteFrom('conversions').where('id', 'in', conversionIds).executeTakeFirst();
+    conversions = Number(result.numDeletedRows);
+  }
+
+  const room = limit - conversionIds.length;
+  if (room <= 0) return { clicks: 0, conversions };
+  const clickIds = (await expiredClicks(trx, before, room).execute()).map((r) => r.id).sort();
+  let clicks = 0;
+  if (clickIds.length > 0) {
+    // Before the clicks: the foreign key refuses to delete a click a touchpoint still names.
+    await trx.deleteFrom('touchpoints').where('click_id', 'in', clickIds).execute();
+    await trx.deleteFrom('rollup_queue').where('id', 'in', clickIds).execute();
+    const result = await trx.deleteFrom('clicks').where('id', 'in', clickIds).executeTakeFirst();
+    clicks = Number(result.numDeletedRows);
+  }
+  return { clicks, conversions };
+}

@@ -1,0 +1,88 @@
+/**
+ * RETENTION_DAYS: clicks and conversions older than that many days (by click time / event
+ * time) are deleted in the background, with their touchpoints, outbox jobs and rollup queue
+ * rows (db/repositories/retention.ts). The analytics rollups keep counting them.
+ */
+import type { Database } from './db/database.js';
+import { type Deleted, deleteExpiredEvents } from './db/repositories/retention.js';
+
+const DAY_MS = 86_400_000;
+
+/** Events per write: a batch holds the SQLite writer for milliseconds, so requests' writes interleave. */
+export const RETENTION_BATCH = 1000;
+
+export interface RetentionOptions {
+  days: number;
+  /** Between runs (default 10 minutes). */
+  intervalMs?: number;
+  /** Before the first run (default 10 s): the server starts serving first. */
+  firstRunMs?: number;
+  /** Events per batch (default RETENTION_BATCH). */
+  batchSize?: number;
+  /** A failed run (e.g. the database is unreachable), reported once until a run succeeds; it is retried next time. */
+  onError?: (error: unknown) => void;
+  /** After each run that deleted something. */
+  onDeleted?: (deleted: Deleted) => void;
+  now?: () => number;
+}
+
+export interface Retention {
+  stop(): Promise<void>;
+}
+
+/**
+ * Deletes expired events once shortly after start and then every `intervalMs`: each run writes
+ * batches, each in a `database.write` of its own, until one deletes fewer than the batch size.
+ * Runs never overlap; `stop` waits for the one under way (which stops after its current batch).
+ */
+export function startRetention(database: Database, options: RetentionOptions): Retention {
+  const batch = options.batchSize ?? RETENTION_BATCH;
+  const now = options.now ?? Date.now;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  let failing = false; // report a failure once, not on every run
+
+  const run = async () => {
+    // One cutoff per run: the run ends even while events keep expiring.
+    const before = now() - options.days * DAY_MS;
+    const total: Deleted = { clicks: 0, conversions: 0 };
+    try {
+      while (!stopped) {
+        const deleted = await database.write((trx) => deleteExpiredEvents(trx, before, batch));
+        total.clicks += deleted.clicks;
+        total.conversions += deleted.conversions;
+        if (deleted.clicks + deleted.conversions < batch) break;
+      }
+    } finally {
+      if (total.clicks + total.conversions > 0) options.onDeleted?.(total);
+    }
+  };
+
+  const tick = () => {
+    if (running || stopped) return;
+    running = run()
+      .then(() => {
+        failing = false;
+      })
+      .catch((error) => {
+        if (!failing && !stopped) options.onError?.(error);
+        failing = true;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+  };
+
+  const first = setTimeout(tick, options.firstRunMs ?? 10_000);
+  const timer = setInterval(tick, options.intervalMs ?? 10 * 60_000);
+  first.unref();
+  timer.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(first);
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

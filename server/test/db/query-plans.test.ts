@@ -1,0 +1,580 @@
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  sql,
+} from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { refreshRollups } from '../../src/analytics/rollups.js';
+import type { Reader } from '../../src/db/database.js';
+import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
+import { findConversionByKey, identityLinkedClickIds, listConversions } from '../../src/db/repositories/conversions.js';
+import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js';
+import { claimGroup, dueGroups, nextDueAt } from '../../src/db/repositories/outbox.js';
+import { expiredClicks, expiredConversions } from '../../src/db/repositories/retention.js';
+import { readQueue } from '../../src/db/repositories/rollup-queue.js';
+import {
+  sumDimensionClicks,
+  sumDimensionCredits,
+  sumTotals,
+  totalsByDate,
+  totalsByHour,
+} from '../../src/db/repositories/rollup-reads.js';
+import { listSpend } from '../../src/db/repositories/spend.js';
+import { listStores } from '../../src/db/repositories/stores.js';
+import type { ClicksTable, ConversionsTable, DB } from '../../src/db/schema.js';
+import { newId } from '../../src/ids.js';
+import { ENGINE } from '../engine.js';
+import { createTestContext, makeStore, type TestContext } from '../helpers.js';
+
+/**
+ * The hot queries' plans, measured on a seeded database of the engine the run uses: each must
+ * reach its rows through an index (docs/query-plans.md shows the plans and the index of each).
+ * The statements are the repositories' own: they run against a Kysely whose driver records the
+ * compiled SQL and parameters instead of executing them, and each recorded statement is then
+ * explained on the real database. WAYTRACK_PRINT_PLANS=1 prints every plan.
+ */
+
+/** A driver that records every statement and answers with no rows. */
+class RecordingDriver implements Driver {
+  readonly recorded: CompiledQuery[] = [];
+  async init(): Promise<void> {}
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const recorded = this.recorded;
+    return {
+      async executeQuery(query) {
+        recorded.push(query);
+        return { rows: [] };
+      },
+      async *streamQuery() {},
+    };
+  }
+  async beginTransaction(): Promise<void> {}
+  async commitTransaction(): Promise<void> {}
+  async rollbackTransaction(): Promise<void> {}
+  async releaseConnection(): Promise<void> {}
+  async destroy(): Promise<void> {}
+}
+
+/** The statements `run` makes, compiled for the engine of this run (its dialect decides `isPostgres`). */
+async function statementsOf(run: (db: Kysely<DB>) => Promise<unknown>): Promise<CompiledQuery[]> {
+  const driver = new RecordingDriver();
+  const postgres = ENGINE === 'postgres';
+  const db = new Kysely<DB>({
+    dialect: {
+      createAdapter: () => (postgres ? new PostgresAdapter() : new SqliteAdapter()),
+      createDriver: () => driver,
+      createIntrospector: (k) => (postgres ? new PostgresIntrospector(k) : new SqliteIntrospector(k)),
+      createQueryCompiler: () => (postgres ? new PostgresQueryCompiler() : new SqliteQueryCompiler()),
+    },
+  });
+  await run(db);
+  await db.destroy();
+  return driver.recorded;
+}
+
+const DAY_MS = 86_400_000;
+const EVENTS = 3000;
+const CONVERSIONS = 1500;
+
+interface Seeded {
+  accountId: string;
+  storeId: string;
+  fingerprint: string;
+  derived: string;
+  ip: string;
+  fbclid: string;
+  emailHash: string;
+  phoneHash: string;
+  orderId: string;
+  now: number;
+}
+
+/**
+ * Clicks and conversions of three stores in both modes over 60 days (half of them folded into
+ * the rollups, the newer ones still queued), outbox jobs, idempotency keys and ad spend; then
+ * each engine's statistics are gathered (ANALYZE), as a running server's would be.
+ */
+async function seed(ctx: TestContext): Promise<Seeded> {
+  const accountId = ctx.a.accountId;
+  const stores = [
+    await makeStore(ctx.app, ctx.a.live),
+    await makeStore(ctx.app, ctx.a.live, { name: 'B' }),
+    await makeStore(ctx.app, ctx.a.live, { name: 'C' }),
+  ];
+  const now = Date.now();
+  const clicks: ClicksTable[] = [];
+  for (let i = 0; i < EVENTS; i++) {
+    const time = now - Math.floor((i / EVENTS) * 60 * DAY_MS);
+    clicks.push({
+      id: newId('click', time),
+      account_id: accountId,
+      store_id: stores[i % 3] as string,
+      livemode: i % 4 === 0 ? 0 : 1,
+      fbclid: `fbclid_${i}`,
+      click_time: time,
+      created_at: time,
+      landing_page: `https://shop.acme.test/p/${i % 40}?utm_campaign=c${i % 12}`,
+      referrer: null,
+      ip_address: `203.0.113.${i % 250}`,
+      user_agent: 'Mozilla/5.0',
+      fingerprint: `fp_${i % 1000}`,
+      derived_fingerprint: `dfp_${i % 1000}`,
+      fbp: null,
+      fbc: `fb.1.${time}.fbclid_${i}`,
+      utm_source: 'facebook',
+      utm_medium: 'cpc',
+      utm_campaign: `c${i % 12}`,
+      utm_content: null,
+      utm_term: null,
+      campaign_id: `${i % 12}`,
+      adset_id: null,
+      ad_id: null,
+      is_bot: i % 50 === 0 ? 1 : 0,
+    });
+  }
+  const conversions: ConversionsTable[] = [];
+  for (let i = 0; i < CONVERSIONS; i++) {
+    const click = clicks[i * 2] as ClicksTable;
+    const attributed = i % 2;
+    conversions.push({
+      id: newId('conversion', click.click_time),
+      account_id: accountId,
+      store_id: click.store_id,
+      livemode: click.livemode,
+      event_type: i % 3 === 0 ? 'Lead' : 'Purchase',
+      order_id: `order_${i}`,
+      event_id: `order_${i}`,
+      event_time: click.click_time + 60_000,
+      created_at: click.click_time + 60_000,
+      value_minor: 1000 + i,
+      currency: 'USD',
+      products: '[]',
+      user_data: '{}',
+      email_hash: `email_${i % 300}`,
+      phone_hash: `phone_${i % 300}`,
+      ip_address: click.ip_address,
+      user_agent: click.user_agent,
+      fingerprint: click.fingerprint,
+      ref_click_id: null,
+      ref_fbclid: null,
+      ref_fbc: null,
+      fbp: null,
+      event_source_url: null,
+      attributed,
+      attributed_click_id: attributed ? click.id : null,
+      attributed_fbclid: attributed ? click.fbclid : null,
+      confidence: attributed ? 80 : null,
+      attribution_signal: attributed ? 'fingerprint' : null,
+      capi_status: 'pending',
+      capi_attempts: 0,
+      capi_last_error: null,
+      capi_sent_at: null,
+    });
+  }
+  const chunks = <T>(rows: T[]) =>
+    Array.from({ length: Math.ceil(rows.length / 200) }, (_, i) => rows.slice(i * 200, i * 200 + 200));
+  const insertEvents = async (from: number, to: number) => {
+    const someClicks = clicks.filter((c) => c.click_time < now - from * DAY_MS && c.click_time >= now - to * DAY_MS);
+    const someConversions = conversions.filter((c) => c.event_time < now - from * DAY_MS && c.event_time >= now - to * DAY_MS);
+    await ctx.database.write(async (trx) => {
+      for (const rows of chunks(someClicks)) {
+        await trx.insertInto('clicks').values(rows).execute();
+        await trx
+          .insertInto('rollup_queue')
+          .values(rows.map((r) => ({ id: r.id, store_id: r.store_id, kind: 'click' as const, version: 0 })))
+          .execute();
+      }
+      for (const rows of chunks(someConversions)) {
+        await trx.insertInto('conversions').values(rows).execute();
+        await trx
+          .insertInto('rollup_queue')
+          .values(rows.map((r) => ({ id: r.id, store_id: r.store_id, kind: 'conversion' as const, version: 0 })))
+          .execute();
+        const attributed = rows.filter((r) => r.attributed === 1);
+        if (attributed.length > 0) {
+          await trx
+            .insertInto('touchpoints')
+            .values(
+              attributed.map((r) => ({
+                conversion_id: r.id,
+                click_id: r.attributed_click_id as string,
+                signal: 'fingerprint',
+                score: 80,
+                click_time: r.event_time - 60_000,
+              })),
+            )
+            .execute();
+        }
+        await trx
+          .insertInto('capi_outbox')
+          .values(
+            rows.map((r, i) => ({
+              conversion_id: r.id,
+              account_id: accountId,
+              store_id: r.store_id,
+              livemode: r.livemode,
+              pixel_id: 'pixel',
+              test_event_code: null,
+              event: '{}',
+              // Most jobs long delivered, as on a running server: a few are due.
+              status: i % 20 === 0 ? ('pending' as const) : ('sent' as const),
+              attempts: 1,
+              next_attempt_at: r.event_time,
+              expires_at: r.event_time + 7 * DAY_MS,
+              claimed_by: null,
+              last_error: null,
+              fbtrace_id: null,
+              created_at: r.event_time,
+              updated_at: r.event_time,
+              sent_at: null,
+            })),
+          )
+          .execute();
+      }
+    });
+  };
+  // Older events folded into the rollups; the last ten days' still queued.
+  await insertEvents(10, 61);
+  for (const id of stores) await refreshRollups(ctx.database, { id, timezone: 'UTC' });
+  await insertEvents(-1, 10);
+
+  await ctx.database.write(async (trx) => {
+    const keys = Array.from({ length: 500 }, (_, i) => ({
+      account_id: accountId,
+      livemode: i % 2,
+      key: `key_${i}`,
+      request_hash: 'h',
+      status_code: 200,
+      response: '{}',
+      created_at: now - i * 60_000,
+    }));
+    await trx.insertInto('idempotency_keys').values(keys).execute();
+    const spend = Array.from({ length: 600 }, (_, i) => ({
+      id: newId('spend'),
+      account_id: accountId,
+      store_id: stores[i % 3] as string,
+      livemode: 1,
+      date: new Date(now - Math.floor(i / 6) * DAY_MS).toISOString().slice(0, 10),
+      platform: 'meta',
+      campaign_id: `${i % 6}`,
+      campaign_name: null,
+      amount_minor: 5000,
+      currency: 'USD',
+      created_at: now,
+      updated_at: now,
+    }));
+    for (const rows of chunks(spend)) await trx.insertInto('ad_spend').values(rows).execute();
+  });
+  await sql`analyze`.execute(ctx.database.read as Kysely<DB>);
+
+  const click = clicks[3] as ClicksTable;
+  return {
+    accountId,
+    storeId: click.store_id,
+    fingerprint: click.fingerprint as string,
+    derived: click.derived_fingerprint as string,
+    ip: click.ip_address as string,
+    fbclid: click.fbclid,
+    emailHash: 'email_7',
+    phoneHash: 'phone_7',
+    orderId: 'order_7',
+    now,
+  };
+}
+
+/** The plan of a statement on the real database, one line per plan node (indented by depth). */
+async function explain(ctx: TestContext, query: CompiledQuery): Promise<string[]> {
+  const db = ctx.database.read as unknown as Kysely<DB>;
+  if (ENGINE === 'sqlite') {
+    const { rows } = await db.executeQuery<{ id: number; parent: number; detail: string }>({
+      ...query,
+      sql: `explain query plan ${query.sql}`,
+    });
+    const depth = new Map<number, number>([[0, -1]]);
+    return rows.map((row) => {
+      const d = (depth.get(row.parent) ?? -1) + 1;
+      depth.set(row.id, d);
+      return `${'  '.repeat(d)}${row.detail}`;
+    });
+  }
+  // The seeded tables fit in a few pages, where a sequential scan is cheapest whatever the
+  // indexes: with sequential scans priced out the planner shows the index it would walk on a
+  // large table, and still scans a table that no index can serve.
+  return db.connection().execute(async (conn) => {
+    await sql`set enable_seqscan = off`.execute(conn);
+    try {
+      const { rows } = await conn.executeQuery<{ 'QUERY PLAN': string }>({
+        ...query,
+        sql: `explain (format text, costs off) ${query.sql}`,
+      });
+      return rows.map((r) => r['QUERY PLAN']);
+    } finally {
+      await sql`reset enable_seqscan`.execute(conn);
+    }
+  });
+}
+
+interface Case {
+  name: string;
+  /** The repository call(s); with several statements, `statement` picks the one explained. */
+  run: (db: Reader, s: Seeded) => Promise<unknown>;
+  statement?: number;
+  /** The index (or primary key) that must serve it, per engine; with several, any of them. */
+  index: { sqlite: string | string[]; postgres: string | string[] };
+  /** Tables the plan may read whole (small or walked in key order with a LIMIT). */
+  scans?: string[];
+  /** The order comes from the index: no sort of the matching rows (on `sqlite` only: see the case). */
+  ordered?: boolean | 'sqlite';
+}
+
+const page = { limit: 20 };
+const span = (s: Seeded) => ({
+  startDate: new Date(s.now - 30 * DAY_MS).toISOString().slice(0, 10),
+  endDate: new Date(s.now).toISOString().slice(0, 10),
+});
+/** Retention as it runs day after day: the seeded 60 days, of which the oldest one has expired. */
+const STEADY_CUTOFF_DAYS = 59;
+const scope = (s: Seeded) => ({ storeId: s.storeId, livemode: 1, from: s.now - 7 * DAY_MS, to: s.now + 300_000 });
+
+const CASES: Case[] = [
+  {
+    name: 'attribution: clicks by fingerprint',
+    run: (db, s) => findClicksMatching(db, scope(s), 'fingerprint', s.fingerprint, 10),
+    index: { sqlite: 'clicks_fingerprint', postgres: 'clicks_fingerprint' },
+    ordered: true,
+  },
+  {
+    name: 'attribution: clicks by derived fingerprint',
+    run: (db, s) => findClicksMatching(db, scope(s), 'derived_fingerprint', s.derived, 10),
+    index: { sqlite: 'clicks_derived_fingerprint', postgres: 'clicks_derived_fingerprint' },
+    ordered: true,
+  },
+  {
+    name: 'attribution: clicks by IP address',
+    run: (db, s) => findClicksMatching(db, scope(s), 'ip_address', s.ip, 10),
+    index: { sqlite: 'clicks_ip_address', postgres: 'clicks_ip_address' },
+    ordered: true,
+  },
+  {
+    name: 'attribution: click by fbclid',
+    run: (db, s) => findClickByFbclid(db, s.storeId, 1, s.fbclid),
+    index: { sqlite: 'sqlite_autoindex_clicks_2', postgres: 'clicks_dedup' },
+  },
+  {
+    name: 'attribution: identity by email hash',
+    run: (db, s) =>
+      identityLinkedClickIds(db, { storeId: s.storeId, livemode: 1, before: s.now }, { emailHash: s.emailHash }, 10),
+    index: { sqlite: 'conversions_email_hash', postgres: 'conversions_email_hash' },
+    ordered: true,
+  },
+  {
+    name: 'attribution: identity by phone hash',
+    run: (db, s) =>
+      identityLinkedClickIds(db, { storeId: s.storeId, livemode: 1, before: s.now }, { phoneHash: s.phoneHash }, 10),
+    index: { sqlite: 'conversions_phone_hash', postgres: 'conversions_phone_hash' },
+    ordered: true,
+  },
+  {
+    name: 'conversion dedup: by (store, mode, event type, order id)',
+    run: (db, s) => findConversionByKey(db, { storeId: s.storeId, livemode: 1, eventType: 'Purchase', orderId: s.orderId }),
+    index: { sqlite: 'sqlite_autoindex_conversions_2', postgres: 'conversions_dedup' },
+  },
+  {
+    name: 'GET /v1/clicks',
+    run: (db, s) => listClicks(db, s.accountId, 1, {}, page),
+    index: { sqlite: 'clicks_account_time', postgres: 'clicks_account_time' },
+    ordered: true,
+  },
+  {
+    name: 'GET /v1/clicks, next page',
+    run: (db, s) => listClicks(db, s.accountId, 1, {}, { limit: 20, after: { time: s.now - DAY_MS, id: 'clk_z' } }),
+    index: { sqlite: 'clicks_account_time', postgres: 'clicks_account_time' },
+    ordered: true,
+  },
+  {
+    name: 'GET /v1/clicks?storeId',
+    run: (db, s) => listClicks(db, s.accountId, 1, { storeId: s.storeId }, page),
+    // The query names the store and the account: either index yields the rows in order.
+    index: { sqlite: 'clicks_store_time', postgres: ['clicks_store_time', 'clicks_account_time'] },
+    ordered: true,
+  },
+  {
+    name: 'GET /v1/conversions',
+    run: (db, s) => listConversions(db, s.accountId, 1, {}, page),
+    index: { sqlite: 'conversions_account_time', postgres: 'conversions_account_time' },
+    ordered: true,
+  },
+  {
+    name: 'GET /v1/conversions?storeId',
+    run: (db, s) => listConversions(db, s.accountId, 1, { storeId: s.storeId }, page),
+    index: { sqlite: 'conversions_store_time', postgres: ['conversions_store_time', 'conversions_account_time'] },
+    ordered: true,
+  },
+  {
+    name: 'GET /v1/conversions?storeId&startDate&endDate, next page',
+    run: (db, s) =>
+      listConversions(
+        db,
+        s.accountId,
+        1,
+        { storeId: s.storeId, from: s.now - 30 * DAY_MS, to: s.now },
+        { limit: 20, after: { time: s.now - DAY_MS, id: 'conv_z' } },
+      ),
+    index: { sqlite: 'conversions_store_time', postgres: ['conversions_store_time', 'conversions_account_time'] },
+    ordered: true,
+  },
+  {
+    name: 'GET /v1/stores',
+    run: (db, s) => listStores(db, s.accountId, {}, page),
+    index: { sqlite: 'stores_account', postgres: 'stores_account' },
+    ordered: true,
+  },
+  {
+    name: 'GET /v1/stores/:id/ad-spend',
+    run: (db, s) => listSpend(db, s.storeId, 1, span(s), page),
+    // In date order from the index; the entries of one date (a few) are sorted by id.
+    index: { sqlite: 'sqlite_autoindex_ad_spend_2', postgres: 'ad_spend_dedup' },
+  },
+  {
+    name: 'Idempotency-Key lookup',
+    run: (db, s) => findIdempotencyRecord(db, { accountId: s.accountId, livemode: 1, key: 'key_7' }),
+    index: { sqlite: 'sqlite_autoindex_idempotency_keys_1', postgres: 'idempotency_keys_pk' },
+  },
+  {
+    name: 'outbox: next due time',
+    run: (db) => nextDueAt(db),
+    index: { sqlite: 'capi_outbox_due', postgres: 'capi_outbox_due' },
+  },
+  {
+    name: 'outbox: due groups',
+    run: (db, s) => dueGroups(db, s.now, 10),
+    index: { sqlite: 'capi_outbox_due', postgres: 'capi_outbox_due' },
+  },
+  {
+    name: 'outbox: claim a group',
+    run: (db, s) =>
+      claimGroup(
+        db as Kysely<DB>,
+        { store_id: s.storeId, pixel_id: 'pixel', livemode: 1, test_event_code: null },
+        { owner: 'me', now: s.now, leaseUntil: s.now + 60_000, limit: 100 },
+      ),
+    index: { sqlite: 'capi_outbox_store_due', postgres: 'capi_outbox_store_due' },
+  },
+  {
+    name: 'analytics: totals (metrics)',
+    run: (db, s) => sumTotals(db, s.storeId, 1, span(s)),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_days_pk' },
+  },
+  {
+    name: 'analytics: totals per day (timeseries)',
+    run: (db, s) => totalsByDate(db, s.storeId, 1, span(s), 'USD'),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_days_pk' },
+  },
+  {
+    name: 'analytics: totals per hour (timeseries)',
+    run: (db, s) => totalsByHour(db, s.storeId, 1, span(s), 'USD'),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_hours_pk' },
+  },
+  {
+    name: 'analytics: clicks per dimension value (breakdown)',
+    run: (db, s) => sumDimensionClicks(db, s.storeId, 1, 'utm_campaign', span(s)),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_dimension_clicks_pk' },
+  },
+  {
+    name: 'analytics: credits per dimension value (breakdown)',
+    run: (db, s) => sumDimensionCredits(db, s.storeId, 1, 'utm_campaign', 'last_click', span(s), 'USD'),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_dimension_credits_pk' },
+  },
+  {
+    name: 'rollup queue: a store (analytics read)',
+    run: (db, s) => readQueue(db, 5000, s.storeId),
+    index: { sqlite: 'rollup_queue_store', postgres: 'rollup_queue_store' },
+  },
+  {
+    name: 'rollup queue: all stores (background fold)',
+    run: (db) => readQueue(db, 1000),
+    // A WITHOUT ROWID table is its primary key: SQLite walks it in key order and stops at the LIMIT.
+    index: { sqlite: 'rollup_queue', postgres: 'rollup_queue_pkey' },
+    scans: ['rollup_queue'],
+    ordered: true,
+  },
+  {
+    name: 'retention: expired conversions',
+    run: async (db, s) => expiredConversions(db, s.now - STEADY_CUTOFF_DAYS * DAY_MS, 1000).execute(),
+    index: { sqlite: 'conversions_event_time', postgres: 'conversions_event_time' },
+    // PostgreSQL sorts the expired rows when they are few (a bitmap of them, then the oldest
+    // first) and walks the index in order when they are many: bounded either way.
+    ordered: 'sqlite',
+  },
+  {
+    name: 'retention: expired clicks',
+    run: async (db, s) => expiredClicks(db, s.now - STEADY_CUTOFF_DAYS * DAY_MS, 1000).execute(),
+    index: { sqlite: 'clicks_click_time', postgres: 'clicks_click_time' },
+    // PostgreSQL sorts the expired rows when they are few (a bitmap of them, then the oldest
+    // first) and walks the index in order when they are many: bounded either way.
+    ordered: 'sqlite',
+  },
+  {
+    name: 'retention: touchpoints of expired clicks',
+    run: async (db, s) =>
+      (db as Kysely<DB>)
+        .deleteFrom('touchpoints')
+        .where('click_id', 'in', [`clk_${s.now}`, 'clk_b'])
+        .execute(),
+    index: { sqlite: 'touchpoints_click', postgres: 'touchpoints_click' },
+  },
+];
+
+describe(`query plans (${ENGINE})`, () => {
+  let ctx: TestContext;
+  let seeded: Seeded;
+  const plans = new Map<string, string[]>();
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    seeded = await seed(ctx);
+  }, 120_000);
+  afterAll(async () => {
+    if (process.env.WAYTRACK_PRINT_PLANS) {
+      for (const [name, plan] of plans) console.log(`### ${name} (${ENGINE})\n${plan.join('\n')}\n`);
+    }
+    await ctx?.close();
+  });
+
+  it.each(CASES)('$name', async (c) => {
+    const statements = await statementsOf((db) => c.run(db, seeded));
+    const statement = statements[c.statement ?? 0];
+    expect(statement, 'the call made no statement').toBeDefined();
+    const plan = await explain(ctx, statement as CompiledQuery);
+    plans.set(c.name, [statement?.sql ?? '', ...plan]);
+    const text = plan.join('\n');
+    const expected = [c.index[ENGINE]].flat();
+    const served = expected.some((name) => (name === 'rollup_queue' ? text.includes('SCAN rollup_queue') : text.includes(name)));
+    expect(served, `served by ${expected.join(' or ')}:\n${text}`).toBe(true);
+    if (ENGINE === 'sqlite') {
+      // A bare `SCAN t` reads the whole table; `SCAN t USING … INDEX` walks an index in order.
+      const scans = plan.flatMap((line) => /^\s*SCAN (\w+)\s*$/.exec(line)?.[1] ?? []);
+      expect(
+        scans.filter((t) => !(c.scans ?? []).includes(t)),
+        text,
+      ).toEqual([]);
+      expect(text, text).toMatch(/USING (COVERING )?INDEX|USING PRIMARY KEY|USING INTEGER PRIMARY KEY|SEARCH|SCAN rollup_queue/);
+      if (c.ordered) expect(text, text).not.toMatch(/TEMP B-TREE FOR (LAST TERM OF )?ORDER BY/);
+    } else {
+      const seqScans = [...text.matchAll(/Seq Scan on (\w+)/g)].map((m) => m[1] as string);
+      expect(
+        seqScans.filter((t) => !(c.scans ?? []).includes(t)),
+        text,
+      ).toEqual([]);
+      expect(text, text).toMatch(/Index Scan|Index Only Scan|Bitmap Index Scan/);
+      if (c.ordered === true) expect(text, text).not.toMatch(/^\s*(->\s*)?(Incremental )?Sort\b/m);
+    }
+  });
+});
