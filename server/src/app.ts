@@ -103,10 +103,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
-  await app.register(healthRoutes, { database, registry });
+  const limiter = deps.limiter ?? new MemoryRateLimiter();
+  await app.register(healthRoutes, { database, registry, limiter });
 
   const keys = deps.keys ?? new KeyStore(database);
-  const limiter = deps.limiter ?? new MemoryRateLimiter();
   const cursors = new CursorCodec(await getOrCreateSecret(database, 'cursor_secret'));
   const idem = idempotency(database);
   const secrets = deps.secrets ?? new SecretBox(loadSecretsKey(config));

@@ -7,6 +7,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { openDatabase as openEngine } from './db/open.js';
 import { purgeExpiredIdempotencyKeys } from './db/repositories/idempotency.js';
+import { RedisRateLimiter } from './http/redis-rate-limit.js';
 import { createPlainHttpRejector } from './http/transport.js';
 import { startRetention } from './retention.js';
 import { loadTls } from './tls.js';
@@ -28,7 +29,13 @@ export async function startServer(config: Config, print: (line: string) => void 
   const database = openDatabase(config, (err) => app?.log.warn({ err }, 'database log checkpoint failed; retrying'));
   await database.migrate();
   const tls = await loadTls(config);
-  app = await buildApp({ config, database, https: { key: tls.key, cert: tls.cert } });
+  // REDIS_URL: one bucket per key shared by every instance (per instance while Redis is away).
+  const limiter = config.redisUrl
+    ? new RedisRateLimiter(config.redisUrl, {
+        log: { warn: (message) => app?.log.warn(message), info: (message) => app?.log.info(message) },
+      })
+    : undefined;
+  app = await buildApp({ config, database, limiter, https: { key: tls.key, cert: tls.cert } });
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -89,6 +96,7 @@ export async function startServer(config: Config, print: (line: string) => void 
         if (plain) await new Promise<void>((resolve) => plain.close(() => resolve()));
         await app.close(); // stops accepting, drains in-flight requests
         await database.close(); // flushes queued writes, then closes
+        await limiter?.close();
       })();
       return closing;
     },

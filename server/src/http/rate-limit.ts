@@ -19,6 +19,8 @@ export interface RateLimitDecision {
 
 export interface RateLimiter {
   consume(bucket: string, policy: RateLimitPolicy, now?: number): Promise<RateLimitDecision>;
+  /** For a shared limiter: whether its limits are shared right now (readiness details). */
+  status?(): { shared: boolean; error?: string };
 }
 
 interface Bucket {

@@ -393,7 +393,7 @@ describe('conventions', () => {
       const res = await call(ctx.app, 'GET', '/readyz');
       expect(res.status).toBe(200);
       expectEnvelope(res, true);
-      expect(res.body.data).toEqual({ status: 'ready' });
+      expect(res.body.data).toEqual({ status: 'ready', rateLimits: 'instance', redis: 'not_configured' });
     });
 
     it('GET /metrics → Prometheus text without a key', async () => {
