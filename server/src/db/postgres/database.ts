@@ -54,6 +54,10 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   // An idle connection that breaks (database restarted) is dropped by the pool; without a
   // listener the error would end the process.
   pool.on('error', (error) => options.onError?.(error));
+  // A connection that breaks while checked out (mid-transaction, or between a query's timeout
+  // and its release) makes its client emit 'error' with no pool listener attached: without
+  // this one the process would end. The query in flight fails on its own (→ 503).
+  pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 
   async function write<T>(work: (trx: Writer) => Promise<T>): Promise<T> {
