@@ -18,7 +18,7 @@ const Readiness = Type.Object({
 });
 
 /** Liveness, readiness and Prometheus metrics: unauthenticated and never rate limited. */
-export const healthRoutes: FastifyPluginAsync<{ database: Database; registry: Registry; limiter: RateLimiter }> = async (
+export const healthRoutes: FastifyPluginAsync<{ database: Database; registry: Registry; limiter?: RateLimiter }> = async (
   app,
   { database, registry, limiter },
 ) => {
@@ -46,7 +46,7 @@ export const healthRoutes: FastifyPluginAsync<{ database: Database; registry: Re
         throw new ApiError('service_unavailable', 'The database is unreachable');
       }
       // Redis down does not make the instance unready: it limits on its own meanwhile.
-      const shared = limiter.status?.();
+      const shared = limiter?.status?.();
       return ok(request, {
         status: 'ready',
         rateLimits: shared?.shared ? ('shared' as const) : ('instance' as const),
