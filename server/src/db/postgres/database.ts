@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import type { BackgroundJob, Database, Reader, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
@@ -33,6 +33,39 @@ const types = {
   },
 };
 
+/**
+ * The pool as Kysely sees it, with one difference: a connection on which a query timed out is
+ * closed instead of going back to the pool. pg's `query_timeout` fails the query but leaves it
+ * active on its connection, and every later query there queues behind it: on a database that
+ * went silent without closing anything (a half-open connection), that connection would answer
+ * nothing ever again, and the instance would stay unavailable after the database came back.
+ * Queries after the timeout on the same checkout (the transaction's ROLLBACK) fail at once
+ * instead of waiting out another timeout.
+ */
+function closingTimedOutConnections(pool: pg.Pool): PostgresPool {
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      const query = async (sql: string, parameters: ReadonlyArray<unknown>) => {
+        if (broken) throw broken;
+        try {
+          return await client.query(sql, parameters as unknown[]);
+        } catch (error) {
+          if ((error as Error | undefined)?.message === 'Query read timeout') broken = error as Error;
+          throw error;
+        }
+      };
+      return {
+        query: query as unknown as PostgresPoolClient['query'],
+        // With an error, the pool ends the connection (destroying the socket of a hung query).
+        release: () => client.release(broken),
+      };
+    },
+    end: () => pool.end(),
+  };
+}
+
 /** Serialization failures and deadlocks: the transaction did nothing and may simply run again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 5;
@@ -58,7 +91,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   // and its release) makes its client emit 'error' with no pool listener attached: without
   // this one the process would end. The query in flight fails on its own (→ 503).
   pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: closingTimedOutConnections(pool) }) });
 
   async function write<T>(work: (trx: Writer) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
