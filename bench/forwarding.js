@@ -10,6 +10,7 @@
 //    corrected for coordinated omission) and at the highest rate the server sustains; then the
 //    same with the default CAPI_SYNC_WAIT_MS=1500 for reference.
 // Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ROUNDS (3).
+// Embedded SQLite only (it reads the outbox state from the database file).
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,9 +19,8 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDriver from 'better-sqlite3';
-import { bin, cannon, startServer } from './lib.js';
+import { bin, cannon, dist, startServer } from './lib.js';
 
-const dist = (file) => new URL(`../server/dist/${file}`, import.meta.url).href;
 const QUEUED = Number(process.env.BENCH_QUEUED ?? 10_000);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -30,7 +30,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PIXEL = '123456789012345';
 const TOKEN = 'EAAB-bench-token';
 
-const { openSqlite } = await import(dist('db/database.js'));
+const { openSqlite } = await import(dist('db/sqlite/database.js'));
 const { createAccount } = await import(dist('accounts/accounts.js'));
 const { createStore } = await import(dist('stores/stores.js'));
 const { loadSecretsKey, SecretBox } = await import(dist('capi/secrets.js'));

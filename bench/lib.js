@@ -1,17 +1,140 @@
-// What every benchmark shares: building the service, starting the real `waytrack serve`, and
-// driving it with autocannon from this (second) process.
+// What every benchmark shares: building the service, choosing the database engine (and making
+// a fresh PostgreSQL database per run), starting the real `waytrack serve`, driving it with
+// autocannon from this (second) process, and reading CPU time from /proc.
 import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import pg from 'pg';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const bin = path.join(root, 'server/bin/waytrack.js');
+/** The server the bench runs: the repository's, or a snapshot of a commit (`build` with --ref). */
+let serverDir = path.join(root, 'server');
+export let bin = path.join(serverDir, 'bin/waytrack.js');
+/** A compiled module of the server the bench runs, e.g. dist('db/open.js'). */
+export const dist = (file) => path.join(serverDir, 'dist', file);
 
-/** Compiles the current sources into server/dist, which the CLI runs. */
+// The servers a bench starts get the database the bench chooses (below), never the one in the
+// caller's environment: DATABASE_URL names the PostgreSQL server to make bench databases on.
+const callerDatabaseUrl = process.env.DATABASE_URL || undefined;
+delete process.env.DATABASE_URL;
+
+/** `--name value` or `--name=value` from the command line, else undefined. */
+export function argValue(name) {
+  const args = process.argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === name) return args[i + 1];
+    if (args[i].startsWith(`${name}=`)) return args[i].slice(name.length + 1);
+  }
+  return undefined;
+}
+
+/**
+ * The engine of this run: `--engine sqlite|postgres`, else PostgreSQL when DATABASE_URL is set,
+ * else the embedded SQLite database. For PostgreSQL, `adminUrl` is DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/postgres): a role that may create and drop databases.
+ */
+export function benchEngine() {
+  const name = argValue('--engine') ?? (callerDatabaseUrl ? 'postgres' : 'sqlite');
+  if (name === 'sqlite') return { name, label: 'embedded SQLite' };
+  if (name === 'postgres' || name === 'postgresql') {
+    return {
+      name: 'postgres',
+      label: 'PostgreSQL',
+      adminUrl: callerDatabaseUrl ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    };
+  }
+  throw new Error(`--engine must be sqlite or postgres, got "${name}"`);
+}
+
+/**
+ * A fresh PostgreSQL database for one bench run on the server of `adminUrl`, named
+ * `waytrack_bench_<label>_<time>_<pid>`. `drop()` removes it (and ends any session left on it).
+ */
+export async function createBenchDatabase(adminUrl, label) {
+  const name = `waytrack_bench_${label}_${Date.now().toString(36)}_${process.pid}`;
+  const admin = async (statement) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database ${pg.escapeIdentifier(name)}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    name,
+    url: url.toString(),
+    /** A client connected to the bench database (the caller ends it). */
+    async connect() {
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      return client;
+    },
+    drop: () => admin(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`),
+  };
+}
+
+/** PostgreSQL's version and the settings that shape write and read figures, for the report. */
+export async function postgresContext(adminUrl) {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const version = (await client.query('show server_version')).rows[0].server_version;
+    const settings = await client.query(
+      "select name, setting, unit from pg_settings where name in ('shared_buffers', 'synchronous_commit', 'fsync', 'max_connections') order by name",
+    );
+    const shown = settings.rows.map((r) => {
+      if (r.name === 'shared_buffers') return `shared_buffers ${(Number(r.setting) * 8) / 1024} MB`;
+      return `${r.name} ${r.setting}`;
+    });
+    return `PostgreSQL ${version} (${shown.join(', ')})`;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The machine, for the report: cores, model, and the load when the bench started. */
+export function machineContext() {
+  const list = cpus();
+  return `${list.length} cores (${list[0]?.model.trim() ?? 'unknown CPU'}), Node ${process.versions.node}, load average at start ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`;
+}
+
+/**
+ * Compiles the server the bench runs and returns what it is, for the report. By default the
+ * working tree's sources into server/dist (what the CLI runs). With `--ref REF` (or BENCH_REF),
+ * the server of that commit instead, exported with `git archive` into a temporary directory and
+ * compiled there (its node_modules linked to the repository's): the runs then measure exactly
+ * that commit, whatever else is being edited or rebuilt in the working tree meanwhile.
+ */
 export function build() {
   const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  const ref = argValue('--ref') ?? process.env.BENCH_REF;
+  const git = (...args) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
+  if (!ref) {
+    execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+    const dirty = git('status', '--porcelain', '--', 'server/src').length > 0;
+    return `working tree at ${git('rev-parse', '--short', 'HEAD')}${dirty ? ' with uncommitted changes in server/src' : ''}`;
+  }
+  const commit = git('rev-parse', '--short', `${ref}^{commit}`);
+  const dir = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-src-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const archive = path.join(dir, 'server.tar');
+  const files = ['server/src', 'server/bin', 'server/package.json', 'tsconfig.json', 'tsconfig.build.json'];
+  execFileSync('git', ['-C', root, 'archive', `--output=${archive}`, commit, ...files]);
+  execFileSync('tar', ['-xf', archive, '-C', dir]);
+  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+  execFileSync(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.build.json')], { stdio: 'inherit' });
+  serverDir = path.join(dir, 'server');
+  bin = path.join(serverDir, 'bin/waytrack.js');
+  return `commit ${commit} (--ref ${ref})`;
 }
 
 /** Runs a CLI command and returns what it printed. */
@@ -82,6 +205,85 @@ export function cannon(options) {
     instance.on('response', (_client, _status, _bytes, ms) => times.push(ms));
     autocannon.track(instance, { renderProgressBar: false, renderResultsTable: false, renderLatencyTable: false });
   });
+}
+
+/** CPU time (user + system) a process has used so far, in ms (Linux, clock ticks of 10 ms). */
+export function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0; // the process has exited
+  }
+}
+
+/** CPU time of every process named `postgres` on this machine (the server and its backends), in ms. */
+export function postgresCpuMs() {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres') total += cpuMs(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
+/** Busy and total CPU time of the whole machine so far, in ms (from /proc/stat). */
+export function machineCpuMs() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+  const idle = fields[3] + fields[4]; // idle + iowait
+  return { busy: ((total - idle) * 1000) / 100, total: (total * 1000) / 100 };
+}
+
+/**
+ * Waits (up to `maxSeconds`, default BENCH_QUIET_WAIT or 180) until the machine is quiet: less
+ * than `threshold` % of one core busy over `windowSeconds`, as other processes (a test run)
+ * would otherwise share the cores with the servers being measured. Resolves with what it
+ * found, for the report; never fails.
+ */
+export async function waitForQuiet({
+  maxSeconds = Number(process.env.BENCH_QUIET_WAIT ?? 180),
+  threshold = 25,
+  windowSeconds = 3,
+} = {}) {
+  const started = performance.now();
+  for (;;) {
+    const before = machineCpuMs();
+    await new Promise((resolve) => setTimeout(resolve, windowSeconds * 1000));
+    const after = machineCpuMs();
+    const busy = Math.round((100 * (after.busy - before.busy)) / (windowSeconds * 1000));
+    const waited = Math.round((performance.now() - started) / 1000);
+    if (busy < threshold) return { quiet: true, busy, waited };
+    if (waited >= maxSeconds) return { quiet: false, busy, waited };
+  }
+}
+
+/**
+ * Measures where the CPU went while `work` ran: in the given processes (by label), in
+ * PostgreSQL's processes, and on the whole machine. Shares are of one core (100 % = one core busy
+ * for the whole time).
+ */
+export async function withCpu(pids, work) {
+  const before = Object.fromEntries(Object.entries(pids).map(([label, pid]) => [label, cpuMs(pid)]));
+  const pgBefore = postgresCpuMs();
+  const machineBefore = machineCpuMs();
+  const started = performance.now();
+  const value = await work();
+  const wall = performance.now() - started;
+  const share = (ms) => Math.round((100 * ms) / wall);
+  const cpu = Object.fromEntries(Object.entries(pids).map(([label, pid]) => [label, share(cpuMs(pid) - before[label])]));
+  cpu.postgres = share(postgresCpuMs() - pgBefore);
+  const machine = machineCpuMs();
+  cpu.machine = share(machine.busy - machineBefore.busy);
+  cpu.machineOf = share(machine.total - machineBefore.total);
+  // What neither the listed processes nor PostgreSQL used: other processes on the machine.
+  cpu.other = Math.max(0, cpu.machine - cpu.postgres - Object.keys(pids).reduce((a, label) => a + cpu[label], 0));
+  return { value, cpu, wallMs: wall };
 }
 
 function percentiles(times) {

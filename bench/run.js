@@ -1,10 +1,37 @@
+// npm run bench — click ingest against the health check, on one server, and on PostgreSQL also
+// on two servers sharing the database.
+//
+//   npm run bench                                              embedded SQLite (fsynced commits)
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres npm run bench
+//                                                              PostgreSQL: a fresh database
+//                                                              waytrack_bench_run_… on that server,
+//                                                              migrated, dropped at the end
+//   npm run bench -- --engine sqlite|postgres                  choose explicitly
+//   npm run bench -- --instances 1                             PostgreSQL: skip the two-instance part
+//
+// Environment: BENCH_DURATION (10 s per run), BENCH_CONNECTIONS (50). REDIS_URL, when set, is
+// passed to the servers (rate limits shared through Redis, as in production with several instances).
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { build, cannon, cli, startServer } from './lib.js';
+import {
+  argValue,
+  benchEngine,
+  build,
+  cannon,
+  cli,
+  createBenchDatabase,
+  machineContext,
+  postgresContext,
+  startServer,
+  waitForQuiet,
+  withCpu,
+} from './lib.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const INSTANCES = Number(argValue('--instances') ?? 2);
 
 /** Peak resident memory of a process, in MB (Linux). */
 function peakRssMb(pid) {
@@ -17,15 +44,71 @@ function run(options) {
   return cannon({ connections: CONNECTIONS, duration: DURATION, ...options });
 }
 
+/** Runs bench/load.js clients in processes of their own, all at once; resolves with their results. */
+function clients(list) {
+  return Promise.all(
+    list.map(
+      (options) =>
+        new Promise((resolve, reject) => {
+          const child = spawn(process.execPath, [path.join(import.meta.dirname, 'load.js'), JSON.stringify(options)], {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          let out = '';
+          child.stdout.on('data', (d) => {
+            out += d;
+          });
+          child.once('exit', (code) => {
+            if (code !== 0) return reject(new Error(`load client exited with ${code}: ${out}`));
+            resolve({ ...JSON.parse(out.trim().split('\n').at(-1)), pid: child.pid });
+          });
+        }),
+    ),
+  );
+}
+
+/** Where the CPU went (% of one core): the named processes, PostgreSQL, the rest, the machine. */
+const cpuNote = (cpu, names) =>
+  `CPU % of a core: ${names.map((n) => `${n} ${cpu[n]}`).join(', ')}, postgres ${cpu.postgres}, other ${cpu.other}; ` +
+  `machine ${cpu.machine} of ${cpu.machineOf}`;
+
+/** `withCpu` around spawned clients: their own CPU (reported by each) counted apart from "other". */
+function withClientCpu(measured) {
+  const clientShare = Math.round((100 * sum(measured.value, 'cpuMs')) / measured.wallMs);
+  return { ...measured.cpu, clients: clientShare, other: Math.max(0, measured.cpu.other - clientShare) };
+}
+
+const sum = (results, field) => results.reduce((a, r) => a + r[field], 0);
+const clientNote = (results) =>
+  `${results.map((r) => `${r.average.toFixed(0)}`).join(' + ')} req/s; p50 ${results.map((r) => r.p50).join('/')} ms, ` +
+  `p99 ${results.map((r) => r.p99).join('/')} ms; non-2xx ${sum(results, 'non2xx')}, errors ${sum(results, 'errors')}`;
+
 async function main() {
-  build();
+  const engine = benchEngine();
+  const code = build();
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // the bench talks to its own self-signed server on 127.0.0.1
+  const context = [`server: ${code}`, machineContext()];
+  if (engine.name === 'postgres') context.push(await postgresContext(engine.adminUrl));
+  if (process.env.REDIS_URL) context.push('REDIS_URL set: rate limits shared through Redis');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-'));
   const env = { DATA_DIR: dataDir, RATE_LIMIT_RPS: '1000000', RATE_LIMIT_BURST: '10000000' };
-  const { child, url, readyMs } = await startServer(env, 30_000);
+  const database = engine.name === 'postgres' ? await createBenchDatabase(engine.adminUrl, 'run') : undefined;
+  if (database) {
+    env.DATABASE_URL = database.url;
+    cli(['migrate'], env); // as in production: migrate once, then start the instances
+  }
+  const servers = [];
+  const rows = [];
+  const row = (name, value, note = '') => {
+    rows.push([name, value, note]);
+    console.log(`  ${name}: ${value} ${note}`);
+  };
   try {
+    const first = await startServer(env, 30_000);
+    servers.push(first);
+    const { child, url, readyMs } = first;
     const account = JSON.parse(cli(['account', 'create', '--email', 'bench@example.com', '--json'], env));
-    const headers = { authorization: `Bearer ${account.keys.live}`, 'content-type': 'application/json' };
+    const key = account.keys.live;
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const storeRes = await fetch(`${url}/v1/stores`, {
       method: 'POST',
       headers,
@@ -33,47 +116,115 @@ async function main() {
     });
     const storeId = (await storeRes.json()).data.id;
 
-    const health = await run({ url: `${url}/healthz` });
+    const quiet = await waitForQuiet();
+    context.push(
+      quiet.quiet
+        ? `machine quiet before the runs (${quiet.busy} % of a core busy; waited ${quiet.waited} s)`
+        : `machine NOT quiet before the runs: ${quiet.busy} % of a core busy after waiting ${quiet.waited} s (other processes)`,
+    );
+    const pids = { server: child.pid, client: process.pid };
+    const { value: health, cpu: healthCpu } = await withCpu(pids, () => run({ url: `${url}/healthz` }));
     let n = 0;
-    const clicks = await run({
-      url: `${url}/v1/track/click`,
-      method: 'POST',
-      headers,
-      requests: [
-        {
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify({
-              fbclid: `bench_${process.pid}_${n++}`,
-              storeId,
-              landingPage: 'https://bench.example.com/p?utm_source=facebook&utm_campaign=bf',
-              ipAddress: '203.0.113.9',
-              userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
+    const { value: clicks, cpu: clickCpu } = await withCpu(pids, () =>
+      run({
+        url: `${url}/v1/track/click`,
+        method: 'POST',
+        headers,
+        requests: [
+          {
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({
+                fbclid: `bench_${process.pid}_${n++}`,
+                storeId,
+                landingPage: 'https://bench.example.com/p?utm_source=facebook&utm_campaign=bf',
+                ipAddress: '203.0.113.9',
+                userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
+              }),
             }),
-          }),
-        },
-      ],
-    });
+          },
+        ],
+      }),
+    );
     const rss = peakRssMb(child.pid);
-    const rows = [
-      ['ready after start', `${readyMs.toFixed(0)} ms`, 'target ≤ 1500 ms'],
-      [
-        'GET /healthz',
-        `${health.requests.average.toFixed(0)} req/s`,
-        `p50 ${health.latency.p50} ms, p99 ${health.latency.p99} ms`,
-      ],
-      [
-        'POST /v1/track/click',
-        `${clicks.requests.average.toFixed(0)} req/s`,
-        `p50 ${clicks.latency.p50} ms, p99 ${clicks.latency.p99} ms, non-2xx ${clicks.non2xx}, errors ${clicks.errors}`,
-      ],
-      ['click ingest ratio', (clicks.requests.average / health.requests.average).toFixed(2), 'target ≥ 0.8 (SQLite, fsynced)'],
-      ['peak RSS (server)', `${rss.toFixed(0)} MB`, 'target ≤ 250 MB'],
-    ];
-    console.log(`\nWaytrack bench — ${CONNECTIONS} connections, ${DURATION} s per run, embedded database`);
-    for (const [name, value, note] of rows) console.log(`${name.padEnd(24)} ${String(value).padStart(14)}   ${note}`);
+    const target = engine.name === 'postgres' ? 0.6 : 0.8;
+    row('ready after start', `${readyMs.toFixed(0)} ms`, 'target ≤ 1500 ms');
+    row(
+      'GET /healthz',
+      `${health.requests.average.toFixed(0)} req/s`,
+      `p50 ${health.exact.p50} ms, p99 ${health.exact.p99} ms; ${cpuNote(healthCpu, ['server', 'client'])}`,
+    );
+    row(
+      'POST /v1/track/click',
+      `${clicks.requests.average.toFixed(0)} req/s`,
+      `p50 ${clicks.exact.p50} ms, p99 ${clicks.exact.p99} ms, non-2xx ${clicks.non2xx}, errors ${clicks.errors}; ${cpuNote(clickCpu, ['server', 'client'])}`,
+    );
+    row(
+      'click ingest ratio',
+      (clicks.requests.average / health.requests.average).toFixed(2),
+      `target ≥ ${target} (${engine.name === 'postgres' ? 'PostgreSQL' : 'SQLite, fsynced'})`,
+    );
+    row('peak RSS (server)', `${rss.toFixed(0)} MB`, 'target ≤ 250 MB');
+
+    if (database && INSTANCES >= 2) {
+      // Several instances on one database: the same 50 connections from two client processes,
+      // first both on one instance, then one client per instance.
+      const half = Math.ceil(CONNECTIONS / 2);
+      const load = (server, kind, prefix) => ({
+        url: server.url,
+        kind,
+        connections: half,
+        duration: DURATION,
+        key,
+        storeId,
+        prefix,
+      });
+      const second = await startServer(env, 30_000);
+      servers.push(second);
+      const both = { a: first.child.pid, b: second.child.pid };
+      const one = await withCpu(both, () => clients([load(first, 'click', 'one_a'), load(first, 'click', 'one_b')]));
+      const two = await withCpu(both, () => clients([load(first, 'click', 'two_a'), load(second, 'click', 'two_b')]));
+      const twoHealth = await withCpu(both, () => clients([load(first, 'health'), load(second, 'health')]));
+      const oneTotal = sum(one.value, 'average');
+      const twoTotal = sum(two.value, 'average');
+      const twoHealthTotal = sum(twoHealth.value, 'average');
+      row(
+        'clicks, 1 instance, 2 clients',
+        `${oneTotal.toFixed(0)} req/s`,
+        `${clientNote(one.value)}; ${cpuNote(withClientCpu(one), ['a', 'clients'])}`,
+      );
+      row(
+        'clicks, 2 instances, 2 clients',
+        `${twoTotal.toFixed(0)} req/s`,
+        `${clientNote(two.value)}; ${cpuNote(withClientCpu(two), ['a', 'b', 'clients'])}`,
+      );
+      row('2 instances ÷ 1 instance', (twoTotal / oneTotal).toFixed(2), 'clicks req/s, same machine');
+      row(
+        'healthz, 2 instances',
+        `${twoHealthTotal.toFixed(0)} req/s`,
+        `${clientNote(twoHealth.value)}; ${cpuNote(withClientCpu(twoHealth), ['a', 'b', 'clients'])}`,
+      );
+      row('click ingest ratio, 2 instances', (twoTotal / twoHealthTotal).toFixed(2), 'clicks ÷ healthz, both over 2 instances');
+      const client = await database.connect();
+      try {
+        const stored = Number((await client.query('select count(*) as n from clicks')).rows[0].n);
+        const ok = clicks['2xx'] + sum(one.value, 'ok') + sum(two.value, 'ok');
+        row(
+          'clicks stored',
+          `${stored}`,
+          `${ok} click requests answered 2xx in all (a few more may be stored unanswered as runs end)`,
+        );
+      } finally {
+        await client.end();
+      }
+    }
+
+    console.log(`\nWaytrack bench — ${engine.label}, ${CONNECTIONS} connections, ${DURATION} s per run, HTTPS keep-alive`);
+    for (const line of context) console.log(line);
+    for (const [name, value, note] of rows) console.log(`${name.padEnd(32)} ${String(value).padStart(14)}   ${note}`);
   } finally {
-    child.kill('SIGTERM');
+    await Promise.all(servers.map((s) => s.stop()));
+    await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

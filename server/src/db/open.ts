@@ -1,6 +1,7 @@
 import type { Database } from './database.js';
 import { openPostgres } from './postgres/database.js';
 import { openSqlite } from './sqlite/database.js';
+import { withWriteHealth } from './write-health.js';
 
 export interface DatabaseSettings {
   /** `postgres://…`: PostgreSQL; unset: the embedded database in `dataDir`. */
@@ -12,6 +13,8 @@ export interface DatabaseSettings {
 
 /** The engine the configuration names, behind the one `Database` port. */
 export function openDatabase(settings: DatabaseSettings): Database {
-  if (settings.databaseUrl) return openPostgres(settings.databaseUrl, { onError: settings.onError });
-  return openSqlite(settings.dataDir, { onError: settings.onError });
+  const database = settings.databaseUrl
+    ? openPostgres(settings.databaseUrl, { onError: settings.onError })
+    : openSqlite(settings.dataDir, { onError: settings.onError });
+  return withWriteHealth(database);
 }

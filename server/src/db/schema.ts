@@ -21,6 +21,14 @@ export interface ApiKeysTable {
   rate_limit_burst: number | null;
   created_at: number;
   revoked_at: number | null;
+  /** Migration 0009: when the key last authenticated a request (to the minute); null if never. */
+  last_used_at?: number | null;
+  /** Migration 0008: `secret` (the default) or `publishable` (a browser tag's key). */
+  kind?: 'secret' | 'publishable';
+  /** Migration 0008: the one store a publishable key records clicks for; null for secret keys. */
+  store_id?: string | null;
+  /** Migration 0008: JSON array of a publishable key's extra allowed origins; null for secret keys. */
+  origins?: string | null;
 }
 
 export interface StoresTable {
@@ -213,6 +221,36 @@ export interface RollupDimensionCreditsTable {
   revenue_minor: number;
 }
 
+/** A signed-in dashboard owner (migration 0009); `id` is the SHA-256 of the cookie's token. */
+export interface DashboardSessionsTable {
+  id: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: number;
+  last_seen_at: number;
+}
+
+/**
+ * PostgreSQL only (migration 0007): the dedup keys of the partitioned event tables, which cannot
+ * hold them unique themselves. Each names its event and the event's time (its partition).
+ */
+export interface ClickKeysTable {
+  store_id: string;
+  livemode: number;
+  fbclid: string;
+  click_id: string;
+  click_time: number;
+}
+
+export interface ConversionKeysTable {
+  store_id: string;
+  livemode: number;
+  event_type: string;
+  order_id: string;
+  conversion_id: string;
+  event_time: number;
+}
+
 export interface DB {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -230,4 +268,7 @@ export interface DB {
   rollup_hours: RollupHoursTable;
   rollup_dimension_clicks: RollupDimensionClicksTable;
   rollup_dimension_credits: RollupDimensionCreditsTable;
+  click_keys: ClickKeysTable;
+  conversion_keys: ConversionKeysTable;
+  dashboard_sessions: DashboardSessionsTable;
 }

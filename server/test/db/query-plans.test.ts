@@ -315,11 +315,26 @@ async function explain(ctx: TestContext, query: CompiledQuery): Promise<string[]
         ...query,
         sql: `explain (format text, costs off) ${query.sql}`,
       });
-      return rows.map((r) => r['QUERY PLAN']);
+      const names = await partitionParents(conn);
+      return rows.map((r) => r['QUERY PLAN'].replace(/\b\w+\b/g, (word) => names.get(word) ?? word));
     } finally {
       await sql`reset enable_seqscan`.execute(conn);
     }
   });
+}
+
+/**
+ * PostgreSQL partitions clicks and conversions by month (migration 0007): a plan names each
+ * month's table and its copy of an index (`clicks_p202611_store_id_…_idx`). Named by what they
+ * are partitions of, the plan reads as on one table: `clicks`, `clicks_store_time`.
+ */
+async function partitionParents(conn: Kysely<DB>): Promise<Map<string, string>> {
+  const { rows } = await sql<{ child: string; parent: string }>`
+    select child.relname as child, parent.relname as parent from pg_inherits
+    join pg_class child on child.oid = pg_inherits.inhrelid
+    join pg_class parent on parent.oid = pg_inherits.inhparent
+    where child.relnamespace = current_schema()::regnamespace`.execute(conn);
+  return new Map(rows.map((r) => [r.child, r.parent]));
 }
 
 interface Case {
@@ -366,7 +381,7 @@ const CASES: Case[] = [
   {
     name: 'attribution: click by fbclid',
     run: (db, s) => findClickByFbclid(db, s.storeId, 1, s.fbclid),
-    index: { sqlite: 'sqlite_autoindex_clicks_2', postgres: 'clicks_dedup' },
+    index: { sqlite: 'sqlite_autoindex_clicks_2', postgres: 'click_keys_pk' }, // PostgreSQL: then one partition by (id, time)
   },
   {
     name: 'attribution: identity by email hash',
@@ -385,7 +400,7 @@ const CASES: Case[] = [
   {
     name: 'conversion dedup: by (store, mode, event type, order id)',
     run: (db, s) => findConversionByKey(db, { storeId: s.storeId, livemode: 1, eventType: 'Purchase', orderId: s.orderId }),
-    index: { sqlite: 'sqlite_autoindex_conversions_2', postgres: 'conversions_dedup' },
+    index: { sqlite: 'sqlite_autoindex_conversions_2', postgres: 'conversion_keys_pk' }, // PostgreSQL: then one partition by (id, time)
   },
   {
     name: 'GET /v1/clicks',
@@ -574,7 +589,9 @@ describe(`query plans (${ENGINE})`, () => {
         text,
       ).toEqual([]);
       expect(text, text).toMatch(/Index Scan|Index Only Scan|Bitmap Index Scan/);
-      if (c.ordered === true) expect(text, text).not.toMatch(/^\s*(->\s*)?(Incremental )?Sort\b/m);
+      // No Sort node (a "Sort Key:" line under Merge Append is the partitions merged in order).
+      // An Incremental Sort over a presorted time key only orders ties of one instant by id.
+      if (c.ordered === true) expect(text, text).not.toMatch(/^\s*(->\s*)?Sort$/m);
     }
   });
 });

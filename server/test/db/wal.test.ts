@@ -164,6 +164,18 @@ describe('group commit on the write-ahead log', () => {
       const storeId = await makeStore(ctx.app, ctx.a.live);
       const post = () =>
         call(ctx.app, 'POST', '/v1/track/conversion', { key: ctx.a.live, body: conversionBody(storeId, { orderId: 'sync-1' }) });
+      // The key's first use is recorded by a write of its own after the answer (once a minute per
+      // key): let it reach the disk before syncs are held, so only the conversions' syncs wait.
+      await vi.waitFor(async () => {
+        const key = await ctx.database.read
+          .selectFrom('api_keys')
+          .select('last_used_at')
+          .where('account_id', '=', ctx.a.accountId)
+          .where('last_used_at', 'is not', null)
+          .executeTakeFirst();
+        expect(key).toBeDefined();
+      });
+      await new Promise((r) => setTimeout(r, 50));
       syncs.hold = true;
       const original = post();
       await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // committed and readable, not yet on disk

@@ -6,6 +6,9 @@ import * as attributionSignals from './0003_attribution_signals.js';
 import * as analyticsRollups from './0004_analytics_rollups.js';
 import * as rollupQueue from './0005_rollup_queue.js';
 import * as retentionIndexes from './0006_retention_indexes.js';
+import * as partitionEvents from './0007_partition_events.js';
+import * as publishableKeys from './0008_publishable_keys.js';
+import * as dashboard from './0009_dashboard.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -19,6 +22,9 @@ const migrations: Record<string, Migration> = {
   '0004_analytics_rollups': analyticsRollups,
   '0005_rollup_queue': rollupQueue,
   '0006_retention_indexes': retentionIndexes,
+  '0007_partition_events': partitionEvents,
+  '0008_publishable_keys': publishableKeys,
+  '0009_dashboard': dashboard,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

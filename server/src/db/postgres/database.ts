@@ -3,6 +3,10 @@ import pg from 'pg';
 import type { BackgroundJob, Database, Reader, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
+import { ensurePartitions } from './partitions.js';
+
+/** How often an instance makes sure next months' partitions exist (they are created 3 months ahead). */
+const PARTITION_CHECK_MS = 6 * 3_600_000;
 
 /**
  * PostgreSQL: a connection pool and one short transaction per write (no group commit — the
@@ -47,9 +51,19 @@ function closingTimedOutConnections(pool: pg.Pool): PostgresPool {
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // A transaction that raised its own statement bound (`set local statement_timeout`, the
+      // rare long job such as a store's rollup rebuild) gets the same bound on the client side.
+      let longMs: number | undefined;
       const query = async (sql: string, parameters: ReadonlyArray<unknown>) => {
         if (broken) throw broken;
+        const raised = /^set local statement_timeout = '(\d+)min'/.exec(sql);
+        if (raised) longMs = Number(raised[1]) * 60_000;
         try {
+          if (longMs !== undefined) {
+            // pg reads query_timeout from a query's config (its types do not declare it).
+            const config = { text: sql, values: parameters as unknown[], query_timeout: longMs };
+            return await client.query(config as pg.QueryConfig);
+          }
           return await client.query(sql, parameters as unknown[]);
         } catch (error) {
           if ((error as Error | undefined)?.message === 'Query read timeout') broken = error as Error;
@@ -92,6 +106,11 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   // this one the process would end. The query in flight fails on its own (→ 503).
   pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: closingTimedOutConnections(pool) }) });
+  const partitionCheck = setInterval(
+    () => ensurePartitions(db, Date.now()).catch((error) => options.onError?.(error)),
+    PARTITION_CHECK_MS,
+  );
+  partitionCheck.unref();
 
   async function write<T>(work: (trx: Writer) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
@@ -120,6 +139,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
       await db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
     },
     async close() {
+      clearInterval(partitionCheck);
       await db.destroy();
     },
   };
@@ -128,13 +148,15 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
 /**
  * Migrations run on a connection of their own without the request timeouts (an index on a
  * large table takes longer than a request may). Several instances starting at once are
- * serialized by Kysely's advisory lock.
+ * serialized by Kysely's advisory lock. Then this month's and the next months' partitions.
  */
 async function migrateWithoutTimeout(url: string): Promise<string[]> {
   const pool = new pg.Pool({ connectionString: url, max: 1, types });
   const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
   try {
-    return await migrateToLatest(db);
+    const applied = await migrateToLatest(db);
+    await ensurePartitions(db, Date.now());
+    return applied;
   } finally {
     await db.destroy();
   }

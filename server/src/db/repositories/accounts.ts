@@ -39,13 +39,39 @@ export async function listApiKeys(db: Reader, accountId: string): Promise<ApiKey
     .execute();
 }
 
-/** Marks a key revoked; returns false when the id is unknown or it was already revoked. */
-export async function revokeApiKey(db: Writer, keyId: string, now: number): Promise<boolean> {
-  const result = await db
+/**
+ * Marks a key revoked; returns false when the id is unknown, it was already revoked, or (with
+ * `accountId`) it belongs to another account.
+ */
+export async function revokeApiKey(db: Writer, keyId: string, now: number, accountId?: string): Promise<boolean> {
+  let update = db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', keyId).where('revoked_at', 'is', null);
+  if (accountId !== undefined) update = update.where('account_id', '=', accountId);
+  const result = await update.executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Records that a key authenticated a request at `now` (never moves the time backwards). */
+export async function markApiKeyUsed(db: Writer, keyId: string, now: number): Promise<void> {
+  await db
     .updateTable('api_keys')
-    .set({ revoked_at: now })
+    .set({ last_used_at: now })
     .where('id', '=', keyId)
-    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now)]))
+    .execute();
+}
+
+/** Returns false when there is no such account. */
+export async function setAccountPassword(db: Writer, accountId: string, passwordHash: string): Promise<boolean> {
+  const result = await db
+    .updateTable('accounts')
+    .set({ password_hash: passwordHash })
+    .where('id', '=', accountId)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** The account a store belongs to, whatever account asks (the operator's CLI names a store alone). */
+export async function findStoreAccount(db: Reader, storeId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('stores').select('account_id').where('id', '=', storeId).executeTakeFirst();
+  return row?.account_id;
 }

@@ -1,4 +1,5 @@
 import type { Reader, Writer } from '../database.js';
+import { isPostgres } from '../dialect.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type { ClicksTable } from '../schema.js';
@@ -32,6 +33,8 @@ const clickById = preparedQuery((db, v: { clickId: string; accountId: string; li
 
 /** Inserts a click unless (store, mode, fbclid) exists; returns the stored row either way. */
 export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
+  if (isPostgres(db)) return insertClickOnceByKey(db, click);
+  // SQLite: the unique constraint decides.
   const inserted = await insertClick(db, click);
   if (Number(inserted.numAffectedRows ?? 0n) > 0) {
     await enqueueForRollups(db, 'click', [click]);
@@ -42,12 +45,53 @@ export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<{
   return { row: existing, duplicate: true };
 }
 
+/**
+ * PostgreSQL: the partitioned table cannot hold (store, mode, fbclid) unique; `click_keys` does
+ * (migration 0007). The key goes in first: of two writers of one fbclid the second waits on the
+ * key until the first commits, then finds it taken and reads the first's click.
+ */
+async function insertClickOnceByKey(db: Writer, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
+  const key = { store_id: click.store_id, livemode: click.livemode, fbclid: click.fbclid };
+  const taken = await db
+    .insertInto('click_keys')
+    .values({ ...key, click_id: click.id, click_time: click.click_time })
+    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'fbclid']).doNothing())
+    .executeTakeFirst();
+  if (Number(taken.numInsertedOrUpdatedRows ?? 0n) > 0) {
+    await db.insertInto('clicks').values(click).execute();
+    await enqueueForRollups(db, 'click', [click]);
+    return { row: click, duplicate: false };
+  }
+  const existing = await findClickByFbclid(db, click.store_id, click.livemode, click.fbclid);
+  if (!existing) throw new Error('click dedup conflict without a stored row');
+  return { row: existing, duplicate: true };
+}
+
+/** PostgreSQL: by its key, then by id and time (one partition; a lookup by fbclid would probe every month). */
+async function clickByKey(db: Reader, storeId: string, livemode: number, fbclid: string): Promise<ClicksTable | undefined> {
+  const key = await db
+    .selectFrom('click_keys')
+    .select(['click_id', 'click_time'])
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('fbclid', '=', fbclid)
+    .executeTakeFirst();
+  if (!key) return undefined;
+  return db
+    .selectFrom('clicks')
+    .selectAll()
+    .where('id', '=', key.click_id)
+    .where('click_time', '=', key.click_time)
+    .executeTakeFirst();
+}
+
 export async function findClickByFbclid(
   db: Reader,
   storeId: string,
   livemode: number,
   fbclid: string,
 ): Promise<ClicksTable | undefined> {
+  if (isPostgres(db)) return clickByKey(db, storeId, livemode, fbclid);
   return (await clickByFbclid(db, { storeId, livemode, fbclid })).rows[0];
 }
 

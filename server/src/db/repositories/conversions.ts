@@ -1,4 +1,5 @@
 import type { Reader, Writer } from '../database.js';
+import { isPostgres } from '../dialect.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type { ConversionsTable, TouchpointsTable } from '../schema.js';
@@ -18,6 +19,24 @@ const conversionByKey = preparedQuery((db, key: ConversionKey) =>
 );
 
 export async function findConversionByKey(db: Reader, key: ConversionKey): Promise<ConversionsTable | undefined> {
+  if (isPostgres(db)) {
+    // By its key, then by id and time: one partition (see migration 0007).
+    const found = await db
+      .selectFrom('conversion_keys')
+      .select(['conversion_id', 'event_time'])
+      .where('store_id', '=', key.storeId)
+      .where('livemode', '=', key.livemode)
+      .where('event_type', '=', key.eventType)
+      .where('order_id', '=', key.orderId)
+      .executeTakeFirst();
+    if (!found) return undefined;
+    return db
+      .selectFrom('conversions')
+      .selectAll()
+      .where('id', '=', found.conversion_id)
+      .where('event_time', '=', found.event_time)
+      .executeTakeFirst();
+  }
   return (await conversionByKey(db, key)).rows[0];
 }
 
@@ -32,24 +51,43 @@ const insertTouchpoint = prepared((db, row: TouchpointsTable) => db.insertInto('
 
 /**
  * Inserts a conversion and its touchpoints unless (store, mode, eventType, orderId) exists;
- * returns the stored row either way. The unique constraint, not a prior read, decides.
+ * returns the stored row either way. Not a prior read but a unique key decides: the table's own
+ * on SQLite, `conversion_keys` on PostgreSQL (a partitioned table cannot hold it; migration
+ * 0007), inserted before the conversion.
  */
 export async function insertConversionOnce(
   db: Writer,
   conversion: ConversionsTable,
   touchpoints: TouchpointsTable[],
 ): Promise<{ row: ConversionsTable; duplicate: boolean }> {
-  const inserted = await insertConversion(db, conversion);
-  if (Number(inserted.numAffectedRows ?? 0n) === 0) {
-    const existing = await findConversionByKey(db, {
-      storeId: conversion.store_id,
-      livemode: conversion.livemode,
-      eventType: conversion.event_type,
-      orderId: conversion.order_id,
-    });
+  const key = {
+    storeId: conversion.store_id,
+    livemode: conversion.livemode,
+    eventType: conversion.event_type,
+    orderId: conversion.order_id,
+  };
+  const stored = isPostgres(db)
+    ? (
+        await db
+          .insertInto('conversion_keys')
+          .values({
+            store_id: key.storeId,
+            livemode: key.livemode,
+            event_type: key.eventType,
+            order_id: key.orderId,
+            conversion_id: conversion.id,
+            event_time: conversion.event_time,
+          })
+          .onConflict((oc) => oc.columns(['store_id', 'livemode', 'event_type', 'order_id']).doNothing())
+          .executeTakeFirst()
+      ).numInsertedOrUpdatedRows
+    : (await insertConversion(db, conversion)).numAffectedRows;
+  if (Number(stored ?? 0n) === 0) {
+    const existing = await findConversionByKey(db, key);
     if (!existing) throw new Error('conversion dedup conflict without a stored row');
     return { row: existing, duplicate: true };
   }
+  if (isPostgres(db)) await db.insertInto('conversions').values(conversion).execute();
   for (const touchpoint of touchpoints) await insertTouchpoint(db, touchpoint);
   await enqueueForRollups(db, 'conversion', [conversion]);
   return { row: conversion, duplicate: false };

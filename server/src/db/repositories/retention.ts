@@ -1,4 +1,8 @@
+import { sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
+import { isPostgres } from '../dialect.js';
+import { lockKey } from '../postgres/key-lock.js';
+import { listPartitions } from '../postgres/partitions.js';
 import { rowLimit } from '../row-limit.js';
 
 /**
@@ -17,7 +21,11 @@ import { rowLimit } from '../row-limit.js';
  *   rollup queue is not deleted yet (nor a click credited by a queued conversion); a later batch
  *   takes it once the rollup refresher has folded it.
  *
- * Expired events are found, oldest first, through the time indexes of migration 0006.
+ * Expired events are found, oldest first, through the time indexes of migration 0006. On
+ * PostgreSQL the events are partitioned by month (migration 0007): a month that has wholly
+ * expired is dropped as one table first (no row-by-row delete, no dead rows to vacuum); what
+ * remains expired (the part of the cutoff's month before it, and old events in the default
+ * partition) goes in the same batches as on SQLite, so both engines keep exactly the same days.
  */
 
 /** Up to `limit` conversions with event time before `before` whose deletion loses nothing the rollups still need. */
@@ -70,6 +78,21 @@ export interface Deleted {
  * to delete now. Bounded, so that one call holds the (SQLite) writer only briefly.
  */
 export async function deleteExpiredEvents(trx: Writer, before: number, limit: number): Promise<Deleted> {
+  const total: Deleted = { clicks: 0, conversions: 0 };
+  if (isPostgres(trx)) {
+    // Instances take turns: two dropping the same month would fail the second.
+    await lockKey(trx, 'retention');
+    for (let month = await dropExpiredMonth(trx, before); month; month = await dropExpiredMonth(trx, before)) {
+      total.clicks += month.clicks;
+      total.conversions += month.conversions;
+    }
+  }
+  const rows = await deleteExpiredRows(trx, before, limit);
+  return { clicks: total.clicks + rows.clicks, conversions: total.conversions + rows.conversions };
+}
+
+/** Up to `limit` expired events, row by row. */
+async function deleteExpiredRows(trx: Writer, before: number, limit: number): Promise<Deleted> {
   // Sorted, so that runs of several instances (PostgreSQL) take row locks in a like order; a
   // deadlock between them is retried by `Database.write` anyway.
   const conversionIds = (await expiredConversions(trx, before, limit).execute()).map((r) => r.id).sort();
@@ -79,6 +102,14 @@ export async function deleteExpiredEvents(trx: Writer, before: number, limit: nu
     await trx.deleteFrom('capi_outbox').where('conversion_id', 'in', conversionIds).execute();
     // None was queued when selected; on PostgreSQL a rebuild committed since may have queued it.
     await trx.deleteFrom('rollup_queue').where('id', 'in', conversionIds).execute();
+    if (isPostgres(trx)) {
+      // Their dedup keys (migration 0007), found through the time index.
+      await trx
+        .deleteFrom('conversion_keys')
+        .where('event_time', '<', before)
+        .where('conversion_id', 'in', conversionIds)
+        .execute();
+    }
     const result = await trx.deleteFrom('conversions').where('id', 'in', conversionIds).executeTakeFirst();
     conversions = Number(result.numDeletedRows);
   }
@@ -91,8 +122,46 @@ export async function deleteExpiredEvents(trx: Writer, before: number, limit: nu
     // Before the clicks: the foreign key refuses to delete a click a touchpoint still names.
     await trx.deleteFrom('touchpoints').where('click_id', 'in', clickIds).execute();
     await trx.deleteFrom('rollup_queue').where('id', 'in', clickIds).execute();
+    if (isPostgres(trx)) {
+      await trx.deleteFrom('click_keys').where('click_time', '<', before).where('click_id', 'in', clickIds).execute();
+    }
     const result = await trx.deleteFrom('clicks').where('id', 'in', clickIds).executeTakeFirst();
     clicks = Number(result.numDeletedRows);
   }
   return { clicks, conversions };
+}
+
+/**
+ * PostgreSQL: drops the oldest monthly partition of clicks or conversions whose whole month is
+ * before `before`, with the touchpoints and outbox jobs of its rows (no foreign key holds them
+ * on partitioned tables), unless one of its rows is still waiting in the rollup queue. One
+ * month per call: the caller's loop comes back for the next. `undefined` when none can go.
+ */
+async function dropExpiredMonth(trx: Writer, before: number): Promise<Deleted | undefined> {
+  for (const [table, idColumn, keys, timeColumn] of [
+    ['conversions', 'conversion_id', 'conversion_keys', 'event_time'],
+    ['clicks', 'click_id', 'click_keys', 'click_time'],
+  ] as const) {
+    for (const partition of await listPartitions(trx, table)) {
+      if (partition.upper === undefined || partition.lower === undefined || partition.upper > before) continue;
+      const part = sql.table(partition.name);
+      const waiting = await sql<{ one: number }>`
+        select 1 as one from rollup_queue where id in (select id from ${part})
+        ${table === 'clicks' ? sql`union all select 1 from touchpoints join rollup_queue on rollup_queue.id = touchpoints.conversion_id where touchpoints.click_id in (select id from ${part})` : sql``}
+        limit 1`.execute(trx);
+      if (waiting.rows.length > 0) continue;
+      const counted = await sql<{ n: number }>`select count(*) as n from ${part}`.execute(trx);
+      await sql`delete from touchpoints where ${sql.ref(idColumn)} in (select id from ${part})`.execute(trx);
+      if (table === 'conversions')
+        await sql`delete from capi_outbox where conversion_id in (select id from ${part})`.execute(trx);
+      // The month's keys: exactly those in its time range (rows outside every month are in the default partition).
+      await sql`delete from ${sql.table(keys)} where ${sql.ref(timeColumn)} >= ${partition.lower} and ${sql.ref(timeColumn)} < ${partition.upper}`.execute(
+        trx,
+      );
+      await sql`drop table ${part}`.execute(trx);
+      const n = Number(counted.rows[0]?.n ?? 0);
+      return table === 'clicks' ? { clicks: n, conversions: 0 } : { clicks: 0, conversions: n };
+    }
+  }
+  return undefined;
 }

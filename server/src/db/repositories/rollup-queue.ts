@@ -122,6 +122,9 @@ export async function bumpQueued(trx: Writer, id: string): Promise<boolean> {
 
 /** Queues every click and conversion of a store again (its rollups are being rebuilt). */
 export async function requeueStore(trx: Writer, storeId: string): Promise<void> {
+  // PostgreSQL: a store of a million events takes longer than a request's 4 s statement bound;
+  // this one rare rebuild may take its time (on SQLite nothing bounds a statement).
+  if (isPostgres(trx)) await sql`set local statement_timeout = '10min'`.execute(trx);
   for (const [table, kind] of [
     ['clicks', 'click'],
     ['conversions', 'conversion'],

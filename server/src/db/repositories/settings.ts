@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Database } from '../database.js';
+import type { Database, Writer } from '../database.js';
 
 /**
  * A random secret kept in the database, created on first use. Living in the database (not in
@@ -17,4 +17,13 @@ export async function getOrCreateSecret(database: Database, name: string): Promi
   );
   const row = await database.read.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow();
   return row.value;
+}
+
+/** A write that changes nothing of substance: readiness tries one to learn whether writes work again. */
+export async function touchReadyProbe(trx: Writer, now: number): Promise<void> {
+  await trx
+    .insertInto('settings')
+    .values({ name: 'ready_probe', value: String(now) })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ value: String(now) }))
+    .execute();
 }

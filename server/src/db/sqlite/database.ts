@@ -161,6 +161,9 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
   const file = path.join(dataDir, options.fileName ?? 'waytrack.db');
   const raw = new SqliteDriver(file);
   raw.pragma('journal_mode = WAL');
+  // After a checkpoint has reset the log, SQLite truncates the file to this size: a burst of
+  // writes must not leave a log of hundreds of MB on a small disk for good.
+  raw.pragma('journal_size_limit = 67108864');
   const db = sqliteKysely(raw);
   const wal: WalKeeper = new WalKeeper(
     file,

@@ -1,0 +1,32 @@
+import { type Database, isUnavailableError } from './database.js';
+import { touchReadyProbe } from './repositories/settings.js';
+
+/**
+ * Readiness that also covers writes. A database can answer reads while every write fails (a
+ * full disk, a file made read-only): `ping` alone kept `/readyz` at 200 while every request that
+ * writes was answered 503. Wrapped, the database remembers that a write failed for want of the
+ * database; until a write succeeds again, `ping` tries a small write itself (so that an instance
+ * taken out of rotation, which receives no other writes, still notices the recovery).
+ */
+export function withWriteHealth(database: Database): Database {
+  let failing = false;
+  return {
+    ...database,
+    async write(work) {
+      try {
+        const result = await database.write(work);
+        failing = false;
+        return result;
+      } catch (error) {
+        if (isUnavailableError(error)) failing = true;
+        throw error;
+      }
+    },
+    async ping() {
+      await database.ping();
+      if (!failing) return;
+      await database.write((trx) => touchReadyProbe(trx, Date.now()));
+      failing = false;
+    },
+  };
+}
