@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
 import { ConfigError } from './config.js';
+import { writeFileDurably } from './durable-file.js';
 
 export interface TlsMaterial {
   key: Buffer | string;
@@ -21,7 +22,9 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
   }
   const certPath = path.join(config.dataDir, 'tls', 'localhost-cert.pem');
   const keyPath = path.join(config.dataDir, 'tls', 'localhost-key.pem');
-  if (!existsSync(certPath) || !existsSync(keyPath)) {
+  // An empty file is what a power cut left of an earlier version's write: make them again.
+  const present = (file: string) => (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0;
+  if (!present(certPath) || !present(keyPath)) {
     mkdirSync(path.dirname(certPath), { recursive: true });
     const notAfter = new Date();
     notAfter.setFullYear(notAfter.getFullYear() + 2);
@@ -45,8 +48,9 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
         },
       ],
     });
-    writeFileSync(keyPath, pems.private, { mode: 0o600 });
-    writeFileSync(certPath, pems.cert);
+    // The key first: a cert on disk without its key is never read as a pair.
+    writeFileDurably(keyPath, pems.private, { mode: 0o600 });
+    writeFileDurably(certPath, pems.cert);
   }
   return { cert: readFileSync(certPath), key: readFileSync(keyPath), selfSignedPath: certPath };
 }

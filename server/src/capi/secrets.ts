@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { writeFileDurably } from '../durable-file.js';
 
 /**
  * Secrets at rest (the stores' Conversions API access tokens): AES-256-GCM with a random
@@ -56,8 +57,9 @@ export function loadSecretsKey(options: { secretsKey: Buffer | undefined; dataDi
   const file = path.join(options.dataDir, KEY_FILE);
   mkdirSync(options.dataDir, { recursive: true });
   try {
-    // 'wx': never overwrite a key another process just wrote (that would orphan its ciphertexts).
-    writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+    // Exclusive: never overwrite a key another process just wrote (that would orphan its
+    // ciphertexts); durable: a power cut leaves no key or the whole key, never an empty file.
+    writeFileDurably(file, `${randomBytes(32).toString('base64')}\n`, { mode: 0o600, exclusive: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }

@@ -1,14 +1,19 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { API_KEY_FORMAT, grants, hashApiKey, type Scope } from '../accounts/keys.js';
+import { grants, hashApiKey, type KeyKind, keyKindOf, type Scope } from '../accounts/keys.js';
+import { type OriginRule, originAllowed } from '../accounts/publishable.js';
 import type { Database } from '../db/database.js';
 import { findApiKeyByHash } from '../db/repositories/accounts.js';
+import { findStore } from '../db/repositories/stores.js';
 import type { Tenant } from '../tenancy.js';
+import { allowOrigin, varyOnOrigin } from './cors.js';
 import { ApiError } from './errors.js';
 import { type RateLimitDecision, type RateLimiter, type RateLimitPolicy, rateLimitHeaders } from './rate-limit.js';
 
 export interface AuthContext extends Tenant {
   keyId: string;
   scopes: string[];
+  /** Set for a publishable key (api.md §6): the store it is bound to and the page's origin. */
+  publishable?: { storeId: string; origin: string };
 }
 
 declare module 'fastify' {
@@ -20,6 +25,8 @@ declare module 'fastify' {
     scope?: Scope;
     /** Served without a key (still limited per client IP). */
     public?: boolean;
+    /** Also accepts publishable keys (from an allowed Origin); every other route refuses them. */
+    publishable?: boolean;
   }
 }
 
@@ -30,6 +37,9 @@ interface CachedKey {
   scopes: string[];
   revoked: boolean;
   policy: RateLimitPolicy | undefined;
+  kind: KeyKind;
+  /** A publishable key's store and the origins its requests are accepted from. */
+  publishable?: { storeId: string; rule: OriginRule };
 }
 
 /** Revocation must reach every instance within 5 s; cached lookups live for less than that. */
@@ -56,7 +66,15 @@ export class KeyStore {
         row.rate_limit_rps !== null
           ? { rps: row.rate_limit_rps, burst: row.rate_limit_burst ?? row.rate_limit_rps * 2 }
           : undefined,
+      kind: row.kind ?? 'secret',
     };
+    if (found?.kind === 'publishable') {
+      // Cached with the key: a changed store domain is seen within the same TTL as a revocation.
+      const storeId = row?.store_id ?? '';
+      const store = storeId ? await findStore(this.database.read, found.accountId, storeId) : undefined;
+      const origins = row?.origins ? (JSON.parse(row.origins) as string[]) : [];
+      found.publishable = { storeId, rule: { domain: store?.domain ?? '', origins } };
+    }
     // Only known keys are cached; unknown ones are throttled per IP instead.
     if (found) {
       if (this.cache.size > 10_000) this.cache.clear();
@@ -85,15 +103,41 @@ function bearerKey(header: string | undefined): { key?: string; problem?: string
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) return { problem: 'The Authorization header must use the Bearer scheme' };
   const key = match[1] as string;
-  if (!API_KEY_FORMAT.test(key)) return { problem: 'Malformed API key' };
+  if (!keyKindOf(key)) return { problem: 'Malformed API key' };
   return { key };
 }
+
+/** A publishable key whose store cannot be read allows no origin. */
+const NO_STORE = { storeId: '', rule: { domain: '', origins: [] } };
 
 export interface AuthOptions {
   keys: KeyStore;
   limiter: RateLimiter;
   keyPolicy: RateLimitPolicy;
   ipPolicy: RateLimitPolicy;
+  /** Per visitor IP, for publishable keys (besides the key's own limit); default `ipPolicy`. */
+  visitorPolicy?: RateLimitPolicy;
+}
+
+/**
+ * The part of authentication only publishable keys have, before the key's own rate limit: the
+ * CORS headers when the page's origin is allowed (so that the page can read every answer,
+ * errors included), and the visitor's IP limit. The visitor's limit is taken first: one
+ * abusive address must not drain the bucket every visitor of the store shares.
+ */
+async function admitVisitor(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: AuthOptions,
+  rule: OriginRule,
+): Promise<string | undefined> {
+  const header = request.headers.origin;
+  const origin = typeof header === 'string' && originAllowed(header, rule) ? header : undefined;
+  if (origin && request.routeOptions.config.publishable) allowOrigin(reply, origin);
+  else varyOnOrigin(reply);
+  const visitor = await options.limiter.consume(`visitor:${request.ip}`, options.visitorPolicy ?? options.ipPolicy);
+  if (!visitor.allowed) throw rateLimited(visitor);
+  return origin;
 }
 
 /**
@@ -111,13 +155,31 @@ export function authenticate(options: AuthOptions) {
       if (config.public) return;
       throw new ApiError('unauthorized', problem ?? (record?.revoked ? 'This API key has been revoked' : 'Invalid API key'));
     }
+    const publishable = record.kind === 'publishable' ? (record.publishable ?? NO_STORE) : undefined;
+    const origin = publishable ? await admitVisitor(request, reply, options, publishable.rule) : undefined;
     const decision = await options.limiter.consume(`key:${record.id}`, record.policy ?? options.keyPolicy);
     reply.headers(rateLimitHeaders(decision));
     if (!decision.allowed) throw rateLimited(decision);
+    if (publishable && !config.publishable) {
+      throw new ApiError('forbidden', 'A publishable key is accepted only by POST /v1/track/click; use a secret key', {
+        reason: 'publishable_key_not_allowed',
+      });
+    }
     if (config.scope && !grants(record.scopes, config.scope)) {
       throw new ApiError('forbidden', `This API key lacks the ${config.scope} scope`, { requiredScope: config.scope });
     }
-    request.auth = { accountId: record.accountId, livemode: record.livemode, keyId: record.id, scopes: record.scopes };
+    const auth: AuthContext = { accountId: record.accountId, livemode: record.livemode, keyId: record.id, scopes: record.scopes };
+    if (publishable) {
+      if (!origin) {
+        throw new ApiError(
+          'forbidden',
+          "This publishable key is accepted only from pages on its store's domain (or its extra origins), over https",
+          { reason: 'origin_not_allowed' },
+        );
+      }
+      auth.publishable = { storeId: publishable.storeId, origin };
+    }
+    request.auth = auth;
   };
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
-import type { ApiError } from './errors.js';
+import { type ApiError, ERROR_STATUS, type ErrorCode } from './errors.js';
 
 /** The success and error envelopes every response is wrapped in (api.md §1 "Envelope"). */
 
@@ -17,7 +17,12 @@ export const ErrorEnvelope = Type.Object(
   {
     success: Type.Literal(false),
     error: Type.Object({
-      code: Type.String({ examples: ['missing_required_field'] }),
+      // The closed list of api.md §1: clients can switch on it.
+      code: Type.Unsafe<ErrorCode>({
+        type: 'string',
+        enum: Object.keys(ERROR_STATUS),
+        examples: ['missing_required_field'],
+      }),
       message: Type.String({ examples: ['fbclid is required'] }),
       details: Type.Optional(
         Type.Object(

@@ -19,6 +19,19 @@ function fromFramework(error: FastifyError): ApiError | undefined {
       return new ApiError('invalid_request', 'The request body is empty; send a JSON object', { reason: 'malformed_json' });
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ApiError('invalid_request', 'The request body is not valid JSON', { reason: 'malformed_json' });
+    case 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE':
+      return new ApiError('invalid_request', 'This method needs a JSON body sent with Content-Type: application/json', {
+        field: 'Content-Type',
+        reason: 'unsupported_media_type',
+      });
+    case 'FST_ERR_BAD_URL':
+      return new ApiError('invalid_request', 'The request path is not a valid URL (bad percent-encoding)', {
+        field: 'path',
+        reason: 'invalid_format',
+      });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      // No id is that long: nothing can be found under it.
+      return new ApiError('not_found', 'No object has an id that long (ids are at most 100 characters)');
     default:
       break;
   }
@@ -26,6 +39,10 @@ function fromFramework(error: FastifyError): ApiError | undefined {
     return new ApiError('invalid_request', 'The request body is not valid JSON', { reason: 'malformed_json' });
   }
   if (error.statusCode === 413) return new ApiError('payload_too_large', 'The request body is larger than 1 MiB');
+  // Any other request Fastify refused (its errors carry a 4xx status and a plain message).
+  if (typeof error.code === 'string' && error.code.startsWith('FST_') && error.statusCode && error.statusCode < 500) {
+    return new ApiError('invalid_request', error.message, { reason: 'malformed_request' });
+  }
   return undefined;
 }
 
@@ -42,13 +59,43 @@ export function toApiError(error: unknown): ApiError {
   return new ApiError('internal_error', 'Something went wrong on our side. Quote the request id when reporting it.');
 }
 
+/** The client went away while sending its body: nobody will read an answer, and it is not our failure. */
+function clientAborted(request: FastifyRequest): boolean {
+  return request.raw.readableAborted || (request.raw.destroyed && !request.raw.complete);
+}
+
+/**
+ * Answers an error with the envelope and logs what deserves it: a failure of ours (500) with its
+ * stack; the database being unavailable (503) in one line without a stack — under an outage
+ * that line repeats per request; a client that aborted its upload at debug level only.
+ */
+export function answerError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  // Also for errors found before routing (frameworkErrors), where no onSend hook runs.
+  reply.header('Request-Id', request.id);
+  if (clientAborted(request)) {
+    request.log.debug({ code: (error as { code?: unknown }).code }, 'client aborted the request');
+    return reply
+      .code(400)
+      .send(
+        errorBody(
+          request,
+          new ApiError('invalid_request', 'The request body was not received completely', { reason: 'incomplete_body' }),
+        ),
+      );
+  }
+  const apiError = toApiError(error);
+  if (apiError.code === 'service_unavailable') {
+    const cause = error as { code?: unknown; message?: unknown };
+    request.log.warn({ cause: { code: cause.code, message: cause.message } }, 'database unavailable');
+  } else if (apiError.status >= 500) {
+    request.log.error({ err: error }, 'request failed');
+  }
+  if (apiError.headers) reply.headers(apiError.headers);
+  return reply.code(apiError.status).send(errorBody(request, apiError));
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const apiError = toApiError(error);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-    if (apiError.headers) reply.headers(apiError.headers);
-    return reply.code(apiError.status).send(errorBody(request, apiError));
-  });
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => answerError(error, request, reply));
 
   app.setNotFoundHandler((request, reply) => {
     const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}`);

@@ -32,7 +32,16 @@ export type ErrorReason =
   | 'idempotency_key_in_use'
   | 'currency_mismatch'
   | 'already_sent'
-  | 'not_configured';
+  | 'not_configured'
+  | 'too_deep'
+  | 'invalid_unicode'
+  | 'malformed_request'
+  | 'incomplete_body'
+  | 'request_timeout'
+  // Publishable keys (api.md §6): a page on another origin, a route other than the tag's, a field the key may not set.
+  | 'origin_not_allowed'
+  | 'publishable_key_not_allowed'
+  | 'not_allowed';
 
 export interface ErrorDetails {
   field?: string;

@@ -37,7 +37,12 @@ export class CursorCodec {
     const bad = () => invalid('cursor', 'invalid_format', 'cursor is not a cursor this list returned');
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined) throw bad();
+    // Base64 decoding skips what is not base64 (`==`, `!`, a NUL): only the exact text this
+    // service wrote is its cursor.
     const given = Buffer.from(signature, 'base64url');
+    if (given.toString('base64url') !== signature || Buffer.from(payload, 'base64url').toString('base64url') !== payload) {
+      throw bad();
+    }
     const expected = this.sign(payload, context);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw bad();
     const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown;

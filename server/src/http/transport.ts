@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../ids.js';
 import { ApiError } from './errors.js';
@@ -19,6 +20,23 @@ export function requireForwardedHttps(request: FastifyRequest, _reply: FastifyRe
 }
 
 /**
+ * Bodies are read as sent: a compressed one (`Content-Encoding: gzip`) would be parsed as if it
+ * were JSON text, so it is refused by name instead.
+ */
+export function refuseEncodedBodies(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+  const plain = encoding === undefined || encoding === '' || encoding === 'identity';
+  done(
+    plain
+      ? undefined
+      : new ApiError('invalid_request', `Content-Encoding ${encoding} is not accepted; send the JSON body uncompressed`, {
+          field: 'Content-Encoding',
+          reason: 'unsupported_media_type',
+        }),
+  );
+}
+
+/**
  * The optional plain-HTTP listener: it answers every request 403 https_required without
  * reading the body, so nothing sent over plain HTTP is ever processed or stored.
  */
@@ -26,11 +44,7 @@ export function createPlainHttpRejector(): Server {
   return createServer((req, res) => {
     const requestId = newId('request');
     const error = httpsRequired();
-    const body = JSON.stringify({
-      success: false,
-      error: { code: error.code, message: error.message },
-      meta: { timestamp: new Date().toISOString(), requestId },
-    });
+    const body = envelopeOf(error, requestId);
     res.writeHead(error.status, {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': Buffer.byteLength(body),
@@ -40,4 +54,50 @@ export function createPlainHttpRejector(): Server {
     res.end(body);
     req.resume(); // discard whatever was sent; nothing is read or kept
   });
+}
+
+/** The error envelope, for answers written outside Fastify (no request object there). */
+function envelopeOf(error: ApiError, requestId: string): string {
+  return JSON.stringify({
+    success: false,
+    error: { code: error.code, message: error.message, ...(error.details && { details: error.details }) },
+    meta: { timestamp: new Date().toISOString(), requestId },
+  });
+}
+
+/** What Node's HTTP parser refused, in the envelope's words. */
+function fromParserError(error: NodeJS.ErrnoException): ApiError {
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return new ApiError('invalid_request', 'The request was not received in time; send it again without pausing', {
+      reason: 'request_timeout',
+    });
+  }
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return new ApiError('invalid_request', 'The request headers are larger than 16 KiB', { reason: 'malformed_request' });
+  }
+  return new ApiError('invalid_request', 'The request is not valid HTTP/1.1 (bad framing, header or chunk)', {
+    reason: 'malformed_request',
+  });
+}
+
+/**
+ * Fastify's clientErrorHandler: a request Node's HTTP parser refused (bad chunk size, both
+ * Content-Length and Transfer-Encoding, a NUL in a header, headers over 16 KiB, a request not
+ * received within the request timeout) gets the envelope with a request id, then the
+ * connection is closed (its framing can no longer be trusted). A connection the client reset
+ * has nobody to answer.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const requestId = newId('request');
+    const apiError = fromParserError(error);
+    const body = envelopeOf(apiError, requestId);
+    socket.write(
+      `HTTP/1.1 ${apiError.status} Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${requestId}\r\nStrict-Transport-Security: ${HSTS}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

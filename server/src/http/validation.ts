@@ -109,20 +109,69 @@ export function fromSchemaErrors(errors: ErrorObject[], part: string | undefined
   return new ApiError(code, describe(error, field), { field, reason: REASONS[error.keyword] ?? 'invalid_format' });
 }
 
+/** Nesting no request needs (the deepest body, a conversion's products, is 3 levels deep). */
+export const MAX_DEPTH = 32;
+
 /**
- * Drops object properties that are null or the empty string before validation, so a required
- * field sent as null or "" is reported missing and an optional one is simply absent.
+ * Prepares a parsed body or query for validation, in one walk without recursion (a body nested
+ * 10,000 deep must not overflow the stack):
+ * - refuses nesting deeper than MAX_DEPTH (400 invalid_request, reason too_deep);
+ * - refuses strings that are not well-formed UTF-16 — a lone surrogate (`"\ud800"`) cannot be
+ *   stored or sent to Meta as text, and would come back as U+FFFD (reason invalid_unicode,
+ *   `details.field` naming it), in keys too;
+ * - drops object properties that are null or the empty string (unless `keepNulls`, for PATCH,
+ *   where null clears a field), so a required field sent as null or "" is reported missing and
+ *   an optional one is simply absent.
  */
-export function dropEmptyValues(value: unknown): unknown {
-  if (Array.isArray(value)) {
-    for (const item of value) dropEmptyValues(item);
-  } else if (value !== null && typeof value === 'object') {
-    const record = value as Record<string, unknown>;
+export function prepareInput(value: unknown, options: { keepNulls?: boolean; query?: boolean } = {}): unknown {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const { value: current, path, depth } = entry;
+    if (typeof current === 'string') {
+      if (LONE_SURROGATE.test(current)) throw unicodeError(path);
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= MAX_DEPTH) {
+      throw new ApiError('invalid_request', `The request nests objects and arrays deeper than ${MAX_DEPTH} levels`, {
+        ...(path && { field: path }),
+        reason: 'too_deep',
+      });
+    }
+    if (Array.isArray(current)) {
+      current.forEach((item, i) => {
+        stack.push({ value: item, path: `${path}[${i}]`, depth: depth + 1 });
+      });
+      continue;
+    }
+    const record = current as Record<string, unknown>;
     for (const key of Object.keys(record)) {
+      const at = path ? `${path}.${key}` : key;
+      if (LONE_SURROGATE.test(key)) throw unicodeError(at);
       const v = record[key];
-      if (v === null || v === '') delete record[key];
-      else dropEmptyValues(v);
+      // Query integers are coerced with Number(), which also reads "0x10" and "1e1": only digits are a count.
+      if (options.query && INTEGER_QUERY.has(key) && typeof v === 'string' && !/^\d+$/.test(v)) {
+        throw new ApiError('invalid_request', `${key} must be a whole number written in digits`, {
+          field: key,
+          reason: 'invalid_type',
+        });
+      }
+      if (!options.keepNulls && (v === null || v === '')) delete record[key];
+      else stack.push({ value: v, path: at, depth: depth + 1 });
     }
   }
   return value;
+}
+
+/** Query parameters that are counts (the only integers a query string carries). */
+const INTEGER_QUERY = new Set(['limit']);
+
+/** In a `u` regular expression a surrogate pair is one code point: only a lone surrogate is category Cs. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function unicodeError(field: string): ApiError {
+  return new ApiError('invalid_request', `${field || 'The request'} is not valid Unicode text (a lone UTF-16 surrogate)`, {
+    ...(field && { field }),
+    reason: 'invalid_unicode',
+  });
 }
