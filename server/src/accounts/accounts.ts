@@ -7,13 +7,23 @@ import {
   insertApiKey,
   listApiKeys,
   revokeApiKey,
+  setAccountPassword,
 } from '../db/repositories/accounts.js';
+import { deleteSessionsOfAccount } from '../db/repositories/sessions.js';
 import { newId } from '../ids.js';
-import { generateApiKey, hashPassword, isScope, type Mode } from './keys.js';
+import { generateApiKey, hashPassword, isScope, type KeyKind, type Mode, verifyPassword } from './keys.js';
 
 /** Accounts and their API keys: what the CLI and the dashboard manage. */
 
-export class AccountError extends Error {}
+export class AccountError extends Error {
+  /** The input at fault, when one is (the dashboard reports it as `details.field`). */
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface CreatedKey {
   keyId: string;
@@ -30,9 +40,24 @@ export interface KeySummary {
   hint: string;
   createdAt: string;
   revokedAt: string | null;
+  /** When the key last authenticated a request (to the minute); null if never. */
+  lastUsedAt: string | null;
+  /** `publishable` for a browser tag's key (api.md §6), else `secret`. */
+  kind: KeyKind;
+  /** A publishable key's store; null for secret keys. */
+  storeId: string | null;
+  /** A publishable key's extra allowed origins; empty for secret keys. */
+  origins: string[];
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const MIN_PASSWORD_LENGTH = 8;
+
+function checkPassword(password: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw new AccountError(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  }
+}
 
 export async function createAccount(
   database: Database,
@@ -40,9 +65,7 @@ export async function createAccount(
 ): Promise<{ accountId: string; email: string; keys: { live: string; test: string } }> {
   const email = input.email.trim().toLowerCase();
   if (!EMAIL.test(email) || email.length > 254) throw new AccountError(`not a valid email address: "${input.email}"`);
-  if (input.password !== undefined && input.password.length < 8) {
-    throw new AccountError('password must be at least 8 characters');
-  }
+  if (input.password !== undefined) checkPassword(input.password);
   if (await findAccountByEmail(database.read, email)) throw new AccountError(`an account with email ${email} already exists`);
   const accountId = newId('account');
   const now = Date.now();
@@ -115,12 +138,53 @@ export async function listKeys(database: Database, accountId: string): Promise<K
     hint: k.hint,
     createdAt: new Date(k.created_at).toISOString(),
     revokedAt: k.revoked_at === null ? null : new Date(k.revoked_at).toISOString(),
+    lastUsedAt: k.last_used_at == null ? null : new Date(k.last_used_at).toISOString(),
+    kind: k.kind ?? 'secret',
+    storeId: k.store_id ?? null,
+    origins: k.origins ? (JSON.parse(k.origins) as string[]) : [],
   }));
 }
 
-export async function revokeKey(database: Database, keyId: string): Promise<void> {
-  const revoked = await database.write((trx) => revokeApiKey(trx, keyId, Date.now()));
+/** Revokes a key; with `accountId`, only one of that account's (the dashboard's case). */
+export async function revokeKey(database: Database, keyId: string, accountId?: string): Promise<void> {
+  const revoked = await database.write((trx) => revokeApiKey(trx, keyId, Date.now(), accountId));
   if (!revoked) throw new AccountError(`no active key ${keyId}`);
+}
+
+/**
+ * Sets an owner's dashboard password and ends every dashboard session of the account: a
+ * password is changed because the old one may be known, so nobody stays signed in with it.
+ */
+export async function setPassword(database: Database, email: string, password: string): Promise<{ accountId: string }> {
+  checkPassword(password);
+  const account = await findAccountByEmail(database.read, email.trim().toLowerCase());
+  if (!account) throw new AccountError(`no account with email ${email.trim()}`);
+  const passwordHash = hashPassword(password);
+  await database.write(async (trx) => {
+    await setAccountPassword(trx, account.id, passwordHash);
+    await deleteSessionsOfAccount(trx, account.id);
+  });
+  return { accountId: account.id };
+}
+
+/** Hashed once, on first use: what an unknown email's attempt is checked against. */
+let decoyHash: string | undefined;
+
+/**
+ * The account an email and password sign in to, or undefined. An unknown email, an account
+ * without a password and a wrong password cost the same scrypt work and give the same answer,
+ * so neither the time nor the result tells which of the two was wrong.
+ */
+export async function verifyCredentials(
+  database: Database,
+  email: string,
+  password: string,
+): Promise<{ accountId: string; email: string } | undefined> {
+  const account = await findAccountByEmail(database.read, email.trim().toLowerCase());
+  decoyHash ??= hashPassword("decoy password, never anyone's");
+  const stored = account?.password_hash ?? decoyHash;
+  const matches = verifyPassword(password, stored);
+  return account?.password_hash && matches ? { accountId: account.id, email: account.email } : undefined;
 }
 
 export async function hasAccounts(database: Database): Promise<boolean> {

@@ -19,16 +19,30 @@ const SECRET_LENGTH = 40;
 /** `wt_live_<secret>` / `wt_test_<secret>`, secret ≥ 32 base62 characters. */
 export const API_KEY_FORMAT = /^wt_(live|test)_[0-9A-Za-z]{32,128}$/;
 
+/** `wt_pk_live_<secret>` / `wt_pk_test_<secret>`: a publishable key, made to sit in a web page. */
+export const PUBLISHABLE_KEY_FORMAT = /^wt_pk_(live|test)_[0-9A-Za-z]{32,128}$/;
+
+/** A secret key (server to server) or a publishable one (the browser tag: one store, clicks only). */
+export type KeyKind = 'secret' | 'publishable';
+
+/** The kind a well-formed key names in its prefix; undefined when it is neither format. */
+export function keyKindOf(key: string): KeyKind | undefined {
+  if (API_KEY_FORMAT.test(key)) return 'secret';
+  if (PUBLISHABLE_KEY_FORMAT.test(key)) return 'publishable';
+  return undefined;
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
 /** A new key from the CSPRNG (uniform base62, no modulo bias), its hash and display hint. */
-export function generateApiKey(mode: Mode): { key: string; hash: string; hint: string } {
+export function generateApiKey(mode: Mode, kind: KeyKind = 'secret'): { key: string; hash: string; hint: string } {
   let secret = '';
   for (let i = 0; i < SECRET_LENGTH; i++) secret += BASE62[randomInt(62)];
-  const key = `wt_${mode}_${secret}`;
-  return { key, hash: hashApiKey(key), hint: `wt_${mode}_…${secret.slice(-4)}` };
+  const prefix = kind === 'publishable' ? `wt_pk_${mode}_` : `wt_${mode}_`;
+  const key = `${prefix}${secret}`;
+  return { key, hash: hashApiKey(key), hint: `${prefix}…${secret.slice(-4)}` };
 }
 
 export function isScope(value: string): value is Scope {

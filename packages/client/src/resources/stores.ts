@@ -1,0 +1,39 @@
+import { type Page, walkPages, withItems } from '../pagination.js';
+import type { Requester, RequestOptions } from '../request.js';
+import type { Store, StoreCreateParams, StoreList, StoreListParams, StoreUpdateParams } from '../types.js';
+
+/** The account's stores (configuration: visible with live and test keys alike). */
+export class Stores {
+  constructor(private readonly requester: Requester) {}
+
+  /** GET /v1/stores — one page, newest first. */
+  list(params: StoreListParams = {}, options?: RequestOptions): Promise<Page<StoreList, 'stores'>> {
+    return this.requester
+      .call({ method: 'GET', path: '/stores', query: params }, options)
+      .then((page) => withItems(page as StoreList, 'stores'));
+  }
+
+  /** Every store, page after page (`limit` sets the page size). */
+  listAll(params: StoreListParams = {}, options?: RequestOptions): AsyncGenerator<Store, void, undefined> {
+    return walkPages(
+      (cursor) => this.list({ ...params, cursor }, options),
+      (page) => page.items,
+      params.cursor,
+    );
+  }
+
+  /** POST /v1/stores — create a store (the answer is the store). */
+  create(params: StoreCreateParams, options?: RequestOptions): Promise<Store> {
+    return this.requester.call({ method: 'POST', path: '/stores', body: params }, options);
+  }
+
+  /** GET /v1/stores/:id */
+  retrieve(id: string, options?: RequestOptions): Promise<Store> {
+    return this.requester.call({ method: 'GET', path: `/stores/${encodeURIComponent(id)}` }, options);
+  }
+
+  /** PATCH /v1/stores/:id — any subset of fields; `status: 'inactive'` deactivates, null clears pixelId and the CAPI settings. */
+  update(id: string, params: StoreUpdateParams, options?: RequestOptions): Promise<Store> {
+    return this.requester.call({ method: 'PATCH', path: `/stores/${encodeURIComponent(id)}`, body: params }, options);
+  }
+}

@@ -1,0 +1,52 @@
+// The names the client's methods take and return, each an alias of the generated operation
+// types (generated/openapi.ts), so they follow the server's OpenAPI document and cannot drift.
+import type { Operations } from './generated/openapi.js';
+
+type Body<K extends keyof Operations> = Operations[K] extends { body: infer B } ? B : never;
+type Query<K extends keyof Operations> = Operations[K] extends { query: infer Q } ? Q : never;
+type Data<K extends keyof Operations> = Operations[K]['response'];
+
+export type { Operations };
+
+// Tracking
+export type ClickParams = Body<'POST /v1/track/click'>;
+export type ClickResult = Data<'POST /v1/track/click'>;
+export type ConversionParams = Body<'POST /v1/track/conversion'>;
+export type ConversionResult = Data<'POST /v1/track/conversion'>;
+
+// Stores
+export type Store = Data<'GET /v1/stores/{id}'>;
+export type StoreCreateParams = Body<'POST /v1/stores'>;
+export type StoreUpdateParams = Body<'PATCH /v1/stores/{id}'>;
+export type StoreListParams = Query<'GET /v1/stores'>;
+export type StoreList = Data<'GET /v1/stores'>;
+
+// Conversions: `attributed` may also be given as a boolean (the query string carries 'true'/'false').
+export type ConversionListParams = Omit<Query<'GET /v1/conversions'>, 'attributed'> & {
+  attributed?: boolean | 'true' | 'false';
+};
+export type ConversionList = Data<'GET /v1/conversions'>;
+export type Conversion = ConversionList['conversions'][number];
+/** One conversion with the explanation of its attribution (signal, score, touchpoints). */
+export type ConversionDetail = Data<'GET /v1/conversions/{id}'>;
+
+// Clicks
+export type ClickListParams = Query<'GET /v1/clicks'>;
+export type ClickList = Data<'GET /v1/clicks'>;
+export type Click = Data<'GET /v1/clicks/{id}'>;
+
+// Analytics
+export type MetricsParams = Query<'GET /v1/analytics/metrics'>;
+export type Metrics = Data<'GET /v1/analytics/metrics'>;
+export type TimeseriesParams = Query<'GET /v1/analytics/timeseries'>;
+export type Timeseries = Data<'GET /v1/analytics/timeseries'>;
+export type BreakdownParams = Query<'GET /v1/analytics/breakdown'>;
+export type Breakdown = Data<'GET /v1/analytics/breakdown'>;
+export type BreakdownGroup = Breakdown['groups'][number];
+
+// Ad spend
+export type AdSpendUpsertParams = Body<'POST /v1/stores/{id}/ad-spend'>;
+export type AdSpendUpsertResult = Data<'POST /v1/stores/{id}/ad-spend'>;
+export type AdSpendListParams = Query<'GET /v1/stores/{id}/ad-spend'>;
+export type AdSpendList = Data<'GET /v1/stores/{id}/ad-spend'>;
+export type AdSpendEntry = AdSpendList['entries'][number];

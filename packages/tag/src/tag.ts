@@ -1,0 +1,141 @@
+import { chooseFbc, chooseFbp, FBCLID, FBP, randomDigits, readCookie, serializeCookie } from './cookies.js';
+import { fingerprintOf } from './fingerprint.js';
+import { parseSent, withSent } from './sent.js';
+
+/**
+ * The Waytrack browser tag (api.md §6), included by a shop's pages as
+ *   <script async src="https://WAYTRACK_HOST/tag.js" data-key="wt_pk_live_…"></script>
+ * On a page whose URL has `fbclid` it sets the `_fbc` and `_fbp` cookies and sends the click to
+ * the server the script came from, once per fbclid per browser. `window.waytrack.identifiers()`
+ * gives a checkout what its backend needs for POST /v1/track/conversion. Nothing here may
+ * break the page: every step is guarded, and failures are silent.
+ */
+
+interface Identifiers {
+  fbc: string | null;
+  fbp: string | null;
+  fingerprint: string | null;
+}
+
+interface WaytrackGlobal {
+  identifiers(): Identifiers;
+}
+
+const SENT_STORAGE_KEY = 'waytrack:sent-fbclids';
+
+function attempt<T>(work: () => T, fallback: T): T {
+  try {
+    return work();
+  } catch {
+    return fallback;
+  }
+}
+
+/** This script's element: `currentScript` while it runs (async included), else found by its key. */
+function ownScript(): HTMLScriptElement | null {
+  const current = document.currentScript as HTMLScriptElement | null;
+  if (current?.src) return current;
+  return document.querySelector<HTMLScriptElement>('script[data-key][src*="tag.js"]');
+}
+
+function browserFingerprint(): string {
+  const nav = navigator as Navigator & { deviceMemory?: number };
+  const zone = attempt(() => Intl.DateTimeFormat().resolvedOptions().timeZone, '');
+  return fingerprintOf([
+    nav.userAgent,
+    nav.language,
+    attempt(() => nav.languages.join(','), ''),
+    nav.platform,
+    zone,
+    `${screen.width}x${screen.height}x${screen.colorDepth}`,
+    window.devicePixelRatio,
+    nav.hardwareConcurrency,
+    nav.deviceMemory,
+    nav.maxTouchPoints,
+  ]);
+}
+
+/** A uniform integer in [0, n) from the CSPRNG when there is one. */
+function randomInt(n: number): number {
+  const cryptoApi = window.crypto;
+  if (cryptoApi?.getRandomValues) return (cryptoApi.getRandomValues(new Uint32Array(1))[0] ?? 0) % n;
+  return Math.floor(Math.random() * n);
+}
+
+function setCookie(name: string, value: string): void {
+  // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from browsers still in use
+  document.cookie = serializeCookie(name, value, location.protocol === 'https:');
+}
+
+function sentFbclids(): string[] {
+  return attempt(() => parseSent(localStorage.getItem(SENT_STORAGE_KEY)), []);
+}
+
+function rememberSent(fbclid: string): void {
+  attempt(() => localStorage.setItem(SENT_STORAGE_KEY, JSON.stringify(withSent(sentFbclids(), fbclid))), undefined);
+}
+
+function sendClick(endpoint: string, key: string, fbclid: string, fingerprint: string | null, fbp: string): void {
+  const body: Record<string, string> = {
+    fbclid,
+    landingPage: location.href.slice(0, 2048),
+    userAgent: navigator.userAgent.slice(0, 1024),
+  };
+  if (fingerprint) body.fingerprint = fingerprint;
+  if (document.referrer) body.referrer = document.referrer.slice(0, 2048);
+  if (FBP.test(fbp)) body.fbp = fbp;
+  fetch(endpoint, {
+    method: 'POST',
+    // Survives the visitor leaving the landing page at once.
+    keepalive: true,
+    mode: 'cors',
+    credentials: 'omit',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then(
+    // Any definite answer ends it (a refusal would be refused again); a 429 or 5xx is worth another page view.
+    (response) => {
+      if (response.status < 500 && response.status !== 429) rememberSent(fbclid);
+    },
+    () => {},
+  );
+}
+
+function start(): void {
+  const global = window as Window & { waytrack?: WaytrackGlobal };
+  // Included twice: the first copy does the work.
+  if (global.waytrack) return;
+  let fingerprint: string | null = null;
+  const fingerprintNow = () => {
+    fingerprint ??= attempt(browserFingerprint, null);
+    return fingerprint;
+  };
+  global.waytrack = {
+    identifiers: () =>
+      attempt(
+        () => ({
+          fbc: readCookie(document.cookie, '_fbc'),
+          fbp: readCookie(document.cookie, '_fbp'),
+          fingerprint: fingerprintNow(),
+        }),
+        { fbc: null, fbp: null, fingerprint: null },
+      ),
+  };
+
+  const fbclid = new URLSearchParams(location.search).get('fbclid');
+  if (!fbclid || !FBCLID.test(fbclid)) return;
+  const now = Date.now();
+  const existingFbc = readCookie(document.cookie, '_fbc');
+  const fbc = chooseFbc(existingFbc, fbclid, now);
+  if (fbc !== existingFbc) setCookie('_fbc', fbc);
+  const existingFbp = readCookie(document.cookie, '_fbp');
+  const fbp = chooseFbp(existingFbp, now, () => randomDigits(10, randomInt));
+  if (fbp !== existingFbp) setCookie('_fbp', fbp);
+
+  const script = ownScript();
+  const key = script?.getAttribute('data-key');
+  if (!script || !key || typeof fetch !== 'function' || sentFbclids().includes(fbclid)) return;
+  sendClick(new URL('/v1/track/click', script.src).href, key, fbclid, fingerprintNow(), fbp);
+}
+
+attempt(start, undefined);

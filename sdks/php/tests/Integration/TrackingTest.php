@@ -1,0 +1,126 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Waytrack\Tests\Integration;
+
+final class TrackingTest extends IntegrationTestCase
+{
+    public function testAClickThenAnAttributedConversionAndItsDuplicate(): void
+    {
+        $wt = self::client();
+        $store = self::newStore($wt);
+        $fbclid = self::fbclid();
+
+        $click = $wt->track->click([
+            'fbclid' => $fbclid,
+            'storeId' => $store['id'],
+            'landingPage' => "https://shop.example.com/p/1?utm_source=facebook&utm_campaign=spring&fbclid={$fbclid}",
+            'ipAddress' => '203.0.113.7',
+            'userAgent' => 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0',
+        ]);
+        self::assertStringStartsWith('clk_', $click['clickId']);
+        self::assertSame($fbclid, $click['fbclid']);
+        self::assertTrue($click['tracked']);
+        self::assertFalse($click['duplicate']);
+
+        $again = $wt->track->click(['fbclid' => $fbclid, 'storeId' => $store['id'], 'landingPage' => 'https://shop.example.com/']);
+        self::assertTrue($again['duplicate']);
+        self::assertSame($click['clickId'], $again['clickId']);
+
+        $order = [
+            'storeId' => $store['id'],
+            'eventType' => 'Purchase',
+            'orderId' => 'php-1001',
+            'eventValue' => 49.99,
+            'currency' => 'usd',
+            'fbclid' => $fbclid,
+            'customerData' => ['email' => ' Buyer@Example.com '],
+            'products' => [['productId' => 'sku-1', 'price' => 49.99, 'quantity' => 1]],
+        ];
+        $conversion = $wt->track->conversion($order);
+        self::assertStringStartsWith('conv_', $conversion['conversionId']);
+        self::assertSame('Purchase', $conversion['eventType']);
+        self::assertTrue($conversion['attributed']);
+        self::assertSame($click['clickId'], $conversion['attributedTo']['clickId']);
+        self::assertSame($fbclid, $conversion['attributedTo']['fbclid']);
+        self::assertSame(100, $conversion['attributedTo']['confidenceScore']);
+        self::assertFalse($conversion['capiSent'], 'the store has no Conversions API configured');
+        self::assertFalse($conversion['duplicate']);
+
+        $duplicate = $wt->track->conversion($order);
+        self::assertTrue($duplicate['duplicate']);
+        self::assertSame($conversion['conversionId'], $duplicate['conversionId']);
+        self::assertSame($conversion['attributedTo'], $duplicate['attributedTo']);
+
+        $stored = $wt->conversions->retrieve($conversion['conversionId']);
+        self::assertSame('php-1001', $stored['orderId']);
+        self::assertSame(49.99, $stored['eventValue']);
+        self::assertSame('USD', $stored['currency']);
+        self::assertTrue($stored['livemode']);
+        self::assertSame('explicit', $stored['attribution']['signal']);
+        self::assertSame('sku-1', $stored['products'][0]['productId']);
+        self::assertArrayNotHasKey('customerData', $stored, 'raw customer data is never returned');
+
+        $storedClick = $wt->clicks->retrieve($click['clickId']);
+        self::assertSame($store['id'], $storedClick['storeId']);
+        self::assertSame('facebook', $storedClick['utm']['source']);
+        self::assertSame('spring', $storedClick['utm']['campaign']);
+        self::assertSame('203.0.113.7', $storedClick['ipAddress']);
+    }
+
+    public function testAConversionWithoutAClickIsNotAttributed(): void
+    {
+        $wt = self::client();
+        $store = self::newStore($wt);
+        $result = $wt->track->conversion(['storeId' => $store['id'], 'eventType' => 'signup', 'orderId' => 'u-1', 'eventValue' => 0, 'currency' => 'USD']);
+        self::assertFalse($result['attributed']);
+        self::assertArrayNotHasKey('attributedTo', $result);
+    }
+
+    public function testClickPagesAndTheIteratorOverSeveralPages(): void
+    {
+        $wt = self::client();
+        $store = self::newStore($wt);
+        $ids = [];
+        for ($i = 0; $i < 5; $i++) {
+            $ids[] = $wt->track->click(['fbclid' => self::fbclid(), 'storeId' => $store['id'], 'landingPage' => 'https://shop.example.com/'])['clickId'];
+        }
+
+        $page = $wt->clicks->list(['storeId' => $store['id'], 'limit' => 2]);
+        self::assertCount(2, $page['clicks']);
+        self::assertTrue($page['hasMore']);
+        self::assertIsString($page['nextCursor']);
+
+        $walked = array_column(iterator_to_array($wt->clicks->listAll(['storeId' => $store['id'], 'limit' => 2]), false), 'clickId');
+        self::assertCount(5, $walked);
+        sort($ids);
+        sort($walked);
+        self::assertSame($ids, $walked);
+    }
+
+    public function testConversionFiltersAndTheIterator(): void
+    {
+        $wt = self::client();
+        $store = self::newStore($wt);
+        $fbclid = self::fbclid();
+        $wt->track->click(['fbclid' => $fbclid, 'storeId' => $store['id'], 'landingPage' => 'https://shop.example.com/']);
+        $attributed = $wt->track->conversion(['storeId' => $store['id'], 'eventType' => 'Purchase', 'orderId' => 'a-1', 'eventValue' => 10, 'currency' => 'USD', 'fbclid' => $fbclid]);
+        $others = [];
+        for ($i = 0; $i < 3; $i++) {
+            $others[] = $wt->track->conversion(['storeId' => $store['id'], 'eventType' => 'Lead', 'orderId' => "lead-{$i}", 'eventValue' => 0, 'currency' => 'USD'])['conversionId'];
+        }
+
+        $onlyAttributed = $wt->conversions->list(['storeId' => $store['id'], 'attributed' => true]);
+        self::assertSame([$attributed['conversionId']], array_column($onlyAttributed['conversions'], 'conversionId'));
+        self::assertFalse($onlyAttributed['hasMore']);
+        self::assertNull($onlyAttributed['nextCursor']);
+
+        $unattributed = array_column(iterator_to_array($wt->conversions->listAll(['storeId' => $store['id'], 'attributed' => false, 'limit' => 2]), false), 'conversionId');
+        sort($others);
+        sort($unattributed);
+        self::assertSame($others, $unattributed);
+
+        self::assertCount(4, iterator_to_array($wt->conversions->listAll(['storeId' => $store['id'], 'limit' => 1]), false));
+    }
+}

@@ -1,0 +1,19 @@
+"""Waytrack: Python client for the Waytrack conversion-tracking and attribution API.
+
+Standard library only. See README.md for the quick start.
+"""
+
+from ._version import __version__
+from .client import DEFAULT_BASE_URL, Waytrack
+from .errors import WaytrackConnectionError, WaytrackError
+from .objects import ApiObject, Page
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "ApiObject",
+    "Page",
+    "Waytrack",
+    "WaytrackConnectionError",
+    "WaytrackError",
+    "__version__",
+]

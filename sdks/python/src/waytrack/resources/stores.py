@@ -1,0 +1,94 @@
+"""/v1/stores: create, list, retrieve, update (deactivate and reactivate with ``status``)."""
+
+from typing import Iterator, Optional
+
+from .._params import UNSET, api_fields, path_segment
+from ..objects import ApiObject, Page
+from ._base import Resource, walk
+
+
+class Stores(Resource):
+    def create(
+        self,
+        *,
+        name: str,
+        domain: str,
+        platform: str,
+        pixel_id: Optional[str] = UNSET,
+        capi_access_token: Optional[str] = UNSET,
+        capi_test_event_code: Optional[str] = UNSET,
+        currency: Optional[str] = UNSET,
+        timezone: Optional[str] = UNSET,
+        attribution_window_days: Optional[int] = UNSET,
+        min_confidence: Optional[int] = UNSET,
+    ) -> ApiObject:
+        """Creates a store and returns it. ``platform`` is one of shopify, woocommerce,
+        bigcommerce, magento, wix, squarespace, custom."""
+        body = api_fields(
+            {
+                "name": name,
+                "domain": domain,
+                "platform": platform,
+                "pixel_id": pixel_id,
+                "capi_access_token": capi_access_token,
+                "capi_test_event_code": capi_test_event_code,
+                "currency": currency,
+                "timezone": timezone,
+                "attribution_window_days": attribution_window_days,
+                "min_confidence": min_confidence,
+            }
+        )
+        return self._post("/stores", body)
+
+    def retrieve(self, store_id: str) -> ApiObject:
+        return self._get(f"/stores/{path_segment(store_id, 'store_id')}")
+
+    def update(
+        self,
+        store_id: str,
+        *,
+        name: str = UNSET,
+        domain: str = UNSET,
+        platform: str = UNSET,
+        pixel_id: Optional[str] = UNSET,
+        capi_access_token: Optional[str] = UNSET,
+        capi_test_event_code: Optional[str] = UNSET,
+        currency: str = UNSET,
+        timezone: str = UNSET,
+        attribution_window_days: int = UNSET,
+        min_confidence: int = UNSET,
+        status: str = UNSET,
+    ) -> ApiObject:
+        """Changes the given fields only. ``None`` clears ``pixel_id``, ``capi_access_token`` or
+        ``capi_test_event_code``; ``status="inactive"`` deactivates, ``"active"`` reactivates."""
+        body = api_fields(
+            {
+                "name": name,
+                "domain": domain,
+                "platform": platform,
+                "pixel_id": pixel_id,
+                "capi_access_token": capi_access_token,
+                "capi_test_event_code": capi_test_event_code,
+                "currency": currency,
+                "timezone": timezone,
+                "attribution_window_days": attribution_window_days,
+                "min_confidence": min_confidence,
+                "status": status,
+            },
+            keep_none=True,
+        )
+        return self._patch(f"/stores/{path_segment(store_id, 'store_id')}", body)
+
+    def list(
+        self,
+        *,
+        status: Optional[str] = UNSET,
+        limit: Optional[int] = UNSET,
+        cursor: Optional[str] = UNSET,
+    ) -> Page:
+        """One page of stores, newest first (``items`` are stores; the response's ``stores``)."""
+        return self._page("/stores", "stores", {"status": status, "limit": limit, "cursor": cursor})
+
+    def list_all(self, *, status: Optional[str] = UNSET, limit: Optional[int] = UNSET) -> Iterator[ApiObject]:
+        """Every store, page after page (``limit`` is the page size)."""
+        return walk(self.list, {"status": status, "limit": limit})

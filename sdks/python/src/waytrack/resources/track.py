@@ -1,0 +1,98 @@
+"""POST /v1/track/click and POST /v1/track/conversion."""
+
+import datetime
+from typing import Any, List, Mapping, Optional, Union
+
+from .._params import UNSET, api_fields
+from ..objects import ApiObject
+from ._base import Resource
+
+Time = Union[str, datetime.datetime]
+
+
+class Track(Resource):
+    def click(
+        self,
+        *,
+        fbclid: str,
+        store_id: str,
+        landing_page: str,
+        referrer: Optional[str] = UNSET,
+        ip_address: Optional[str] = UNSET,
+        user_agent: Optional[str] = UNSET,
+        timestamp: Optional[Time] = UNSET,
+        fingerprint: Optional[str] = UNSET,
+        fbp: Optional[str] = UNSET,
+    ) -> ApiObject:
+        """Records an ad click. Returns ``clickId``, ``fbclid``, ``tracked``, ``timestamp``, ``duplicate``.
+
+        Re-sending an fbclid already recorded for the store returns the original click with
+        ``duplicate: True``.
+        """
+        body = api_fields(
+            {
+                "fbclid": fbclid,
+                "store_id": store_id,
+                "landing_page": landing_page,
+                "referrer": referrer,
+                "ip_address": ip_address,
+                "user_agent": user_agent,
+                "timestamp": timestamp,
+                "fingerprint": fingerprint,
+                "fbp": fbp,
+            }
+        )
+        return self._post("/track/click", body)
+
+    def conversion(
+        self,
+        *,
+        store_id: str,
+        event_type: str,
+        order_id: str,
+        event_value: Union[int, float, Any],
+        currency: str,
+        customer_data: Optional[Mapping[str, Any]] = UNSET,
+        fingerprint: Optional[str] = UNSET,
+        products: Optional[List[Mapping[str, Any]]] = UNSET,
+        click_id: Optional[str] = UNSET,
+        fbclid: Optional[str] = UNSET,
+        fbc: Optional[str] = UNSET,
+        fbp: Optional[str] = UNSET,
+        ip_address: Optional[str] = UNSET,
+        user_agent: Optional[str] = UNSET,
+        event_source_url: Optional[str] = UNSET,
+        event_id: Optional[str] = UNSET,
+        timestamp: Optional[Time] = UNSET,
+    ) -> ApiObject:
+        """Records a conversion and attributes it to the click that caused it.
+
+        ``customer_data`` and ``products`` are sent as given, with the API's names inside
+        (``{"email": ..., "firstName": ...}``, ``[{"productId": ..., "quantity": 2}]``).
+        ``event_value`` may be an int, float or ``decimal.Decimal``. Returns ``conversionId``,
+        ``eventType``, ``attributed``, ``attributedTo`` (when attributed), ``capiSent``,
+        ``timestamp``, ``duplicate``; the same (store, eventType, orderId) again returns the
+        original result with ``duplicate: True``.
+        """
+        body = api_fields(
+            {
+                "store_id": store_id,
+                "event_type": event_type,
+                "order_id": order_id,
+                "event_value": event_value,
+                "currency": currency,
+                "customer_data": customer_data,
+                "fingerprint": fingerprint,
+                "products": products,
+                "click_id": click_id,
+                "fbclid": fbclid,
+                "fbc": fbc,
+                "fbp": fbp,
+                "ip_address": ip_address,
+                "user_agent": user_agent,
+                "event_source_url": event_source_url,
+                "event_id": event_id,
+                "timestamp": timestamp,
+            }
+        )
+        return self._post("/track/conversion", body)

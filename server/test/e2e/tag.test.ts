@@ -1,0 +1,293 @@
+// The browser tag (api.md §6) in a real Chromium against a real server process: a shop's
+// landing page with the snippet sets _fbc and _fbp and records the click once; a page on a
+// foreign origin is refused (403 origin_not_allowed) without a script error in the page.
+//
+// Chromium trusts the server's self-signed certificate through an SPKI pin
+// (--ignore-certificate-errors-spki-list with the SHA-256 of the certificate's public key):
+// only that key is accepted, every other certificate is still verified. The shop's pages are
+// served over https with the same key under made-up host names (--host-resolver-rules), so
+// the store-domain rule is exercised as in production.
+import { execFileSync } from 'node:child_process';
+import { createHash, createPublicKey } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../engine.js';
+import { build, cli, request, type ServerProcess, serve } from './process.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const HAS_CHROMIUM = existsSync(CHROMIUM);
+if (!HAS_CHROMIUM) console.log('skipped: install chromium');
+
+const TAG_BUILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../packages/tag/scripts/build.mjs');
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The page a shop serves: the snippet of api.md §6 and nothing else of ours. */
+function landingHtml(tagUrl: string, key: string): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Shop</title>
+<script async src="${tagUrl}" data-key="${key}"></script></head>
+<body><h1>Tent</h1></body></html>`;
+}
+
+/** base64(SHA-256(SubjectPublicKeyInfo)) of a PEM certificate: what Chromium's SPKI pin takes. */
+function spkiPin(certPem: Buffer): string {
+  const der = createPublicKey(certPem).export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(der).digest('base64');
+}
+
+interface Identifiers {
+  fbc: string | null;
+  fbp: string | null;
+  fingerprint: string | null;
+}
+
+/** What the tag's `window.waytrack.identifiers()` returns in the page (run there, not here). */
+function identifiersOf(page: Page): Promise<Identifiers> {
+  return page.evaluate('window.waytrack.identifiers()') as Promise<Identifiers>;
+}
+
+/** One HTTPS POST as given (headers included, Origin too), trusting the server's certificate. */
+function post(url: string, headers: Record<string, string>, body: string, ca: Buffer) {
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes
+  return new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }>((resolve, reject) => {
+    const req = https.request(url, { method: 'POST', ca, servername: 'localhost', headers }, (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => {
+        data += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(data) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function listen(server: http.Server | https.Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+}
+
+describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () => {
+  let dataDir: string;
+  let testDb: TestDatabase;
+  let server: ServerProcess;
+  let liveKey: string;
+  let storeId: string;
+  let publishableKey: string;
+  let shop: https.Server;
+  let devShop: http.Server;
+  let shopPort: number;
+  let devPort: number;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let pageErrors: Error[];
+  let clickRequests: Request[];
+  let userAgent: string;
+
+  beforeAll(async () => {
+    build();
+    execFileSync(process.execPath, [TAG_BUILD], { stdio: 'inherit' });
+    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-tag-'));
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.close();
+    // Without Redis: per-visitor buckets of 127.0.0.1 would be shared with every other test server of the run.
+    server = await serve({ ...testDb.env, REDIS_URL: '' });
+
+    const account = cli(['account', 'create', '--email', 'tag@example.com', '--json'], testDb.env);
+    expect(account.status).toBe(0);
+    liveKey = JSON.parse(account.stdout).keys.live;
+    const store = await request(server, 'POST', '/v1/stores', {
+      key: liveKey,
+      body: { name: 'Tag Shop', domain: 'shop.example', platform: 'custom' },
+    });
+    expect(store.status).toBe(201);
+    storeId = store.body.data.id;
+    const created = cli(['keys', 'create', '--publishable', '--store', storeId, '--json'], testDb.env);
+    expect(created.status).toBe(0);
+    publishableKey = JSON.parse(created.stdout).key;
+
+    // The shop: https with the server's own key and certificate, and a plain-http development copy.
+    const tagUrl = `${server.url}/tag.js`;
+    const page = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(landingHtml(tagUrl, publishableKey));
+    };
+    const tlsDir = path.join(dataDir, 'tls');
+    const cert = readFileSync(path.join(tlsDir, 'localhost-cert.pem'));
+    shop = https.createServer({ cert, key: readFileSync(path.join(tlsDir, 'localhost-key.pem')) }, page);
+    devShop = http.createServer(page);
+    shopPort = await listen(shop);
+    devPort = await listen(devShop);
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      chromiumSandbox: false,
+      args: [
+        '--no-sandbox',
+        `--ignore-certificate-errors-spki-list=${spkiPin(cert)}`,
+        '--host-resolver-rules=MAP shop.example 127.0.0.1, MAP *.shop.example 127.0.0.1, MAP evil.example 127.0.0.1',
+      ],
+    });
+    const probe = await browser.newPage();
+    userAgent = (await probe.evaluate('navigator.userAgent')) as string;
+    await probe.close();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    shop?.close();
+    devShop?.close();
+    await server?.stop('SIGKILL');
+    await testDb?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  beforeEach(async () => {
+    // Headless Chromium names itself HeadlessChrome, which the server rightly flags as a bot.
+    context = await browser.newContext({ userAgent: userAgent.replace('HeadlessChrome', 'Chrome') });
+    page = await context.newPage();
+    pageErrors = [];
+    clickRequests = [];
+    page.on('pageerror', (error) => pageErrors.push(error));
+    page.on('request', (req) => {
+      if (req.method() === 'POST' && req.url().endsWith('/v1/track/click')) clickRequests.push(req);
+    });
+  });
+
+  afterEach(async () => {
+    await context?.close();
+  });
+
+  /** Opens a landing URL and waits for the tag's click request's answer. */
+  async function land(url: string) {
+    const answer = page.waitForResponse((res) => res.request().method() === 'POST' && res.url().endsWith('/v1/track/click'));
+    await page.goto(url);
+    return answer;
+  }
+
+  async function clicksWith(fbclid: string) {
+    const res = await request(server, 'GET', `/v1/clicks?storeId=${storeId}&limit=100`, { key: liveKey });
+    expect(res.status).toBe(200);
+    return (res.body.data.clicks as Record<string, unknown>[]).filter((c) => c.fbclid === fbclid);
+  }
+
+  async function cookie(name: string) {
+    return (await context.cookies()).find((c) => c.name === name);
+  }
+
+  it("on the store's page: sets _fbc and _fbp, records the click, and a reload sends nothing", async () => {
+    const fbclid = `IwAR.e2e-${Date.now()}`;
+    const url = `https://www.shop.example:${shopPort}/landing?utm_source=facebook&fbclid=${fbclid}`;
+    const before = Date.now();
+    const answer = await land(url);
+    expect(answer.status()).toBe(200);
+    expect(answer.headers()['access-control-allow-origin']).toBe(`https://www.shop.example:${shopPort}`);
+
+    const fbc = await cookie('_fbc');
+    const fbp = await cookie('_fbp');
+    expect(fbc?.value).toMatch(new RegExp(`^fb\\.1\\.(\\d+)\\.${fbclid.replace('.', '\\.')}$`));
+    const fbcTime = Number(fbc?.value.split('.')[2]);
+    expect(fbcTime).toBeGreaterThanOrEqual(before);
+    expect(fbcTime).toBeLessThanOrEqual(Date.now());
+    expect(fbp?.value).toMatch(/^fb\.1\.\d+\.[1-9]\d{9}$/);
+    for (const c of [fbc, fbp]) {
+      expect(c).toMatchObject({ path: '/', sameSite: 'Lax', secure: true, httpOnly: false, domain: 'www.shop.example' });
+      // 90 days, give or take the time the test took.
+      expect(Math.abs((c?.expires ?? 0) * 1000 - (before + 90 * DAY_MS))).toBeLessThan(60_000);
+    }
+
+    const identifiers = await identifiersOf(page);
+    expect(identifiers).toEqual({ fbc: fbc?.value, fbp: fbp?.value, fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/) });
+
+    const [click] = await clicksWith(fbclid);
+    expect(click).toMatchObject({
+      fbclid,
+      landingPage: url,
+      ipAddress: '127.0.0.1',
+      fbp: fbp?.value,
+      fingerprint: identifiers.fingerprint,
+      utm: { source: 'facebook' },
+      isBot: false,
+    });
+    expect(click?.userAgent).toContain('Chrome');
+
+    // Reload: the tag runs again, keeps the cookies as they are and sends nothing.
+    clickRequests.length = 0;
+    await page.reload();
+    await page.waitForFunction('"waytrack" in window');
+    await page.waitForTimeout(500);
+    expect(clickRequests).toHaveLength(0);
+    expect((await cookie('_fbc'))?.value).toBe(fbc?.value);
+    expect((await cookie('_fbp'))?.value).toBe(fbp?.value);
+    expect(await clicksWith(fbclid)).toHaveLength(1);
+
+    // Another page of the shop (a checkout) reads the same identifiers.
+    await page.goto(`https://www.shop.example:${shopPort}/checkout`);
+    await page.waitForFunction('"waytrack" in window');
+    expect(await identifiersOf(page)).toEqual(identifiers);
+    expect(clickRequests).toHaveLength(0);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('keeps an existing _fbc for the same fbclid (its time is the click time)', async () => {
+    const fbclid = `keep-${Date.now()}`;
+    const earlier = `fb.1.1700000000000.${fbclid}`;
+    await context.addCookies([{ name: '_fbc', value: earlier, domain: 'shop.example', path: '/' }]);
+    const answer = await land(`https://shop.example:${shopPort}/landing?fbclid=${fbclid}`);
+    expect(answer.status()).toBe(200);
+    expect((await context.cookies()).filter((c) => c.name === '_fbc').map((c) => c.value)).toEqual([earlier]);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('from a development page on http://127.0.0.1: records the click, cookies without Secure', async () => {
+    const fbclid = `dev-${Date.now()}`;
+    const answer = await land(`http://127.0.0.1:${devPort}/landing?fbclid=${fbclid}`);
+    expect(answer.status()).toBe(200);
+    expect(await cookie('_fbc')).toMatchObject({ secure: false, sameSite: 'Lax' });
+    expect(await clicksWith(fbclid)).toHaveLength(1);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('a page on a foreign origin is refused (403 origin_not_allowed) and the page has no script error', async () => {
+    const fbclid = `foreign-${Date.now()}`;
+    const origin = `https://evil.example:${shopPort}`;
+    // Chromium hides a refused cross-origin answer from the page, and from Playwright's response
+    // events too; the DevTools protocol still reports its status line.
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Network.enable');
+    const posts = new Set<string>();
+    const statuses = new Map<string, number>();
+    const corsErrors = new Map<string, string>();
+    cdp.on('Network.requestWillBeSent', (e) => {
+      if (e.request.method === 'POST' && e.request.url.endsWith('/v1/track/click')) posts.add(e.requestId);
+    });
+    cdp.on('Network.responseReceivedExtraInfo', (e) => statuses.set(e.requestId, e.statusCode));
+    cdp.on('Network.loadingFailed', (e) => corsErrors.set(e.requestId, e.corsErrorStatus?.corsError ?? e.errorText));
+    await page.goto(`${origin}/landing?fbclid=${fbclid}`);
+    await expect
+      .poll(() => [...posts].map((id) => [statuses.get(id), corsErrors.get(id)]))
+      .toEqual([[403, 'MissingAllowOriginHeader']]);
+    await page.waitForTimeout(200);
+    expect(pageErrors).toEqual([]);
+    expect(await clicksWith(fbclid)).toHaveLength(0);
+
+    // The same request from outside the browser shows why: the origin is not the store's.
+    const [sent] = clickRequests;
+    const replay = await post(sent?.url() ?? '', (await sent?.allHeaders()) ?? {}, sent?.postData() ?? '', server.ca);
+    expect(replay.status).toBe(403);
+    expect(replay.body.error).toMatchObject({ code: 'forbidden', details: { reason: 'origin_not_allowed' } });
+    expect(replay.headers['access-control-allow-origin']).toBeUndefined();
+
+    // The page's own identifiers still work.
+    const { fbc } = await identifiersOf(page);
+    expect(fbc).toMatch(new RegExp(`\\.${fbclid}$`));
+  });
+});
