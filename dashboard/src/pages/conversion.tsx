@@ -1,0 +1,232 @@
+import { useState } from 'preact/hooks';
+import { ApiError, api } from '../api.js';
+import { useApp } from '../app-state.js';
+import { PageTitle } from '../components/page-title.js';
+import { ErrorMessage, Loading } from '../components/status.js';
+import { formatDateTime, formatMoney } from '../format.js';
+import { CAPI_STATUS, canResend, SIGNALS } from '../labels.js';
+import { BASE, Link } from '../router.js';
+import type { Conversion, ExplainedConversion, Store } from '../types.js';
+import { useApi } from '../use-api.js';
+
+function Attribution({ conversion, store }: { conversion: ExplainedConversion; store?: Store }) {
+  const { attribution, attributedTo } = conversion;
+  const signal = attribution.signal ? SIGNALS[attribution.signal] : undefined;
+  return (
+    <section class="panel" aria-labelledby="attribution-heading">
+      <h2 id="attribution-heading">Attribution</h2>
+      {attributedTo && signal ? (
+        <p>
+          Attributed to click <code>{attributedTo.clickId}</code> (fbclid <code class="clip">{attributedTo.fbclid}</code>) with{' '}
+          <strong>{attributedTo.confidenceScore}% confidence</strong>. Signal: <strong>{signal.name}</strong> — {signal.meaning}.
+        </p>
+      ) : (
+        <p>
+          Not attributed: no click of this store{store ? ` in its ${store.attributionWindowDays}-day window` : ''} scored at least
+          the store's minimum confidence{store ? ` (${store.minConfidence})` : ''}.
+          {attribution.signal && attribution.score !== null && ` The best candidate scored ${attribution.score}.`}
+        </p>
+      )}
+      {attribution.touchpoints.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption>Touchpoints: every click at or above the minimum confidence, strongest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Click</th>
+                <th scope="col">fbclid</th>
+                <th scope="col">Signal</th>
+                <th scope="col" class="number">
+                  Score
+                </th>
+                <th scope="col">Click time</th>
+              </tr>
+            </thead>
+            <tbody>
+              {attribution.touchpoints.map((t) => (
+                <tr key={t.clickId}>
+                  <td>
+                    <code>{t.clickId}</code>
+                  </td>
+                  <td>
+                    <code class="clip" title={t.fbclid}>
+                      {t.fbclid}
+                    </code>
+                  </td>
+                  <td>{SIGNALS[t.signal].name}</td>
+                  <td class="number">{t.score}</td>
+                  <td>{formatDateTime(t.clickTime)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Forwarding({ conversion, store, onResent }: { conversion: Conversion; store?: Store; onResent(): void }) {
+  const [error, setError] = useState<ApiError>();
+  const [busy, setBusy] = useState(false);
+  const { capi } = conversion;
+  const resend = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.post(`/conversions/${conversion.conversionId}/resend`);
+      onResent();
+    } catch (e) {
+      setError(e instanceof ApiError ? e : new ApiError(0, 'client_error', String(e)));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="panel" aria-labelledby="forwarding-heading">
+      <h2 id="forwarding-heading">Forwarding to Meta</h2>
+      <dl class="facts">
+        <div>
+          <dt>Status</dt>
+          <dd>
+            <span class={`badge ${capi.status}`}>{CAPI_STATUS[capi.status]}</span>
+          </dd>
+        </div>
+        <div>
+          <dt>Attempts</dt>
+          <dd>{capi.attempts}</dd>
+        </div>
+        {capi.sentAt && (
+          <div>
+            <dt>Sent</dt>
+            <dd>{formatDateTime(capi.sentAt)}</dd>
+          </div>
+        )}
+        {capi.lastError && (
+          <div>
+            <dt>Meta's last error</dt>
+            <dd>{capi.lastError}</dd>
+          </div>
+        )}
+      </dl>
+      {capi.status === 'skipped' && !capi.lastError && (
+        <p class="hint">
+          Skipped: the store had no pixel ID and access token when the conversion arrived, or the event was over 7 days old.
+        </p>
+      )}
+      {capi.status === 'pending' && (
+        <p class="hint">Queued: the dispatcher is delivering it, retrying Meta's temporary errors.</p>
+      )}
+      {canResend(capi.status) &&
+        store &&
+        (store.capiConfigured ? (
+          <button type="button" onClick={resend} disabled={busy}>
+            Resend
+          </button>
+        ) : (
+          <p class="hint">
+            To send it, configure forwarding (pixel ID and access token) on the{' '}
+            <Link href={`${BASE}/stores/${store.id}`}>store's page</Link>, then come back to resend it.
+          </p>
+        ))}
+      {error && <ErrorMessage error={error} />}
+    </section>
+  );
+}
+
+export function ConversionPage({ id }: { id: string }) {
+  const { mode } = useApp();
+  const loaded = useApi(`${mode} conversion ${id}`, () => api.get<ExplainedConversion>(`/conversions/${id}`));
+  const storeId = loaded.data?.storeId;
+  const store = useApi(storeId ? `store ${storeId}` : null, () => api.get<Store>(`/stores/${storeId}`));
+  const back = (
+    <p class="crumbs">
+      <Link href={`${BASE}/conversions`}>Conversions</Link>
+    </p>
+  );
+  if (loaded.error) {
+    return (
+      <section>
+        {back}
+        <PageTitle>Conversion</PageTitle>
+        <ErrorMessage error={loaded.error} retry={loaded.error.status === 404 ? undefined : loaded.reload} />
+        {loaded.error.status === 404 && (
+          <p class="hint">A conversion is shown in the mode it was recorded in: check the Test mode switch.</p>
+        )}
+      </section>
+    );
+  }
+  const c = loaded.data;
+  if (!c) return <Loading />;
+  return (
+    <section>
+      {back}
+      <PageTitle>{`${c.eventType} · order ${c.orderId}`}</PageTitle>
+      <dl class="facts">
+        <div>
+          <dt>Time</dt>
+          <dd>{formatDateTime(c.timestamp)}</dd>
+        </div>
+        <div>
+          <dt>Store</dt>
+          <dd>{store.data ? <Link href={`${BASE}/stores/${c.storeId}`}>{store.data.name}</Link> : c.storeId}</dd>
+        </div>
+        <div>
+          <dt>Value</dt>
+          <dd>{formatMoney(c.eventValue, c.currency)}</dd>
+        </div>
+        <div>
+          <dt>Mode</dt>
+          <dd>{c.livemode ? 'Live' : 'Test'}</dd>
+        </div>
+        <div>
+          <dt>Conversion ID</dt>
+          <dd>
+            <code>{c.conversionId}</code>
+          </dd>
+        </div>
+        <div>
+          <dt>Event ID (for Meta)</dt>
+          <dd>
+            <code>{c.eventId}</code>
+          </dd>
+        </div>
+      </dl>
+      <Attribution conversion={c} store={store.data} />
+      <Forwarding conversion={c} store={store.data} onResent={loaded.reload} />
+      {c.products.length > 0 && (
+        <section class="panel" aria-labelledby="products-heading">
+          <h2 id="products-heading">Products</h2>
+          <div class="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Product</th>
+                  <th scope="col">Name</th>
+                  <th scope="col" class="number">
+                    Quantity
+                  </th>
+                  <th scope="col" class="number">
+                    Price
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {c.products.map((p) => (
+                  <tr key={p.productId}>
+                    <td>
+                      <code>{p.productId}</code>
+                    </td>
+                    <td>{p.name ?? '—'}</td>
+                    <td class="number">{p.quantity}</td>
+                    <td class="number">{p.price === undefined ? '—' : formatMoney(p.price, c.currency)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      )}
+    </section>
+  );
+}

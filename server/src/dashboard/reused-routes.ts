@@ -1,0 +1,43 @@
+import type { FastifyPluginAsync, RouteOptions } from 'fastify';
+import { analyticsRoutes } from '../routes/analytics.js';
+import type { RouteDeps } from '../routes/common.js';
+import { conversionRoutes } from '../routes/conversions.js';
+import { forwardingRoutes } from '../routes/forwarding.js';
+import { storeRoutes } from '../routes/stores.js';
+
+/**
+ * The /v1 routes the dashboard's pages use, served under /dashboard/api by the very same route
+ * modules: one schema, one handler, one domain function for both. Only these are served there
+ * (the rest, tracking above all, answer 404): the pages need no more.
+ */
+export const REUSED_ROUTES = [
+  'GET /stores',
+  'GET /stores/:id',
+  'POST /stores',
+  'PATCH /stores/:id',
+  'GET /analytics/metrics',
+  'GET /analytics/timeseries',
+  'GET /conversions',
+  'GET /conversions/:id',
+  'POST /conversions/:id/resend',
+] as const;
+
+const reused = new Set<string>(REUSED_ROUTES);
+
+function markRoute(route: RouteOptions & { prefix?: string }): void {
+  const method = route.method === 'HEAD' ? 'GET' : route.method;
+  const path = route.url.slice(route.prefix?.length ?? 0);
+  if (typeof method === 'string' && reused.has(`${method} ${path}`)) route.config = { ...route.config, dashboard: 'session' };
+  // Documented once, under /v1.
+  route.schema = { ...route.schema, hide: true };
+}
+
+export const reusedRoutes: FastifyPluginAsync<RouteDeps> = async (app, { database, cursors, secrets, forwarding }) => {
+  app.addHook('onRoute', markRoute);
+  // Exactly the dependencies: Fastify reads other option names (prefix) as its own.
+  const deps: RouteDeps = { database, cursors, secrets, forwarding };
+  await app.register(storeRoutes, deps);
+  await app.register(analyticsRoutes, deps);
+  await app.register(conversionRoutes, deps);
+  await app.register(forwardingRoutes, deps);
+};
