@@ -5,16 +5,16 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOpt
 import { Dispatcher, type DispatcherTuning } from './capi/dispatcher.js';
 import { loadSecretsKey, SecretBox } from './capi/secrets.js';
 import type { Config } from './config.js';
+import { dashboard } from './dashboard/plugin.js';
 import type { Database } from './db/database.js';
 import { getOrCreateSecret } from './db/repositories/settings.js';
 import { authenticate, KeyStore } from './http/auth.js';
-import { errorBody } from './http/envelope.js';
-import { registerErrorHandling, toApiError } from './http/error-handler.js';
+import { answerError, registerErrorHandling } from './http/error-handler.js';
 import { idempotency } from './http/idempotency.js';
 import { CursorCodec } from './http/pagination.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
-import { HSTS, requireForwardedHttps } from './http/transport.js';
-import { dropEmptyValues, validatorCompiler } from './http/validation.js';
+import { answerClientError, HSTS, refuseEncodedBodies, requireForwardedHttps } from './http/transport.js';
+import { prepareInput, validatorCompiler } from './http/validation.js';
 import { newId } from './ids.js';
 import { createMetrics, LOG_REDACT, rollupBacklogGauge } from './observability.js';
 import { analyticsRoutes } from './routes/analytics.js';
@@ -24,6 +24,7 @@ import { forwardingRoutes } from './routes/forwarding.js';
 import { healthRoutes } from './routes/health.js';
 import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
+import { tagRoutes } from './routes/tag.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -38,6 +39,27 @@ declare module 'fastify' {
 
 export const BODY_LIMIT = 1024 * 1024;
 
+/**
+ * Bounds on what a client may hold open (slow and abusive clients): a request (headers and
+ * body) must arrive within `requestMs`, its headers within `headersMs`; an idle keep-alive
+ * connection is closed after `keepAliveMs`; beyond `maxConnections` open connections new ones
+ * are refused, well below the process's file descriptors, so the database and every
+ * connection already served keep working.
+ */
+export interface ConnectionLimits {
+  requestMs: number;
+  headersMs: number;
+  keepAliveMs: number;
+  maxConnections: number;
+}
+
+export const CONNECTION_LIMITS: ConnectionLimits = {
+  requestMs: 30_000,
+  headersMs: 10_000,
+  keepAliveMs: 5_000,
+  maxConnections: 10_000,
+};
+
 export interface AppDeps {
   config: Config;
   database: Database;
@@ -49,13 +71,19 @@ export interface AppDeps {
   secrets?: SecretBox;
   /** Dispatcher timings (tests shorten backoff, lease and polling to milliseconds). */
   forwarding?: Partial<DispatcherTuning>;
+  /** Connection limits (tests shorten the timeouts). */
+  limits?: Partial<ConnectionLimits>;
 }
 
 /** Builds the Fastify app: no listening, no globals, so tests build their own. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
+  const limits = { ...CONNECTION_LIMITS, ...deps.limits };
   const app = Fastify({
-    ...(deps.https ? { https: deps.https } : {}),
+    // Timed-out requests are found by a sweep every connectionsCheckingInterval.
+    ...(deps.https ? { https: { ...deps.https, connectionsCheckingInterval: Math.min(1000, limits.requestMs) } } : {}),
+    requestTimeout: limits.requestMs,
+    keepAliveTimeout: limits.keepAliveMs,
     logger: deps.logger ?? { level: config.logLevel, redact: LOG_REDACT },
     genReqId: () => newId('request'),
     requestIdHeader: false,
@@ -64,11 +92,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
-    frameworkErrors: (error, request, reply) => {
-      const apiError = toApiError(error);
-      (reply as FastifyReply).code(apiError.status).send(errorBody(request, apiError));
-    },
+    frameworkErrors: (error, request, reply) => answerError(error, request, reply as FastifyReply),
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.headersTimeout = limits.headersMs;
+  app.server.maxConnections = limits.maxConnections;
 
   app.setValidatorCompiler(validatorCompiler);
   app.removeContentTypeParser('text/plain');
@@ -80,9 +108,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return payload;
   });
   if (config.trustProxy) app.addHook('onRequest', requireForwardedHttps);
+  app.addHook('onRequest', refuseEncodedBodies);
   app.addHook('preValidation', async (request) => {
-    if (!request.routeOptions.config.keepNulls) dropEmptyValues(request.body);
-    dropEmptyValues(request.query);
+    prepareInput(request.body, { keepNulls: request.routeOptions.config.keepNulls });
+    prepareInput(request.query, { query: true });
   });
 
   const registry = createMetrics(app);
@@ -105,6 +134,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
   const limiter = deps.limiter ?? new MemoryRateLimiter();
   await app.register(healthRoutes, { database, registry, limiter });
+  await app.register(tagRoutes);
 
   const keys = deps.keys ?? new KeyStore(database);
   const cursors = new CursorCodec(await getOrCreateSecret(database, 'cursor_secret'));
@@ -125,6 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('forwarding', forwarding);
   app.addHook('onReady', async () => forwarding.start());
   app.addHook('onClose', async () => forwarding.stop());
+  await app.register(dashboard, { database, cursors, secrets, forwarding, limiter });
 
   await app.register(
     async (v1) => {

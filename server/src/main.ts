@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
-import { AccountError, createAccount, createKey, listKeys, revokeKey } from './accounts/accounts.js';
+import { AccountError, createAccount, createKey, listKeys, revokeKey, setPassword } from './accounts/accounts.js';
+import { createPublishableKeyForStore } from './accounts/publishable.js';
 import { type Config, ConfigError, loadConfig } from './config.js';
+import { PasswordInputError, readPassword } from './password-input.js';
 import { openDatabase, startServer } from './server.js';
 
 const USAGE = `Usage: waytrack <command>
@@ -8,7 +10,10 @@ const USAGE = `Usage: waytrack <command>
   serve                                   migrate, then serve the API over HTTPS
   migrate                                 apply database migrations and exit
   account create --email E [--password P] [--json]
+  account password --email E              set an owner's dashboard password (typed without echo, or
+                                          the first line of standard input when it is not a terminal)
   keys create --account ID --mode live|test [--scopes a,b] [--name N] [--json]
+  keys create --publishable --store ST [--mode live|test] [--origins https://a.example,...] [--name N] [--json]
   keys list --account ID [--json]
   keys revoke KEY_ID
 
@@ -72,6 +77,7 @@ export async function run(argv: string[]): Promise<void> {
       return;
     }
     case 'account': {
+      if (sub === 'password') return accountPassword(config, rest);
       if (sub !== 'create') throw new UsageError(`unknown command: account ${sub ?? ''}`);
       const { values } = options(rest, { email: { type: 'string' }, password: { type: 'string' }, json: { type: 'boolean' } });
       const email = required(values.email, '--email');
@@ -94,6 +100,15 @@ export async function run(argv: string[]): Promise<void> {
   }
 }
 
+/** `account password --email E`: sets the password an owner signs in to the dashboard with. */
+async function accountPassword(config: Config, rest: string[]): Promise<void> {
+  const { values } = options(rest, { email: { type: 'string' } });
+  const email = required(values.email, '--email');
+  const password = await readPassword();
+  const { accountId } = await withDatabase(config, (db) => setPassword(db, email, password));
+  console.log(`Dashboard password set for ${email.trim().toLowerCase()} (${accountId}); its dashboard sessions were signed out.`);
+}
+
 async function keys(config: Config, sub: string | undefined, rest: string[]): Promise<void> {
   switch (sub) {
     case 'create': {
@@ -103,7 +118,13 @@ async function keys(config: Config, sub: string | undefined, rest: string[]): Pr
         scopes: { type: 'string' },
         name: { type: 'string' },
         json: { type: 'boolean' },
+        publishable: { type: 'boolean' },
+        store: { type: 'string' },
+        origins: { type: 'string' },
       });
+      if (values.publishable) return createPublishable(config, values);
+      if (values.store !== undefined || values.origins !== undefined)
+        throw new UsageError('--store and --origins need --publishable');
       const accountId = required(values.account, '--account');
       const mode = required(values.mode, '--mode');
       if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
@@ -147,10 +168,35 @@ async function keys(config: Config, sub: string | undefined, rest: string[]): Pr
   }
 }
 
+/** `keys create --publishable`: a browser tag's key for one store (api.md §6); live unless --mode test. */
+async function createPublishable(config: Config, values: Record<string, string | boolean | undefined>): Promise<void> {
+  if (values.scopes !== undefined) throw new UsageError('a publishable key has the clicks:write scope only; leave --scopes out');
+  const storeId = required(values.store, '--store');
+  const mode = values.mode ?? 'live';
+  if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
+  const origins =
+    typeof values.origins === 'string'
+      ? values.origins
+          .split(',')
+          .map((o) => o.trim())
+          .filter(Boolean)
+      : [];
+  const name = typeof values.name === 'string' ? values.name : undefined;
+  const accountId = typeof values.account === 'string' ? values.account : undefined;
+  const key = await withDatabase(config, (db) => createPublishableKeyForStore(db, { storeId, mode, origins, name, accountId }));
+  if (values.json) {
+    console.log(JSON.stringify(key));
+  } else {
+    const extra = key.origins.length > 0 ? `, also from ${key.origins.join(', ')}` : '';
+    console.log(`Publishable key ${key.keyId} (${key.mode}, store ${key.storeId}${extra}): ${key.key}`);
+    console.log(`Put it in the store's pages: <script async src="https://WAYTRACK_HOST/tag.js" data-key="${key.key}"></script>`);
+  }
+}
+
 run(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     console.error(`waytrack: ${error.message}\n\n${USAGE}`);
-  } else if (error instanceof ConfigError || error instanceof AccountError) {
+  } else if (error instanceof ConfigError || error instanceof AccountError || error instanceof PasswordInputError) {
     console.error(`waytrack: ${error.message}`);
   } else {
     console.error(`waytrack: ${(error as Error).message ?? error}`);

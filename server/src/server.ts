@@ -78,9 +78,11 @@ export async function startServer(config: Config, print: (line: string) => void 
   if (!(await hasAccounts(database))) {
     print('No account yet. Create the first one (it prints a live and a test API key):');
     print('  npx waytrack account create --email you@example.com');
+    print('Then set its dashboard password: npx waytrack account password --email you@example.com');
   }
   if (tls.selfSignedPath) print(`Using a self-signed certificate for localhost: ${tls.selfSignedPath}`);
   if (plain) print(`Plain HTTP on port ${config.httpPort} answers every request with 403 https_required`);
+  print(`Dashboard: ${url}/dashboard`);
   // Printed last: scripts wait for this line to know the server is ready.
   print(`Waytrack API listening on ${url}/v1 (docs: ${url}/docs)`);
 

@@ -35,7 +35,13 @@ export function tempDir(prefix = 'waytrack-test-'): string {
 }
 
 export async function createTestContext(
-  options: { env?: Record<string, string>; limiter?: RateLimiter; forwarding?: Partial<DispatcherTuning> } = {},
+  options: {
+    env?: Record<string, string>;
+    limiter?: RateLimiter;
+    forwarding?: Partial<DispatcherTuning>;
+    /** Puts something between the app and the database (a fault, a wrapper under test). */
+    wrapDatabase?: (database: Database) => Database;
+  } = {},
 ): Promise<TestContext> {
   const dataDir = tempDir();
   // Generous limits by default so only rate-limit tests meet them.
@@ -50,7 +56,7 @@ export async function createTestContext(
     ...options.env,
   });
   const store = await openTestDatabase(dataDir);
-  const database = store.database;
+  const database = options.wrapDatabase ? options.wrapDatabase(store.database) : store.database;
   await database.migrate();
   const app = await buildApp({ config, database, logger: false, limiter: options.limiter, forwarding: options.forwarding });
   await app.ready();

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Database } from '../db/database.js';
 import {
   claimGroup,
-  countBacklog,
   dueGroups,
   markFailed,
   markRetry,
@@ -14,6 +13,8 @@ import {
 } from '../db/repositories/outbox.js';
 import { findStore } from '../db/repositories/stores.js';
 import type { CapiOutboxTable } from '../db/schema.js';
+import { DeliveryWaiters } from './delivery-waiters.js';
+import { type DispatcherMetrics, dispatcherMetrics, modeOf } from './dispatcher-metrics.js';
 import type { Forwarder } from './forwarding.js';
 import { GRAPH_TIMEOUT_MS, type GraphRequest, postEvents } from './graph.js';
 import { type SecretBox, SecretError } from './secrets.js';
@@ -76,7 +77,6 @@ type Target = Omit<GraphRequest, 'events'>;
 const SILENT: DispatcherLog = { info() {}, warn() {}, error() {} };
 /** Jobs held in memory for sending at most; beyond, new jobs are left to the database path. */
 const MAX_READY = 20_000;
-const mode = (livemode: number) => (livemode === 1 ? 'live' : 'test');
 const groupKey = (g: OutboxGroup) => `${g.store_id}\n${g.pixel_id}\n${g.livemode}\n${g.test_event_code ?? ''}`;
 
 /**
@@ -106,54 +106,13 @@ export class Dispatcher implements Forwarder {
   private readonly ready = new Map<string, { group: OutboxGroup; jobs: CapiOutboxTable[] }>();
   private readyCount = 0;
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly waiters = new Map<string, Array<(sent: boolean) => void>>();
-  private readonly metrics;
+  private readonly waiters = new DeliveryWaiters();
+  private readonly metrics: DispatcherMetrics;
 
   constructor(private readonly options: DispatcherOptions) {
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.log = options.log ?? SILENT;
-    const registers = options.registry ? [options.registry] : [];
-    const database = options.database;
-    this.metrics = {
-      sent: new Counter({
-        name: 'waytrack_capi_events_sent_total',
-        help: 'Conversions Meta acknowledged',
-        labelNames: ['mode'],
-        registers,
-      }),
-      failed: new Counter({
-        name: 'waytrack_capi_events_failed_total',
-        help: 'Conversions given up on (refused by Meta, or not delivered within 7 days)',
-        labelNames: ['mode'],
-        registers,
-      }),
-      retried: new Counter({
-        name: 'waytrack_capi_events_retried_total',
-        help: 'Conversion delivery attempts that failed and were scheduled again',
-        labelNames: ['mode'],
-        registers,
-      }),
-      requests: new Counter({
-        name: 'waytrack_capi_requests_total',
-        help: 'Conversions API requests by outcome',
-        labelNames: ['outcome'],
-        registers,
-      }),
-      backlog: new Gauge({
-        name: 'waytrack_capi_outbox_backlog',
-        help: 'Conversions waiting in the outbox for delivery to Meta',
-        labelNames: ['mode'],
-        registers,
-        async collect() {
-          try {
-            const counts = new Map((await countBacklog(database.read)).map((r) => [mode(r.livemode), r.count]));
-            for (const m of ['live', 'test']) this.set({ mode: m }, counts.get(m) ?? 0);
-          } catch {
-            // The database is unreachable: readiness reports that; the gauge keeps its last value.
-          }
-        },
-      }),
-    };
+    this.metrics = dispatcherMetrics(options.database, options.registry);
   }
 
   start(): void {
@@ -177,7 +136,7 @@ export class Dispatcher implements Forwarder {
     }
     this.ready.clear();
     this.readyCount = 0;
-    for (const id of [...this.waiters.keys()]) this.settle([id], false);
+    this.waiters.settleAll(false);
   }
 
   reserve(job: CapiOutboxTable): void {
@@ -215,31 +174,7 @@ export class Dispatcher implements Forwarder {
     if (!this.saturated) this.wake();
     const waitMs = this.options.syncWaitMs;
     if (!this.running || waitMs <= 0) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const list = this.waiters.get(conversionId) ?? [];
-      const settle = (sent: boolean) => {
-        clearTimeout(timer);
-        resolve(sent);
-      };
-      const timer = setTimeout(() => {
-        const current = this.waiters.get(conversionId);
-        const rest = current?.filter((f) => f !== settle) ?? [];
-        if (rest.length > 0) this.waiters.set(conversionId, rest);
-        else this.waiters.delete(conversionId);
-        resolve(false);
-      }, waitMs);
-      list.push(settle);
-      this.waiters.set(conversionId, list);
-    });
-  }
-
-  private settle(ids: string[], sent: boolean): void {
-    for (const id of ids) {
-      const list = this.waiters.get(id);
-      if (!list) continue;
-      this.waiters.delete(id);
-      for (const settle of list) settle(sent);
-    }
+    return this.waiters.wait(conversionId, waitMs);
   }
 
   private async pump(): Promise<void> {
@@ -445,8 +380,8 @@ export class Dispatcher implements Forwarder {
     const ids = jobs.map((j) => j.conversion_id);
     const now = Date.now();
     const changed = await this.options.database.write((trx) => markSent(trx, ids, { now, attempts, fbtraceId }));
-    this.metrics.sent.inc({ mode: mode(group.livemode) }, changed.length);
-    this.settle(ids, true);
+    this.metrics.sent.inc({ mode: modeOf(group.livemode) }, changed.length);
+    this.waiters.settle(ids, true);
   }
 
   private async recordFailed(
@@ -462,8 +397,8 @@ export class Dispatcher implements Forwarder {
     const changed = await this.options.database.write((trx) =>
       markFailed(trx, ids, this.owner, { now, attempts, error: text, fbtraceId }),
     );
-    this.metrics.failed.inc({ mode: mode(group.livemode) }, changed.length);
-    this.settle(ids, false);
+    this.metrics.failed.inc({ mode: modeOf(group.livemode) }, changed.length);
+    this.waiters.settle(ids, false);
   }
 
   /**
@@ -493,8 +428,8 @@ export class Dispatcher implements Forwarder {
         fbtraceId,
       }),
     ]);
-    if (error !== undefined) this.metrics.retried.inc({ mode: mode(group.livemode) }, retried.length);
-    this.metrics.failed.inc({ mode: mode(group.livemode) }, failed.length);
-    this.settle([...retry, ...giveUp], false);
+    if (error !== undefined) this.metrics.retried.inc({ mode: modeOf(group.livemode) }, retried.length);
+    this.metrics.failed.inc({ mode: modeOf(group.livemode) }, failed.length);
+    this.waiters.settle([...retry, ...giveUp], false);
   }
 }

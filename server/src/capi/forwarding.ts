@@ -94,8 +94,12 @@ export async function enqueueDelivery(trx: Writer, job: CapiOutboxTable): Promis
 
 /** The forwarding state of a conversion, as the resend endpoint answers it. */
 export function presentDelivery(row: ConversionsTable) {
+  return { conversionId: row.id, ...presentForwarding(row) };
+}
+
+/** `capiSent` and `capi`: a conversion's forwarding state, as every response shows it. */
+export function presentForwarding(row: ConversionsTable) {
   return {
-    conversionId: row.id,
     capiSent: row.capi_status === 'sent',
     capi: {
       status: row.capi_status,

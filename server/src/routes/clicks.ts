@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { fillClickStore, publishableClick } from '../accounts/publishable.js';
 import { tenantOf } from '../http/auth.js';
+import { answerPreflight } from '../http/cors.js';
 import { ok } from '../http/envelope.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { getClick, listClicksOf, presentClick, trackClick } from '../tracking/clicks.js';
@@ -73,11 +75,11 @@ const Click = Type.Object({
 const ClickList = Type.Object({ clicks: Type.Array(Click), hasMore: Type.Boolean(), nextCursor: Nullable(Type.String()) });
 
 export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, cursors }) => {
-  // POST /v1/track/click — record an ad click
+  // POST /v1/track/click — record an ad click (also the browser tag's, with a publishable key)
   app.post(
     '/track/click',
     {
-      config: { scope: 'clicks:write' },
+      config: { scope: 'clicks:write', publishable: true },
       schema: {
         tags: ['Tracking'],
         summary: 'Record an ad click',
@@ -85,9 +87,20 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         body: ClickBody,
         response: responses(200, ClickResult),
       },
+      preValidation: async (request) => {
+        const store = request.auth?.publishable?.storeId;
+        if (store) fillClickStore(request.body, store);
+      },
     },
-    async (request) => ok(request, await trackClick(database, tenantOf(request), request.body)),
+    async (request) => {
+      const auth = tenantOf(request);
+      const input = auth.publishable ? publishableClick(request.body, auth.publishable.storeId, request.ip) : request.body;
+      return ok(request, await trackClick(database, auth, input));
+    },
   );
+
+  // OPTIONS /v1/track/click — CORS preflight of the browser tag (http/cors.ts says why any origin's)
+  app.options('/track/click', { config: { public: true }, schema: { hide: true } }, answerPreflight);
 
   // GET /v1/clicks — list clicks, newest first
   app.get(

@@ -34,7 +34,21 @@ export const ClientTime = Type.Optional(
 );
 
 export const DateQuery = (description: string) =>
-  Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description, examples: ['2026-11-01'] }));
+  // A real month and day (the domain checks the rest, e.g. 2026-02-30).
+  Type.Optional(
+    Type.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$', description, examples: ['2026-11-01'] }),
+  );
 
 /** A query string schema: unknown parameters are refused (`unknown_field`), so a typo is never silently ignored. */
 export const Query = <T extends TProperties>(properties: T) => Type.Object(properties, { additionalProperties: false });
+
+/** A conversion's forwarding state to Meta, as every response shows it (capi/forwarding.ts presentForwarding). */
+export const ForwardingState = {
+  capiSent: Type.Boolean({ description: 'true once Meta acknowledged the event' }),
+  capi: Type.Object({
+    status: Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('skipped')]),
+    attempts: Type.Integer({ description: 'Conversions API requests that carried this event, over its whole life' }),
+    lastError: Type.Optional(Type.String()),
+    sentAt: Type.Optional(Type.String()),
+  }),
+};

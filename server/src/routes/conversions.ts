@@ -11,7 +11,17 @@ import {
   trackConversion,
 } from '../tracking/conversions.js';
 import { FBCLID_PATTERN } from './clicks.js';
-import { bearer, ClientTime, DateQuery, Nullable, Query, type RouteDeps, responses, Timestamp } from './common.js';
+import {
+  bearer,
+  ClientTime,
+  DateQuery,
+  ForwardingState,
+  Nullable,
+  Query,
+  type RouteDeps,
+  responses,
+  Timestamp,
+} from './common.js';
 
 const EVENT_TYPE = Type.String({
   pattern: '^[A-Za-z][A-Za-z0-9_]{0,49}$',
@@ -97,13 +107,7 @@ const Conversion = Type.Object({
   currency: Type.String(),
   attributed: Type.Boolean(),
   attributedTo: Type.Optional(AttributedTo),
-  capiSent: Type.Boolean(),
-  capi: Type.Object({
-    status: Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('skipped')]),
-    attempts: Type.Integer(),
-    lastError: Type.Optional(Type.String()),
-    sentAt: Type.Optional(Type.String()),
-  }),
+  ...ForwardingState,
   livemode: Type.Boolean(),
   timestamp: Timestamp('Event time'),
   createdAt: Timestamp('When the conversion was recorded'),

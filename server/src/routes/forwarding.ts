@@ -3,18 +3,9 @@ import { Type } from 'typebox';
 import { resendConversion } from '../capi/forwarding.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
-import { bearer, type RouteDeps, responses } from './common.js';
+import { bearer, ForwardingState, type RouteDeps, responses } from './common.js';
 
-const Delivery = Type.Object({
-  conversionId: Type.String(),
-  capiSent: Type.Boolean({ description: 'true once Meta acknowledged the event' }),
-  capi: Type.Object({
-    status: Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('skipped')]),
-    attempts: Type.Integer({ description: 'Conversions API requests that carried this event, over its whole life' }),
-    lastError: Type.Optional(Type.String()),
-    sentAt: Type.Optional(Type.String()),
-  }),
-});
+const Delivery = Type.Object({ conversionId: Type.String(), ...ForwardingState });
 
 /** Operator actions on forwarding to Meta's Conversions API. */
 export const forwardingRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, forwarding }) => {

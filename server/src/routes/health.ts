@@ -29,13 +29,13 @@ export const healthRoutes: FastifyPluginAsync<{ database: Database; registry: Re
     async (request) => ok(request, { status: 'ok' }),
   );
 
-  // GET /readyz — the database answers
+  // GET /readyz — the database answers, and takes writes (db/write-health.ts)
   app.get(
     '/readyz',
     {
       schema: {
         tags: ['Operations'],
-        summary: 'Readiness: the database is reachable (and whether rate limits are shared)',
+        summary: 'Readiness: the database is reachable and takes writes (and whether rate limits are shared)',
         response: responses(200, Readiness),
       },
     },

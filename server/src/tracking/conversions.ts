@@ -9,7 +9,7 @@ import {
 } from '../attribution/conversion.js';
 import { attributeConversion } from '../attribution/evidence.js';
 import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
-import { enqueueDelivery, type Forwarder, planDelivery } from '../capi/forwarding.js';
+import { enqueueDelivery, type Forwarder, planDelivery, presentForwarding } from '../capi/forwarding.js';
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
 import type { Database } from '../db/database.js';
 import {
@@ -249,13 +249,7 @@ export function presentConversion(row: ConversionsTable) {
     currency: row.currency,
     attributed: row.attributed === 1,
     ...attributedTo(row),
-    capiSent: row.capi_status === 'sent',
-    capi: {
-      status: row.capi_status,
-      attempts: row.capi_attempts,
-      ...(row.capi_last_error !== null && { lastError: row.capi_last_error }),
-      ...(row.capi_sent_at !== null && { sentAt: new Date(row.capi_sent_at).toISOString() }),
-    },
+    ...presentForwarding(row),
     livemode: row.livemode === 1,
     timestamp: new Date(row.event_time).toISOString(),
     createdAt: new Date(row.created_at).toISOString(),

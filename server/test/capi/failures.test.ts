@@ -85,8 +85,8 @@ describe('retries', () => {
     ctx = await forwardingContext(fake);
     fake.outage = { type: 'http500' };
     const storeId = await forwardingStore(ctx);
-    // 7 days minus 400 ms old: queued, but Meta's 7-day limit passes while it is being retried.
-    const res = await postConversion(ctx, storeId, { timestamp: new Date(Date.now() - 7 * 86_400_000 + 400).toISOString() });
+    // 7 days minus 1.5 s old: queued and tried (also on a loaded machine), but Meta's 7-day limit passes while it is being retried.
+    const res = await postConversion(ctx, storeId, { timestamp: new Date(Date.now() - 7 * 86_400_000 + 1500).toISOString() });
     const failed = await waitForStatus(ctx, res.body.data.conversionId, 'failed', 5000);
     expect(failed.capi.lastError).toMatch(/^Not delivered within 7 days of the event; last error: Meta error \(code 2/);
     expect(failed.capi.attempts).toBe(fake.requests.length);

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/accounts/accounts.js';
 import { hashApiKey, SCOPES, type Scope } from '../../src/accounts/keys.js';
+import { createPublishableKey } from '../../src/accounts/publishable.js';
 import { buildApp } from '../../src/app.js';
 import { KEY_CACHE_TTL_MS, KeyStore } from '../../src/http/auth.js';
 import {
@@ -443,6 +444,7 @@ const ROUTES: RouteCase[] = [
 for (const r of ROUTES) byPath.set(`${r.method} ${r.path}`, r);
 
 const WELL_FORMED_UNKNOWN_KEY = `wt_live_${'A1b2C3d4E5'.repeat(4)}`;
+const WELL_FORMED_UNKNOWN_PUBLISHABLE_KEY = `wt_pk_live_${'A1b2C3d4E5'.repeat(4)}`;
 
 describe.each(ROUTES)('$method $path', (r) => {
   let ctx: TestContext;
@@ -484,12 +486,41 @@ describe.each(ROUTES)('$method $path', (r) => {
     ['too short a secret', 'wt_live_abc123'],
     ['unknown mode', `wt_prod_${'A1b2C3d4E5'.repeat(4)}`],
     ['non-base62 secret', `wt_live_${'A1b2C3d4E5'.repeat(3)}-_-_-_`],
+    ['publishable, too short a secret', 'wt_pk_live_abc123'],
+    ['publishable, unknown mode', `wt_pk_prod_${'A1b2C3d4E5'.repeat(4)}`],
   ])('401 with a malformed key (%s)', async (_name, key) => {
     expectError(await send({ authorization: `Bearer ${key}` }), 401, 'unauthorized');
   });
 
   it('401 with a well-formed unknown key', async () => {
     expectError(await send({ authorization: `Bearer ${WELL_FORMED_UNKNOWN_KEY}` }), 401, 'unauthorized');
+  });
+
+  it('401 with a well-formed unknown publishable key', async () => {
+    const headers = { authorization: `Bearer ${WELL_FORMED_UNKNOWN_PUBLISHABLE_KEY}`, origin: 'https://shop.acme.test' };
+    expectError(await send(headers), 401, 'unauthorized');
+  });
+
+  // api.md §6: a publishable key (made for web pages) works on POST /v1/track/click only, and
+  // only from its store's pages; everywhere else it is refused even from those pages.
+  it("a publishable key of the seed's store: 403 unless POST /v1/track/click from the store's page", async () => {
+    const seed = await seedWith(ctx.app, ctx.a.live);
+    const { key } = await createPublishableKey(ctx.database, ctx.a.accountId, { storeId: seed.storeId, mode: 'live' });
+    const storePage = { authorization: `Bearer ${key}`, origin: 'https://shop.acme.test' };
+    if (r.path === '/v1/track/click') {
+      // The tag's body: the IP comes from the connection, not from the page.
+      const { ipAddress: _ip, ...body } = (r.body?.(seed) ?? {}) as Record<string, unknown>;
+      await ok(await call(ctx.app, r.method, r.url(seed), { headers: storePage, body }));
+      const error = expectError(
+        await call(ctx.app, r.method, r.url(seed), { headers: { ...storePage, origin: 'https://evil.example' }, body }),
+        403,
+        'forbidden',
+      );
+      expect(error.details).toEqual({ reason: 'origin_not_allowed' });
+    } else {
+      const error = expectError(await send(storePage, seed), 403, 'forbidden');
+      expect(error.details).toEqual({ reason: 'publishable_key_not_allowed' });
+    }
   });
 
   it('401 with another key of the right account mangled in one character', async () => {
