@@ -306,8 +306,9 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     const page = await newPage();
     await open(page, '/dashboard/conversions', page.getByRole('link', { name: 'order-1001' }));
     const row = page.getByRole('row', { name: /order-1001/ });
-    await expect(text(row)).resolves.toMatch(
-      /Acme Outdoor\s+Purchase\s+order-1001\s+\$49\.99\s+IwAR\d+\s+· 100% confidence\s+Skipped/,
+    // The store column shows the store's name once the store list has arrived (its id until then).
+    await eventually(async () =>
+      expect(await text(row)).toMatch(/Acme Outdoor\s+Purchase\s+order-1001\s+\$49\.99\s+IwAR\d+\s+· 100% confidence\s+Skipped/),
     );
     await page.getByLabel('Attribution').selectOption('false');
     await page.getByRole('heading', { name: 'No conversions match' }).waitFor();
