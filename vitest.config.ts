@@ -3,32 +3,38 @@ import { defineConfig } from 'vitest/config';
 // The whole suite runs once per database engine: the embedded SQLite always, PostgreSQL when
 // DATABASE_URL is set (each test makes a schema of its own there and drops it). Tests of one
 // engine's own machinery, and tests that touch no database, run in the SQLite pass only.
+// Load tests (server/test/load: latency bounds under attack) run after everything else, one file
+// at a time, so that no other test shares the two cores while they measure.
 const engineOnly = ['server/test/db/wal.test.ts', 'server/test/db/prepared.test.ts', 'server/test/unit/**'];
+const load = ['server/test/load/**/*.test.ts'];
 const postgres = Boolean(process.env.DATABASE_URL);
 if (!postgres) console.log('PostgreSQL pass skipped: set DATABASE_URL to run the whole suite on PostgreSQL too');
+
+const sqliteEnv = { WAYTRACK_TEST_ENGINE: 'sqlite', DATABASE_URL: '' }; // a server process a test starts must not pick PostgreSQL up
+const postgresEnv = { WAYTRACK_TEST_ENGINE: 'postgres' };
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    globalSetup: ['server/test/global-setup.ts'],
     reporters: ['default', './server/test/summary-reporter.ts'],
     projects: [
+      { extends: true, test: { name: 'sqlite', include: ['server/test/**/*.test.ts'], exclude: load, env: sqliteEnv } },
       {
         extends: true,
-        // A server process started by a test must not pick PostgreSQL up from the environment.
-        test: { name: 'sqlite', include: ['server/test/**/*.test.ts'], env: { WAYTRACK_TEST_ENGINE: 'sqlite', DATABASE_URL: '' } },
+        test: { name: 'load-sqlite', include: load, env: sqliteEnv, fileParallelism: false, sequence: { groupOrder: 1 } },
       },
       ...(postgres
         ? [
             {
               extends: true,
-              test: {
-                name: 'postgres',
-                include: ['server/test/**/*.test.ts'],
-                exclude: engineOnly,
-                env: { WAYTRACK_TEST_ENGINE: 'postgres' },
-              },
+              test: { name: 'postgres', include: ['server/test/**/*.test.ts'], exclude: [...engineOnly, ...load], env: postgresEnv },
+            },
+            {
+              extends: true,
+              test: { name: 'load-postgres', include: load, env: postgresEnv, fileParallelism: false, sequence: { groupOrder: 2 } },
             },
           ]
         : []),

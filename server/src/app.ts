@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, LogController } from 'fastify';
 import { Dispatcher, type DispatcherTuning } from './capi/dispatcher.js';
 import { loadSecretsKey, SecretBox } from './capi/secrets.js';
 import type { Config } from './config.js';
@@ -9,14 +9,17 @@ import { dashboard } from './dashboard/plugin.js';
 import type { Database } from './db/database.js';
 import { getOrCreateSecret } from './db/repositories/settings.js';
 import { authenticate, KeyStore } from './http/auth.js';
-import { answerError, registerErrorHandling } from './http/error-handler.js';
+import { capConnectionsPerClient } from './http/connection-limits.js';
+import { answerError, registerErrorHandling, toApiError } from './http/error-handler.js';
 import { idempotency } from './http/idempotency.js';
+import { DOCS_UI, DOCUMENT } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
+import { logRefusedBeforeRouting, registerRequestLog } from './http/request-log.js';
 import { answerClientError, HSTS, refuseEncodedBodies, requireForwardedHttps } from './http/transport.js';
 import { prepareInput, validatorCompiler } from './http/validation.js';
 import { newId } from './ids.js';
-import { createMetrics, LOG_REDACT, rollupBacklogGauge } from './observability.js';
+import { createMetrics, guardMetricsRoute, LOG_REDACT, rollupBacklogGauge } from './observability.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { clickRoutes } from './routes/clicks.js';
 import { conversionRoutes } from './routes/conversions.js';
@@ -41,24 +44,32 @@ export const BODY_LIMIT = 1024 * 1024;
 
 /**
  * Bounds on what a client may hold open (slow and abusive clients): a request (headers and
- * body) must arrive within `requestMs`, its headers within `headersMs`; an idle keep-alive
- * connection is closed after `keepAliveMs`; beyond `maxConnections` open connections new ones
- * are refused, well below the process's file descriptors, so the database and every
- * connection already served keep working.
+ * body) must arrive within `requestMs`, its headers within `headersMs` (and the TLS handshake
+ * before them within `headersMs` too: a connection that never completes it would otherwise be
+ * held for Node's default 120 s); an idle keep-alive connection is closed after `keepAliveMs`;
+ * beyond `maxConnections` open connections new ones are refused, well below the process's file
+ * descriptors, so the database and every connection already served keep working; and one
+ * client (IPv4 address or IPv6 /64) may hold at most `maxConnectionsPerIp` of them (0: no cap),
+ * so that it cannot take them all.
  */
 export interface ConnectionLimits {
   requestMs: number;
   headersMs: number;
   keepAliveMs: number;
   maxConnections: number;
+  maxConnectionsPerIp: number;
 }
 
-export const CONNECTION_LIMITS: ConnectionLimits = {
-  requestMs: 30_000,
-  headersMs: 10_000,
-  keepAliveMs: 5_000,
-  maxConnections: 10_000,
-};
+/** The limits configured (REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS, … with their defaults in config.ts). */
+function connectionLimitsOf(config: Config): ConnectionLimits {
+  return {
+    requestMs: config.requestTimeoutMs,
+    headersMs: config.headersTimeoutMs,
+    keepAliveMs: config.keepAliveTimeoutMs,
+    maxConnections: config.maxConnections,
+    maxConnectionsPerIp: config.maxConnectionsPerIp,
+  };
+}
 
 export interface AppDeps {
   config: Config;
@@ -78,13 +89,23 @@ export interface AppDeps {
 /** Builds the Fastify app: no listening, no globals, so tests build their own. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
-  const limits = { ...CONNECTION_LIMITS, ...deps.limits };
+  const limits = { ...connectionLimitsOf(config), ...deps.limits };
   const app = Fastify({
     // Timed-out requests are found by a sweep every connectionsCheckingInterval.
-    ...(deps.https ? { https: { ...deps.https, connectionsCheckingInterval: Math.min(1000, limits.requestMs) } } : {}),
+    ...(deps.https
+      ? {
+          https: {
+            ...deps.https,
+            connectionsCheckingInterval: Math.min(1000, limits.requestMs),
+            handshakeTimeout: limits.headersMs,
+          },
+        }
+      : {}),
     requestTimeout: limits.requestMs,
     keepAliveTimeout: limits.keepAliveMs,
     logger: deps.logger ?? { level: config.logLevel, redact: LOG_REDACT },
+    // One line per request, at response time (http/request-log.ts), instead of Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => newId('request'),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT,
@@ -92,11 +113,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
-    frameworkErrors: (error, request, reply) => answerError(error, request, reply as FastifyReply),
+    frameworkErrors: (error, request, reply) => {
+      logRefusedBeforeRouting(request, reply as FastifyReply, toApiError(error).code);
+      return answerError(error, request, reply as FastifyReply);
+    },
     clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.headersTimeout = limits.headersMs;
   app.server.maxConnections = limits.maxConnections;
+  capConnectionsPerClient(app.server, limits.maxConnectionsPerIp);
 
   app.setValidatorCompiler(validatorCompiler);
   app.removeContentTypeParser('text/plain');
@@ -112,26 +137,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('preValidation', async (request) => {
     prepareInput(request.body, { keepNulls: request.routeOptions.config.keepNulls });
     prepareInput(request.query, { query: true });
+    // Path ids reach the database too (a NUL in one was a 500 on PostgreSQL).
+    prepareInput(request.params, { keepNulls: true });
   });
 
+  registerRequestLog(app);
   const registry = createMetrics(app);
   rollupBacklogGauge(registry, database);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Waytrack API',
-        version: '1.0.0',
-        description:
-          'Conversion tracking and attribution: record ad clicks and conversions, attribute each conversion to the click that caused it, forward it to Meta, and report store metrics.',
-      },
-      servers: [{ url: '/' }],
-      components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'wt_live_… or wt_test_… API key' } },
-      },
-    },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  guardMetricsRoute(app, config); // before healthRoutes registers /metrics
+  // The reference documentation (http/openapi.ts): GET /v1/openapi.json and /docs.
+  await app.register(swagger, DOCUMENT);
+  await app.register(swaggerUi, DOCS_UI);
   const limiter = deps.limiter ?? new MemoryRateLimiter();
   await app.register(healthRoutes, { database, registry, limiter });
   await app.register(tagRoutes);

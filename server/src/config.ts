@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 
 /** Typed, validated configuration, read once from the environment at start. */
@@ -19,7 +20,25 @@ export interface Config {
   rateLimitRps: number;
   rateLimitBurst: number;
   ipRateLimitRps: number;
+  /**
+   * Slow and abusive clients (docs/deploy.md): REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS (also
+   * bounds the TLS handshake), KEEP_ALIVE_TIMEOUT_MS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_IP
+   * (0 = no cap; default 256, or 0 with TRUST_PROXY, where every connection is the proxy's).
+   */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerIp: number;
   logLevel: string;
+  /**
+   * METRICS_PORT: `/metrics` is served by a plain-HTTP listener of its own on METRICS_HOST
+   * (default 127.0.0.1) and no longer on the API port; unset → on the API port, as before.
+   */
+  metricsPort: number | undefined;
+  metricsHost: string;
+  /** METRICS_TOKEN: `/metrics` answers only `Authorization: Bearer <token>` (401 otherwise). */
+  metricsToken: string | undefined;
   /** RETENTION_DAYS: clicks and conversions older than this are deleted; unset → kept forever. */
   retentionDays: number | undefined;
 }
@@ -76,6 +95,59 @@ function secretsKey(env: Env): Buffer | undefined {
   return key;
 }
 
+/** A bind address: an IP address or a host name (as HOST takes). */
+function host(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (
+    isIP(raw) === 0 &&
+    !/^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}[A-Za-z0-9])?)*$/.test(raw)
+  ) {
+    throw new ConfigError(`${name} must be an IP address or a host name, got "${raw}"`);
+  }
+  return raw;
+}
+
+/**
+ * METRICS_PORT, METRICS_HOST, METRICS_TOKEN. The token is compared with what a scraper sends
+ * in a header, so it must be header-safe; short tokens are refused (the endpoint is never rate
+ * limited). The message never repeats the token.
+ */
+function metrics(env: Env, apiPorts: { port: number; httpPort: number | undefined }) {
+  const metricsPort = env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 0, 65535) : undefined;
+  if (env.METRICS_HOST && metricsPort === undefined) {
+    throw new ConfigError('METRICS_HOST is set but METRICS_PORT is not: set METRICS_PORT to serve /metrics on METRICS_HOST');
+  }
+  if (metricsPort !== undefined && metricsPort !== 0) {
+    if (metricsPort === apiPorts.port) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${metricsPort})`);
+    if (metricsPort === apiPorts.httpPort) throw new ConfigError(`METRICS_PORT must differ from HTTP_PORT (both ${metricsPort})`);
+  }
+  const token = env.METRICS_TOKEN || undefined;
+  if (token !== undefined && !/^[\x21-\x7e]{16,}$/.test(token)) {
+    throw new ConfigError('METRICS_TOKEN must be at least 16 characters, printable ASCII without spaces');
+  }
+  return { metricsPort, metricsHost: host(env, 'METRICS_HOST', '127.0.0.1'), metricsToken: token };
+}
+
+/**
+ * The connection limits (app.ts ConnectionLimits). Node refuses a headers timeout longer than
+ * the request timeout, so that is a configuration error here rather than a crash at listen.
+ */
+function connections(env: Env, trustProxy: boolean) {
+  const requestTimeoutMs = int(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000);
+  const headersTimeoutMs = int(env, 'HEADERS_TIMEOUT_MS', 10_000, 1000, 600_000);
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new ConfigError(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  }
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: int(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1000, 600_000),
+    maxConnections: int(env, 'MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+    maxConnectionsPerIp: int(env, 'MAX_CONNECTIONS_PER_IP', trustProxy ? 0 : 256, 0, 1_000_000),
+  };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -88,13 +160,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^v\d+\.\d+$/.test(graphVersion)) throw new ConfigError(`META_GRAPH_VERSION must look like v24.0, got "${graphVersion}"`);
   const httpPort = env.HTTP_PORT ? int(env, 'HTTP_PORT', 0, 0, 65535) : undefined;
   const retentionDays = env.RETENTION_DAYS ? int(env, 'RETENTION_DAYS', 0, 1, 36_500) : undefined;
+  const port = int(env, 'PORT', 8443, 0, 65535);
+  const trustProxy = bool(env, 'TRUST_PROXY', false);
   return {
-    port: int(env, 'PORT', 8443, 0, 65535),
+    port,
     host: env.HOST || '127.0.0.1',
     httpPort,
     tlsCert,
     tlsKey,
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    trustProxy,
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl: url(env, 'DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', undefined, ['redis:', 'rediss:']),
@@ -105,7 +179,9 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitRps: int(env, 'RATE_LIMIT_RPS', 100, 1, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1, 10_000_000),
     ipRateLimitRps: int(env, 'IP_RATE_LIMIT_RPS', 20, 1, 1_000_000),
+    ...connections(env, trustProxy),
     logLevel,
+    ...metrics(env, { port, httpPort }),
     retentionDays,
   };
 }

@@ -1,41 +1,481 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { AccountError, createAccount, createKey, listKeys, revokeKey, setPassword } from './accounts/accounts.js';
-import { createPublishableKeyForStore } from './accounts/publishable.js';
-import { type Config, ConfigError, loadConfig } from './config.js';
-import { PasswordInputError, readPassword } from './password-input.js';
-import { openDatabase, startServer } from './server.js';
+import { SCOPES } from './accounts/keys.js';
+import { type Config, loadConfig } from './config.js';
+import type { Database } from './db/database.js';
 
-const USAGE = `Usage: waytrack <command>
+// The commands' modules load when a command runs, not before: `--help`, `--version` and usage
+// errors answer at once instead of loading the whole server first.
+const accounts = () => import('./accounts/accounts.js');
 
-  serve                                   migrate, then serve the API over HTTPS
-  migrate                                 apply database migrations and exit
-  account create --email E [--password P] [--json]
-  account password --email E              set an owner's dashboard password (typed without echo, or
-                                          the first line of standard input when it is not a terminal)
-  keys create --account ID --mode live|test [--scopes a,b] [--name N] [--json]
-  keys create --publishable --store ST [--mode live|test] [--origins https://a.example,...] [--name N] [--json]
-  keys list --account ID [--json]
-  keys revoke KEY_ID
+/**
+ * The command line. Every command and option is declared once, below: the parser, the checks
+ * (required options, allowed values, which options go together) and the `--help` text are all
+ * made from these tables, so the help cannot drift from what the commands accept.
+ */
 
-Configuration comes from the environment (PORT, HOST, HTTP_PORT, DATA_DIR, TLS_CERT, TLS_KEY, ...).`;
+type Values = Record<string, string | boolean | undefined>;
 
-class UsageError extends Error {}
+interface Option {
+  type: 'string' | 'boolean';
+  /** How the value is shown in help (`--account ID`); `choices` show as `live|test`. */
+  value?: string;
+  /** The only values accepted. */
+  choices?: readonly string[];
+  /** Required in the command's one form (commands with several forms say it per form). */
+  required?: boolean;
+  help: string;
+}
 
-function options(args: string[], spec: Record<string, { type: 'string' | 'boolean' }>) {
-  try {
-    return parseArgs({ args, options: spec, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+/** One way to call a command: keys create makes a secret key, or with --publishable a browser key. */
+interface Form {
+  required: string[];
+  optional: string[];
+  /** Why an option of another form is refused in this one (default: a generic message). */
+  refuse?: Record<string, string>;
+}
+
+interface Command {
+  /** The words that name it: `keys create`. */
+  name: string;
+  /** Positional arguments, all required: `KEY_ID`. */
+  args?: string[];
+  summary: string;
+  /** More lines for `waytrack <command> --help`. */
+  details?: string[];
+  options: Record<string, Option>;
+  forms?: Form[];
+  run(input: { config: Config; values: Values; args: string[] }): Promise<void>;
+}
+
+class UsageError extends Error {
+  /** The command whose help the message points to (top-level help when undefined). */
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
+    super(message);
   }
 }
 
-function required(value: string | boolean | undefined, flag: string): string {
-  if (typeof value !== 'string' || value === '') throw new UsageError(`${flag} is required`);
-  return value;
+const json: Option = { type: 'boolean', help: 'print JSON (one value) instead of text' };
+const mode: Option = {
+  type: 'string',
+  choices: ['live', 'test'],
+  help: 'live or test data (a key of one mode never sees the other)',
+};
+
+const ENVIRONMENT = [
+  'Configuration comes from the environment, the same for every command: PORT (8443), HOST, HTTP_PORT,',
+  'DATA_DIR (./data), DATABASE_URL, REDIS_URL, TLS_CERT/TLS_KEY, SECRETS_KEY, LOG_LEVEL, ... (README.md).',
+];
+
+const COMMANDS: Command[] = [
+  {
+    name: 'serve',
+    summary: 'migrate, then serve the API, the dashboard and Meta forwarding over HTTPS',
+    details: ['On an empty database it prints how to create the first account. Stops cleanly on SIGTERM or SIGINT.'],
+    options: {},
+    run: ({ config }) => serve(config),
+  },
+  {
+    name: 'migrate',
+    summary: 'apply pending database migrations and exit',
+    details: [
+      'Refuses a database migrated by a newer version. With several instances, run it once per release',
+      'before starting them (docs/operations.md).',
+    ],
+    options: {},
+    async run({ config }) {
+      const database = await openDatabase(config);
+      const applied = await database.migrate().finally(() => database.close());
+      console.log(
+        applied.length === 0 ? 'Database is up to date' : `Applied ${applied.length} migrations: ${applied.join(', ')}`,
+      );
+    },
+  },
+  {
+    name: 'account create',
+    summary: 'create an owner account with one live and one test key (scope *)',
+    details: ['The keys are printed once. With --json: {"accountId","email","keys":{"live","test"}}.'],
+    options: {
+      email: { type: 'string', value: 'EMAIL', required: true, help: "the owner's email address (their dashboard sign-in)" },
+      password: { type: 'string', value: 'PASSWORD', help: 'dashboard password (or set it later with `account password`)' },
+      json,
+    },
+    async run({ config, values }) {
+      const email = values.email as string;
+      const password = typeof values.password === 'string' ? values.password : undefined;
+      const { createAccount } = await accounts();
+      const account = await withDatabase(config, (db) => createAccount(db, { email, password }));
+      if (values.json) {
+        console.log(JSON.stringify(account));
+      } else {
+        console.log(`Account ${account.accountId} created for ${account.email}`);
+        console.log(`Live key: ${account.keys.live}`);
+        console.log(`Test key: ${account.keys.test}`);
+        console.log('These keys are shown once; store them now.');
+      }
+    },
+  },
+  {
+    name: 'account list',
+    summary: 'list the accounts: id, email, created, whether a dashboard password is set',
+    details: ['With --json: [{"accountId","email","createdAt","hasPassword"}], oldest first.'],
+    options: { json },
+    async run({ config, values }) {
+      const { listAccounts } = await accounts();
+      const list = await withDatabase(config, (db) => listAccounts(db));
+      if (values.json) {
+        console.log(JSON.stringify(list));
+      } else if (list.length === 0) {
+        console.log('No account yet. Create one: waytrack account create --email you@example.com');
+      } else {
+        const width = Math.max(...list.map((a) => a.email.length), 'EMAIL'.length);
+        console.log(`${'ACCOUNT'.padEnd(31)}  ${'EMAIL'.padEnd(width)}  ${'CREATED'.padEnd(24)}  DASHBOARD PASSWORD`);
+        for (const a of list) {
+          console.log(
+            `${a.accountId.padEnd(31)}  ${a.email.padEnd(width)}  ${a.createdAt.padEnd(24)}  ${a.hasPassword ? 'set' : 'not set'}`,
+          );
+        }
+      }
+    },
+  },
+  {
+    name: 'account password',
+    summary: "set an owner's dashboard password and sign out their sessions",
+    details: ['The password is typed without echo, or read from the first line of standard input when it is not a terminal.'],
+    options: { email: { type: 'string', value: 'EMAIL', required: true, help: "the account's email address" } },
+    async run({ config, values }) {
+      const email = values.email as string;
+      const { readPassword } = await import('./password-input.js');
+      const password = await readPassword();
+      const { setPassword } = await accounts();
+      const { accountId } = await withDatabase(config, (db) => setPassword(db, email, password));
+      console.log(
+        `Dashboard password set for ${email.trim().toLowerCase()} (${accountId}); its dashboard sessions were signed out.`,
+      );
+    },
+  },
+  {
+    name: 'keys create',
+    summary: 'create an API key (printed once), or with --publishable a browser tag key for one store',
+    details: [
+      'With --json: {"keyId","key","mode","scopes"} (publishable: also "storeId" and "origins").',
+      'Find the account id with `waytrack account list`.',
+    ],
+    options: {
+      account: { type: 'string', value: 'ID', help: 'the account (acct_…) the key belongs to; see `waytrack account list`' },
+      mode,
+      scopes: {
+        type: 'string',
+        value: 'a,b',
+        help: `comma-separated scopes (default *): ${SCOPES.join(', ')}`,
+      },
+      name: { type: 'string', value: 'NAME', help: 'a label shown in key lists' },
+      publishable: {
+        type: 'boolean',
+        help: "a publishable key (wt_pk_…) for the browser tag: clicks:write on one store's pages",
+      },
+      store: { type: 'string', value: 'ST', help: 'the store (st_…) a publishable key records clicks for' },
+      origins: {
+        type: 'string',
+        value: 'https://a.example,…',
+        help: "origins allowed besides the store's domain (publishable keys)",
+      },
+      json,
+    },
+    forms: [
+      {
+        required: ['account', 'mode'],
+        optional: ['scopes', 'name', 'json'],
+        refuse: { store: '--store and --origins need --publishable', origins: '--store and --origins need --publishable' },
+      },
+      {
+        required: ['publishable', 'store'],
+        optional: ['mode', 'origins', 'name', 'account', 'json'],
+        refuse: { scopes: 'a publishable key has the clicks:write scope only; leave --scopes out' },
+      },
+    ],
+    run: ({ config, values }) => (values.publishable ? createPublishable(config, values) : createSecretKey(config, values)),
+  },
+  {
+    name: 'keys list',
+    summary: "list an account's keys with their display hint (never the key itself)",
+    details: ['With --json: an array of {"keyId","name","mode","scopes","hint","createdAt","revokedAt",…}.'],
+    options: { account: { type: 'string', value: 'ID', required: true, help: 'the account (acct_…)' }, json },
+    async run({ config, values }) {
+      const { listKeys } = await accounts();
+      const list = await withDatabase(config, (db) => listKeys(db, values.account as string));
+      if (values.json) {
+        console.log(JSON.stringify(list));
+        return;
+      }
+      for (const k of list) {
+        console.log(
+          `${k.keyId}  ${k.mode}  ${k.hint}  ${k.scopes.join(',')}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}  ${k.name}`,
+        );
+      }
+    },
+  },
+  {
+    name: 'keys revoke',
+    args: ['KEY_ID'],
+    summary: 'revoke a key; every running instance refuses it within seconds',
+    options: {},
+    async run({ config, args }) {
+      const keyId = args[0] as string;
+      const { revokeKey } = await accounts();
+      await withDatabase(config, (db) => revokeKey(db, keyId));
+      console.log(`Key ${keyId} revoked`);
+    },
+  },
+  {
+    name: 'backup',
+    args: ['FILE'],
+    summary: 'copy the embedded database to FILE while the server keeps running',
+    details: [
+      'A consistent snapshot holding every write committed before it began, written beside FILE and',
+      'renamed into place when complete (an existing FILE is replaced). The secrets key is not in it:',
+      'keep DATA_DIR/secrets.key (or SECRETS_KEY) safe separately. On PostgreSQL it writes nothing,',
+      'prints the pg_dump command for DATABASE_URL and exits 1. See docs/operations.md.',
+    ],
+    options: {},
+    async run({ config, args }) {
+      const { backupDatabase } = await import('./db/backup.js');
+      const result = await backupDatabase(config, args[0] as string);
+      const schema = result.migrations.at(-1) ?? 'none';
+      console.log(`Backed up the database to ${result.file} (${result.bytes} bytes, schema ${schema}).`);
+      console.log(secretsKeyReminder(config));
+    },
+  },
+  {
+    name: 'restore',
+    args: ['FILE'],
+    summary: 'replace the embedded database with a backup (stop the server first)',
+    details: [
+      'Checks FILE (a healthy Waytrack database, not newer than this version), refuses while a server has',
+      "DATA_DIR's database open, and swaps it in atomically. Start the server afterwards: it applies any",
+      'newer migrations. On PostgreSQL it changes nothing, prints the pg_restore command and exits 1.',
+    ],
+    options: {},
+    async run({ config, args }) {
+      const { restoreDatabase } = await import('./db/backup.js');
+      const result = await restoreDatabase(config, args[0] as string);
+      console.log(
+        `Restored ${args[0]} into ${result.file} (${result.bytes} bytes, schema ${result.migrations.at(-1) ?? 'none'}).`,
+      );
+      console.log(
+        config.secretsKey
+          ? "SECRETS_KEY must be the key of the installation the backup came from (it opens the stores' Meta access tokens)."
+          : `${config.dataDir}/secrets.key must be the key of the installation the backup came from: copy it there before starting, or the stores' Meta access tokens cannot be opened.`,
+      );
+      console.log('Start the server (waytrack serve): it migrates the database to this version first.');
+    },
+  },
+];
+
+/** Whose secrets key to keep with the backups: SECRETS_KEY's, or the generated file's. */
+function secretsKeyReminder(config: Config): string {
+  return config.secretsKey
+    ? 'The secrets key is not in the backup: SECRETS_KEY is set, so keep its value safe with your backups.'
+    : `The secrets key is not in the backup: keep a copy of ${config.dataDir}/secrets.key safe with your backups.`;
 }
 
-async function withDatabase<T>(config: Config, work: (db: ReturnType<typeof openDatabase>) => Promise<T>): Promise<T> {
-  const database = openDatabase(config);
+const GROUPS = [...new Set(COMMANDS.filter((c) => c.name.includes(' ')).map((c) => c.name.split(' ')[0] as string))];
+
+function version(): string {
+  // server/package.json, from src/ and from dist/ alike.
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+// ---- help, made from the tables above ----
+
+function optionWords(name: string, option: Option): string {
+  const value = option.choices ? option.choices.join('|') : option.value;
+  return option.type === 'boolean' ? `--${name}` : `--${name} ${value ?? 'VALUE'}`;
+}
+
+function formsOf(command: Command): Form[] {
+  if (command.forms) return command.forms;
+  const names = Object.keys(command.options);
+  return [
+    { required: names.filter((n) => command.options[n]?.required), optional: names.filter((n) => !command.options[n]?.required) },
+  ];
+}
+
+function synopses(command: Command): string[] {
+  return formsOf(command).map((form) => {
+    const words = [`waytrack ${command.name}`, ...(command.args ?? [])];
+    for (const n of form.required) words.push(optionWords(n, command.options[n] as Option));
+    for (const n of form.optional) words.push(`[${optionWords(n, command.options[n] as Option)}]`);
+    return words.join(' ');
+  });
+}
+
+function table(rows: [string, string][]): string[] {
+  const width = Math.min(Math.max(...rows.map(([left]) => left.length)), 34);
+  return rows.map(([left, right]) =>
+    left.length > width ? `  ${left}\n  ${''.padEnd(width)}  ${right}` : `  ${left.padEnd(width)}  ${right}`,
+  );
+}
+
+function mainHelp(): string {
+  return [
+    'Usage: waytrack <command> [options]',
+    '',
+    'Self-hostable conversion tracking and attribution. Commands:',
+    ...table(COMMANDS.map((c) => [[c.name, ...(c.args ?? [])].join(' '), c.summary])),
+    '',
+    'Options:',
+    ...table([
+      ['-h, --help', "show this help; after a command, that command's options (waytrack keys create --help)"],
+      ['-v, --version', 'print the version'],
+    ]),
+    '',
+    ...ENVIRONMENT,
+  ].join('\n');
+}
+
+function groupHelp(group: string): string {
+  const commands = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
+  return [
+    `Usage: waytrack ${group} <${commands.map((c) => c.name.split(' ')[1]).join('|')}> [options]`,
+    '',
+    ...table(commands.map((c) => [[c.name, ...(c.args ?? [])].join(' '), c.summary])),
+    '',
+    `Run \`waytrack ${group} <command> --help\` for a command's options.`,
+  ].join('\n');
+}
+
+function commandHelp(command: Command): string {
+  const [first, ...others] = synopses(command);
+  const options = Object.entries(command.options).map(([name, option]): [string, string] => [
+    optionWords(name, option),
+    option.help,
+  ]);
+  return [
+    `Usage: ${first}`,
+    ...others.map((s) => `       ${s}`),
+    '',
+    `${command.summary[0]?.toUpperCase()}${command.summary.slice(1)}.`,
+    ...(command.details ?? []),
+    '',
+    'Options:',
+    ...table([...options, ['-h, --help', 'show this help']]),
+    '',
+    ...ENVIRONMENT,
+  ].join('\n');
+}
+
+// ---- parsing and checks, from the same tables ----
+
+function parse(command: Command, rest: string[]): { values: Values; args: string[]; help: boolean } {
+  const spec: Record<string, { type: 'string' | 'boolean'; short?: string }> = { help: { type: 'boolean', short: 'h' } };
+  for (const [name, option] of Object.entries(command.options)) spec[name] = { type: option.type };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: rest, options: spec, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(parseErrorMessage(error as Error & { code?: string }, rest), command.name);
+  }
+  const { help, ...values } = parsed.values as Values;
+  return { values, args: parsed.positionals, help: help === true };
+}
+
+/** parseArgs' messages run to several sentences; the one line a person needs instead. */
+function parseErrorMessage(error: Error & { code?: string }, rest: string[]): string {
+  const flag = /'(-[^']*)'/.exec(error.message)?.[1];
+  switch (error.code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown option ${flag ?? rest.find((a) => a.startsWith('-'))}`;
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /argument missing/.test(error.message)
+        ? `${/'(--?\w[\w-]*)/.exec(error.message)?.[1] ?? 'an option'} needs a value`
+        : (error.message.split('. ')[0] as string);
+    default:
+      return error.message.split('. ')[0] as string;
+  }
+}
+
+/** The form the options name (a form that requires a flag applies when that flag is given). */
+function chooseForm(command: Command, values: Values): Form {
+  const forms = formsOf(command);
+  const flagged = forms.find((f) => f.required.some((n) => command.options[n]?.type === 'boolean' && values[n] === true));
+  return flagged ?? (forms.find((f) => !f.required.some((n) => command.options[n]?.type === 'boolean')) as Form);
+}
+
+function check(command: Command, values: Values, args: string[]): void {
+  const form = chooseForm(command, values);
+  for (const name of Object.keys(values)) {
+    if (values[name] === undefined || form.required.includes(name) || form.optional.includes(name)) continue;
+    throw new UsageError(
+      form.refuse?.[name] ?? `--${name} does not go with ${synopses(command).length > 1 ? 'this form of ' : ''}${command.name}`,
+      command.name,
+    );
+  }
+  for (const name of form.required) {
+    const value = values[name];
+    if (value === undefined || value === '') throw new UsageError(`--${name} is required`, command.name);
+  }
+  for (const [name, option] of Object.entries(command.options)) {
+    const value = values[name];
+    if (option.choices && typeof value === 'string' && !option.choices.includes(value)) {
+      throw new UsageError(`--${name} must be ${option.choices.join(' or ')}`, command.name);
+    }
+  }
+  const expected = command.args ?? [];
+  if (args.length < expected.length) throw new UsageError(`${expected[args.length]} is required`, command.name);
+  if (args.length > expected.length) throw new UsageError(`unexpected argument "${args[expected.length]}"`, command.name);
+}
+
+export async function run(argv: string[]): Promise<void> {
+  const [first, second] = argv;
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    const topic = argv.slice(1).filter((a) => !a.startsWith('-'));
+    if (first === 'help' && topic.length > 0) return run([...topic, '--help']);
+    console.log(mainHelp());
+    return;
+  }
+  if (first === '--version' || first === '-v') {
+    console.log(version());
+    return;
+  }
+  if (first.startsWith('-')) throw new UsageError(`unknown option ${first}`);
+  const command = COMMANDS.find((c) => c.name === first) ?? COMMANDS.find((c) => c.name === `${first} ${second}`);
+  if (!command) {
+    if (GROUPS.includes(first)) {
+      if (second === '--help' || second === '-h') {
+        console.log(groupHelp(first));
+        return;
+      }
+      const subcommands = COMMANDS.filter((c) => c.name.startsWith(`${first} `)).map((c) => c.name.split(' ')[1]);
+      if (second === undefined) throw new UsageError(`"${first}" needs a command: ${subcommands.join(', ')}`, first);
+      throw new UsageError(`unknown command "${first} ${second}"`, first);
+    }
+    throw new UsageError(`unknown command "${first}"`);
+  }
+  const rest = argv.slice(command.name.split(' ').length);
+  const { values, args, help } = parse(command, rest);
+  if (help) {
+    console.log(commandHelp(command));
+    return;
+  }
+  check(command, values, args);
+  await command.run({ config: loadConfig(), values, args });
+}
+
+// ---- the commands' work ----
+
+/** The database the configuration names (the one `serve` opens). */
+async function openDatabase(config: Config): Promise<Database> {
+  const { openDatabase: open } = await import('./db/open.js');
+  return open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+}
+
+async function withDatabase<T>(config: Config, work: (db: Database) => Promise<T>): Promise<T> {
+  const database = await openDatabase(config);
   try {
     await database.migrate();
     return await work(database);
@@ -45,6 +485,7 @@ async function withDatabase<T>(config: Config, work: (db: ReturnType<typeof open
 }
 
 async function serve(config: Config): Promise<void> {
+  const { startServer } = await import('./server.js');
   const server = await startServer(config);
   const stop = (signal: string) => {
     console.log(`${signal} received, shutting down`);
@@ -60,130 +501,35 @@ async function serve(config: Config): Promise<void> {
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
-export async function run(argv: string[]): Promise<void> {
-  const [command, sub, ...rest] = argv;
-  if (!command || command === 'help' || command === '--help' || command === '-h') {
-    console.log(USAGE);
-    return;
-  }
-  const config = loadConfig();
-  switch (command) {
-    case 'serve':
-      return serve(config);
-    case 'migrate': {
-      const database = openDatabase(config);
-      const applied = await database.migrate().finally(() => database.close());
-      console.log(applied.length === 0 ? 'Database is up to date' : `Applied ${applied.length} migrations`);
-      return;
-    }
-    case 'account': {
-      if (sub === 'password') return accountPassword(config, rest);
-      if (sub !== 'create') throw new UsageError(`unknown command: account ${sub ?? ''}`);
-      const { values } = options(rest, { email: { type: 'string' }, password: { type: 'string' }, json: { type: 'boolean' } });
-      const email = required(values.email, '--email');
-      const password = typeof values.password === 'string' ? values.password : undefined;
-      const account = await withDatabase(config, (db) => createAccount(db, { email, password }));
-      if (values.json) {
-        console.log(JSON.stringify(account));
-      } else {
-        console.log(`Account ${account.accountId} created for ${account.email}`);
-        console.log(`Live key: ${account.keys.live}`);
-        console.log(`Test key: ${account.keys.test}`);
-        console.log('These keys are shown once; store them now.');
-      }
-      return;
-    }
-    case 'keys':
-      return keys(config, sub, rest);
-    default:
-      throw new UsageError(`unknown command: ${command}`);
-  }
+function list(value: string | boolean | undefined): string[] | undefined {
+  if (typeof value !== 'string') return undefined;
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
-/** `account password --email E`: sets the password an owner signs in to the dashboard with. */
-async function accountPassword(config: Config, rest: string[]): Promise<void> {
-  const { values } = options(rest, { email: { type: 'string' } });
-  const email = required(values.email, '--email');
-  const password = await readPassword();
-  const { accountId } = await withDatabase(config, (db) => setPassword(db, email, password));
-  console.log(`Dashboard password set for ${email.trim().toLowerCase()} (${accountId}); its dashboard sessions were signed out.`);
-}
-
-async function keys(config: Config, sub: string | undefined, rest: string[]): Promise<void> {
-  switch (sub) {
-    case 'create': {
-      const { values } = options(rest, {
-        account: { type: 'string' },
-        mode: { type: 'string' },
-        scopes: { type: 'string' },
-        name: { type: 'string' },
-        json: { type: 'boolean' },
-        publishable: { type: 'boolean' },
-        store: { type: 'string' },
-        origins: { type: 'string' },
-      });
-      if (values.publishable) return createPublishable(config, values);
-      if (values.store !== undefined || values.origins !== undefined)
-        throw new UsageError('--store and --origins need --publishable');
-      const accountId = required(values.account, '--account');
-      const mode = required(values.mode, '--mode');
-      if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
-      const scopes =
-        typeof values.scopes === 'string'
-          ? values.scopes
-              .split(',')
-              .map((s) => s.trim())
-              .filter(Boolean)
-          : undefined;
-      const name = typeof values.name === 'string' ? values.name : undefined;
-      const key = await withDatabase(config, (db) => createKey(db, { accountId, mode, scopes, name }));
-      if (values.json) console.log(JSON.stringify(key));
-      else console.log(`Key ${key.keyId} (${key.mode}, scopes ${key.scopes.join(',')}): ${key.key}\nShown once; store it now.`);
-      return;
-    }
-    case 'list': {
-      const { values } = options(rest, { account: { type: 'string' }, json: { type: 'boolean' } });
-      const accountId = required(values.account, '--account');
-      const list = await withDatabase(config, (db) => listKeys(db, accountId));
-      if (values.json) {
-        console.log(JSON.stringify(list));
-      } else {
-        for (const k of list) {
-          console.log(
-            `${k.keyId}  ${k.mode}  ${k.hint}  ${k.scopes.join(',')}  ${k.revokedAt ? `revoked ${k.revokedAt}` : 'active'}  ${k.name}`,
-          );
-        }
-      }
-      return;
-    }
-    case 'revoke': {
-      const { positionals } = options(rest, {});
-      const keyId = required(positionals[0], 'KEY_ID');
-      await withDatabase(config, (db) => revokeKey(db, keyId));
-      console.log(`Key ${keyId} revoked`);
-      return;
-    }
-    default:
-      throw new UsageError(`unknown command: keys ${sub ?? ''}`);
-  }
+async function createSecretKey(config: Config, values: Values): Promise<void> {
+  const accountId = values.account as string;
+  const keyMode = values.mode as 'live' | 'test';
+  const name = typeof values.name === 'string' ? values.name : undefined;
+  const { createKey } = await accounts();
+  const key = await withDatabase(config, (db) => createKey(db, { accountId, mode: keyMode, scopes: list(values.scopes), name }));
+  if (values.json) console.log(JSON.stringify(key));
+  else console.log(`Key ${key.keyId} (${key.mode}, scopes ${key.scopes.join(',')}): ${key.key}\nShown once; store it now.`);
 }
 
 /** `keys create --publishable`: a browser tag's key for one store (api.md §6); live unless --mode test. */
-async function createPublishable(config: Config, values: Record<string, string | boolean | undefined>): Promise<void> {
-  if (values.scopes !== undefined) throw new UsageError('a publishable key has the clicks:write scope only; leave --scopes out');
-  const storeId = required(values.store, '--store');
-  const mode = values.mode ?? 'live';
-  if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
-  const origins =
-    typeof values.origins === 'string'
-      ? values.origins
-          .split(',')
-          .map((o) => o.trim())
-          .filter(Boolean)
-      : [];
+async function createPublishable(config: Config, values: Values): Promise<void> {
+  const storeId = values.store as string;
+  const keyMode = (values.mode ?? 'live') as 'live' | 'test';
+  const origins = list(values.origins) ?? [];
   const name = typeof values.name === 'string' ? values.name : undefined;
   const accountId = typeof values.account === 'string' ? values.account : undefined;
-  const key = await withDatabase(config, (db) => createPublishableKeyForStore(db, { storeId, mode, origins, name, accountId }));
+  const { createPublishableKeyForStore } = await import('./accounts/publishable.js');
+  const key = await withDatabase(config, (db) =>
+    createPublishableKeyForStore(db, { storeId, mode: keyMode, origins, name, accountId }),
+  );
   if (values.json) {
     console.log(JSON.stringify(key));
   } else {
@@ -194,12 +540,12 @@ async function createPublishable(config: Config, values: Record<string, string |
 }
 
 run(process.argv.slice(2)).catch((error: unknown) => {
+  // Usage errors point to the help to read; every other failure (configuration, an account or a
+  // key that does not exist, a refused restore, ...) is its own message.
   if (error instanceof UsageError) {
-    console.error(`waytrack: ${error.message}\n\n${USAGE}`);
-  } else if (error instanceof ConfigError || error instanceof AccountError || error instanceof PasswordInputError) {
-    console.error(`waytrack: ${error.message}`);
+    console.error(`waytrack: ${error.message} (see \`waytrack ${error.command ? `${error.command} ` : ''}--help\`)`);
   } else {
-    console.error(`waytrack: ${(error as Error).message ?? error}`);
+    console.error(`waytrack: ${(error as Error | undefined)?.message ?? error}`);
   }
   process.exit(1);
 });

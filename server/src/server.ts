@@ -1,14 +1,16 @@
 import type { Server } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { hasAccounts } from './accounts/accounts.js';
 import { startRollupRefresher } from './analytics/rollups.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { tightenDataDir } from './data-dir.js';
 import type { Database } from './db/database.js';
 import { openDatabase as openEngine } from './db/open.js';
 import { purgeExpiredIdempotencyKeys } from './db/repositories/idempotency.js';
 import { RedisRateLimiter } from './http/redis-rate-limit.js';
 import { createPlainHttpRejector } from './http/transport.js';
+import { listenForMetrics, type MetricsListener, serverLogger } from './observability.js';
 import { startRetention } from './retention.js';
 import { loadTls } from './tls.js';
 
@@ -22,12 +24,23 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface StartOptions {
+  /** The logger (tests pass a stream); default: JSON lines, or readable ones on a terminal. */
+  logger?: FastifyServerOptions['logger'];
+}
+
 /** `waytrack serve`: migrate, then serve HTTPS (and the optional HTTP rejector) until stopped. */
-export async function startServer(config: Config, print: (line: string) => void = console.log): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  print: (line: string) => void = console.log,
+  options: StartOptions = {},
+): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
+  // Before anything is opened or created in DATA_DIR: earlier versions created files 0644.
+  const loose = tightenDataDir(config.dataDir);
   // Background database work (log checkpoints) reports failures here; it retries by itself.
   const database = openDatabase(config, (err) => app?.log.warn({ err }, 'database log checkpoint failed; retrying'));
-  await database.migrate();
+  const applied = await database.migrate();
   const tls = await loadTls(config);
   // REDIS_URL: one bucket per key shared by every instance (per instance while Redis is away).
   const limiter = config.redisUrl
@@ -35,7 +48,25 @@ export async function startServer(config: Config, print: (line: string) => void 
         log: { warn: (message) => app?.log.warn(message), info: (message) => app?.log.info(message) },
       })
     : undefined;
-  app = await buildApp({ config, database, limiter, https: { key: tls.key, cert: tls.cert } });
+  app = await buildApp({
+    config,
+    database,
+    limiter,
+    https: { key: tls.key, cert: tls.cert },
+    logger: options.logger ?? (await serverLogger(config)),
+  });
+  const log = app.log;
+  if (loose.length > 0) {
+    const failed = loose.filter((entry) => entry.error);
+    log.warn(
+      { dataDir: config.dataDir, files: loose },
+      failed.length === 0
+        ? 'DATA_DIR was readable by other users: its files are now 0600 and its directories 0700'
+        : 'DATA_DIR is readable by other users and could not all be tightened (see files[].error): make it owned by the user Waytrack runs as, files 0600 and directories 0700',
+    );
+  }
+  if (applied.length > 0) log.info({ migrations: applied }, `applied ${applied.length} database migrations`);
+  else log.info('database schema is up to date');
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -52,9 +83,14 @@ export async function startServer(config: Config, print: (line: string) => void 
     plain = rejector;
   }
 
+  // METRICS_PORT: /metrics on a listener of its own (and not on the API port, app.ts).
+  let metrics: MetricsListener | undefined;
+  if (config.metricsPort !== undefined) metrics = await listenForMetrics(app.metrics, config);
+
   // Analytics rollups follow the stored rows in the background, so analytics reads rarely wait.
   const rollups = startRollupRefresher(database, {
     onError: (err) => app.log.warn({ err }, 'analytics rollups could not be refreshed; retrying'),
+    log: app.log,
   });
 
   // RETENTION_DAYS: events older than that are deleted in bounded batches.
@@ -82,6 +118,7 @@ export async function startServer(config: Config, print: (line: string) => void 
   }
   if (tls.selfSignedPath) print(`Using a self-signed certificate for localhost: ${tls.selfSignedPath}`);
   if (plain) print(`Plain HTTP on port ${config.httpPort} answers every request with 403 https_required`);
+  if (metrics) print(`Prometheus metrics: ${metrics.url}`);
   print(`Dashboard: ${url}/dashboard`);
   // Printed last: scripts wait for this line to know the server is ready.
   print(`Waytrack API listening on ${url}/v1 (docs: ${url}/docs)`);
@@ -96,6 +133,7 @@ export async function startServer(config: Config, print: (line: string) => void 
         await retention?.stop();
         await rollups.stop();
         if (plain) await new Promise<void>((resolve) => plain.close(() => resolve()));
+        await metrics?.close();
         await app.close(); // stops accepting, drains in-flight requests
         await database.close(); // flushes queued writes, then closes
         await limiter?.close();

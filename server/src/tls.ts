@@ -25,7 +25,8 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
   // An empty file is what a power cut left of an earlier version's write: make them again.
   const present = (file: string) => (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0;
   if (!present(certPath) || !present(keyPath)) {
-    mkdirSync(path.dirname(certPath), { recursive: true });
+    // DATA_DIR and DATA_DIR/tls are 0700, the files 0600 (data-dir.ts).
+    mkdirSync(path.dirname(certPath), { recursive: true, mode: 0o700 });
     const notAfter = new Date();
     notAfter.setFullYear(notAfter.getFullYear() + 2);
     // Loaded only when a certificate must be made: it is slow to import and rarely needed.
@@ -50,7 +51,7 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
     });
     // The key first: a cert on disk without its key is never read as a pair.
     writeFileDurably(keyPath, pems.private, { mode: 0o600 });
-    writeFileDurably(certPath, pems.cert);
+    writeFileDurably(certPath, pems.cert, { mode: 0o600 });
   }
   return { cert: readFileSync(certPath), key: readFileSync(keyPath), selfSignedPath: certPath };
 }

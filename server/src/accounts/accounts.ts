@@ -5,13 +5,14 @@ import {
   findAccountByEmail,
   insertAccount,
   insertApiKey,
+  listAccounts as listAccountRows,
   listApiKeys,
   revokeApiKey,
   setAccountPassword,
 } from '../db/repositories/accounts.js';
 import { deleteSessionsOfAccount } from '../db/repositories/sessions.js';
 import { newId } from '../ids.js';
-import { generateApiKey, hashPassword, isScope, type KeyKind, type Mode, verifyPassword } from './keys.js';
+import { generateApiKey, hashPassword, isScope, type KeyKind, type Mode, SCOPES, verifyPassword } from './keys.js';
 
 /** Accounts and their API keys: what the CLI and the dashboard manage. */
 
@@ -105,7 +106,9 @@ export async function createKey(
   if (input.scopes !== undefined && input.scopes.length === 0) throw new AccountError('a key needs at least one scope');
   const scopes = input.scopes ? [...new Set(input.scopes)] : ['*'];
   for (const scope of scopes) {
-    if (scope !== '*' && !isScope(scope)) throw new AccountError(`unknown scope "${scope}"`);
+    if (scope !== '*' && !isScope(scope)) {
+      throw new AccountError(`unknown scope "${scope}"; the scopes are ${['*', ...SCOPES].join(', ')} (* = all)`);
+    }
   }
   const keyId = newId('key');
   const generated = generateApiKey(input.mode);
@@ -185,6 +188,25 @@ export async function verifyCredentials(
   const stored = account?.password_hash ?? decoyHash;
   const matches = verifyPassword(password, stored);
   return account?.password_hash && matches ? { accountId: account.id, email: account.email } : undefined;
+}
+
+export interface AccountSummary {
+  accountId: string;
+  email: string;
+  createdAt: string;
+  /** Whether the owner can sign in to the dashboard (`account password` sets it). */
+  hasPassword: boolean;
+}
+
+/** Every account, oldest first: what the operator needs to find an account id for `keys create --account`. */
+export async function listAccounts(database: Database): Promise<AccountSummary[]> {
+  const rows = await listAccountRows(database.read);
+  return rows.map((a) => ({
+    accountId: a.id,
+    email: a.email,
+    createdAt: new Date(Number(a.created_at)).toISOString(),
+    hasPassword: a.password_hash !== null,
+  }));
 }
 
 export async function hasAccounts(database: Database): Promise<boolean> {

@@ -22,6 +22,7 @@
  */
 
 import { zoneOf } from '../calendar/zone.js';
+import { crashPoint } from '../crash-point.js';
 import { backgroundJob, type Database, type Reader, type Writer } from '../db/database.js';
 import {
   adoptZones,
@@ -31,6 +32,7 @@ import {
   conversionFacts,
   lockConversion,
   type QueuedRow,
+  queueSize,
   type RollupZone,
   readQueue,
   requeueStore,
@@ -111,6 +113,7 @@ export async function applyFold(trx: Writer, pending: PendingFold): Promise<void
     if (now && (now.timezone !== zone.timezone || now.tzdata !== zone.tzdata)) throw new StaleFold();
   }
   await addFoldRows(trx, pending.rows);
+  crashPoint('fold'); // test hook (crash-point.ts): deltas written, the transaction not committed
 }
 
 /** Folds and writes one step; 'stale' when another fold got there first (nothing written). */
@@ -186,6 +189,51 @@ export interface RollupRefresher {
   stop(): Promise<void>;
 }
 
+/** The part of pino the refresher uses. */
+export interface RollupLog {
+  info(obj: object, msg: string): void;
+}
+
+/**
+ * Progress of a long fold — the first build of the rollups over the events of an earlier
+ * version, a rebuild after a store's time zone changed — logged every `everyMs` once a fold has
+ * run that long: rows folded so far of the total (folded + still queued; the total grows with
+ * events recorded meanwhile). Short folds, the usual case, log nothing and count nothing.
+ */
+class FoldProgress {
+  private readonly started = performance.now();
+  private lastReport = this.started;
+  private done = 0;
+  private reported = false;
+
+  constructor(
+    private readonly database: Database,
+    private readonly log: RollupLog,
+    private readonly everyMs: number,
+  ) {}
+
+  async folded(rows: number): Promise<void> {
+    this.done += rows;
+    const now = performance.now();
+    if (now - this.lastReport < this.everyMs) return;
+    this.lastReport = now;
+    const queued = await queueSize(this.database.read);
+    const total = this.done + queued.click + queued.conversion;
+    const percent = total === 0 ? 100 : Math.floor((this.done / total) * 100);
+    this.log.info(
+      { done: this.done, total, seconds: Math.round((now - this.started) / 1000) },
+      `analytics rollups: ${this.done} of ${total} rows folded (${percent}%)`,
+    );
+    this.reported = true;
+  }
+
+  finished(): void {
+    if (!this.reported) return;
+    const seconds = Math.round((performance.now() - this.started) / 100) / 10;
+    this.log.info({ done: this.done, seconds }, `analytics rollups are up to date: ${this.done} rows folded in ${seconds} s`);
+  }
+}
+
 /**
  * Keeps the rollups close to the stored rows in the background: every `intervalMs`, rebuilds
  * the rollups of stores whose time zone changed, and every `foldEveryMs` folds queued events,
@@ -197,22 +245,46 @@ export interface RollupRefresher {
  */
 export function startRollupRefresher(
   database: Database,
-  options: { intervalMs?: number; foldEveryMs?: number; onError?: (error: unknown) => void } = {},
+  options: {
+    intervalMs?: number;
+    foldEveryMs?: number;
+    onError?: (error: unknown) => void;
+    /** Rebuilds and the progress of long folds are logged here. */
+    log?: RollupLog;
+    /** How often a long fold logs its progress (default 5 s). */
+    progressEveryMs?: number;
+    /** Events per background step (default BACKGROUND_CHUNK). */
+    chunk?: number;
+  } = {},
 ): RollupRefresher {
   let running: Promise<void> | undefined;
   let stopped = false;
   let failing = false; // report a failure once, not on every tick
   let foldedAt = performance.now();
+  let progress: FoldProgress | undefined;
   const tick = async () => {
     for (const store of await storesNeedingRebuild(database.read, TZDATA)) {
       if (stopped) return;
-      await database.write((trx) => rebuildIfZoneChanged(trx, store));
+      if (await database.write((trx) => rebuildIfZoneChanged(trx, store))) {
+        options.log?.info(
+          { storeId: store.id, timezone: store.timezone },
+          "rebuilding a store's analytics rollups in its time zone (it changed, or the time zone data did)",
+        );
+      }
     }
     if (performance.now() - foldedAt < (options.foldEveryMs ?? 1000)) return;
     foldedAt = performance.now();
+    // One fold may span ticks (a stale step, a failure): its progress goes on until the queue is empty.
+    if (options.log) progress ??= new FoldProgress(database, options.log, options.progressEveryMs ?? 5000);
     while (!stopped) {
-      const pending = await database.background(FOLD_QUEUED, { limit: BACKGROUND_CHUNK });
-      if ((await foldStep(database, pending)) !== 'more') break;
+      const pending = await database.background(FOLD_QUEUED, { limit: options.chunk ?? BACKGROUND_CHUNK });
+      const step = await foldStep(database, pending);
+      if (step !== 'stale' && pending) await progress?.folded(pending.queued.length);
+      if (step === 'done') {
+        progress?.finished();
+        progress = undefined;
+      }
+      if (step !== 'more') break;
     }
   };
   const timer = setInterval(() => {

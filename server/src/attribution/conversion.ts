@@ -7,8 +7,9 @@ import { findStore } from '../db/repositories/stores.js';
 import type { ConversionsTable, StoresTable, TouchpointsTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { attributeConversion, type ConversionClues } from './evidence.js';
-import type { Attribution, AttributionPolicy, Signal } from './model.js';
+import { conversionNotFound } from '../tracking/not-found.js';
+import { attributeConversion, type ConversionClues, explainUnattributed } from './evidence.js';
+import type { Attribution, AttributionPolicy, Miss, Signal, Touchpoint } from './model.js';
 
 export const NOT_ATTRIBUTED: Attribution = { winner: null, touchpoints: [] };
 
@@ -74,7 +75,59 @@ export async function explainAttribution(database: Database, row: ConversionsTab
       score: t.score,
       clickTime: new Date(t.click_time).toISOString(),
     })),
+    ...(row.attributed === 1 ? {} : await whyUnattributed(database, row)),
   };
+}
+
+/**
+ * Why an unattributed conversion has no winner, under the store's current settings and with the
+ * clicks known now: no candidate at all, or the best one (shown) scored below `minConfidence`
+ * — or, when it no longer does, that re-attribution would now attribute it.
+ */
+async function whyUnattributed(database: Database, row: ConversionsTable) {
+  const store = await findStore(database.read, row.account_id, row.store_id);
+  if (!store) return {};
+  const policy = policyOf(store);
+  const miss = await explainUnattributed(database.read, cluesOf(row), policy);
+  const best = miss.best;
+  return {
+    reason: miss.reason,
+    message: missMessage(miss, row, policy),
+    minConfidence: policy.minConfidence,
+    ...(best && { bestCandidate: presentCandidate(best) }),
+  };
+}
+
+function presentCandidate(t: Touchpoint) {
+  return {
+    clickId: t.clickId,
+    fbclid: t.fbclid,
+    signal: t.signal,
+    score: t.score,
+    clickTime: new Date(t.clickTime).toISOString(),
+  };
+}
+
+function missMessage(miss: Miss, row: ConversionsTable, policy: AttributionPolicy): string {
+  const best = miss.best;
+  if (!best) {
+    return (
+      `No candidate click: no ${row.livemode === 1 ? 'live' : 'test'} click of this store from the ${policy.windowDays}-day ` +
+      'attribution window (or up to 5 minutes after the conversion) shares a click reference (clickId, fbclid, fbc), ' +
+      'fingerprint, IP address and user agent, hashed email or phone, or IP address with this conversion'
+    );
+  }
+  if (miss.reason === 'below_min_confidence') {
+    return (
+      `The best candidate, click ${best.clickId} (signal ${best.signal}, score ${best.score}), ` +
+      `scored below the store's minConfidence of ${policy.minConfidence}`
+    );
+  }
+  return (
+    `Click ${best.clickId} now scores ${best.score} (signal ${best.signal}), at least the store's minConfidence of ` +
+    `${policy.minConfidence}: it was recorded after this conversion was attributed, or the store's settings changed since; ` +
+    `POST /v1/conversions/${row.id}/reattribute attributes it`
+  );
 }
 
 /**
@@ -84,7 +137,7 @@ export async function explainAttribution(database: Database, row: ConversionsTab
 export async function reattributeConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {
   const livemode = modeFlag(tenant);
   const row = await findConversion(database.read, tenant.accountId, livemode, conversionId);
-  if (!row) throw new ApiError('not_found', `No conversion ${conversionId}`);
+  if (!row) throw await conversionNotFound(database.read, tenant, conversionId);
   if (row.confidence === 100) return row;
   const store = await findStore(database.read, tenant.accountId, row.store_id);
   if (!store) throw new ApiError('not_found', `No conversion ${conversionId}`);

@@ -10,6 +10,9 @@ import {
   CLICK_AFTER_CONVERSION_TOLERANCE_MS,
   type ClickFacts,
   type ConversionFacts,
+  explainMiss,
+  type Miss,
+  scoreCandidates,
 } from './model.js';
 
 /** Per signal, at most this many of the most recent matching clicks are considered. */
@@ -115,4 +118,10 @@ export async function gatherEvidence(
 export async function attributeConversion(db: Reader, clues: ConversionClues, policy: AttributionPolicy): Promise<Attribution> {
   const { conversion, clicks } = await gatherEvidence(db, clues, policy.windowDays);
   return attribute(conversion, clicks, policy);
+}
+
+/** Why a conversion has no winner under the store's policy, with the clicks known now. */
+export async function explainUnattributed(db: Reader, clues: ConversionClues, policy: AttributionPolicy): Promise<Miss> {
+  const { conversion, clicks } = await gatherEvidence(db, clues, policy.windowDays);
+  return explainMiss(scoreCandidates(conversion, clicks, policy.windowDays), policy);
 }

@@ -103,22 +103,45 @@ export function scoreOf(signal: Signal, ageMs: number, windowDays: number): numb
 }
 
 /**
- * Scores every candidate and picks the winner: highest score, ties to the most recent click,
- * then the larger id, so the result never depends on the order clicks were found in. Every
+ * Every candidate a signal links to the conversion, scored, strongest first: highest score, ties
+ * to the most recent click, then the larger id, so the order never depends on the order clicks
+ * were found in. No threshold: the store's `minConfidence` is applied by `attribute`.
+ */
+export function scoreCandidates(conversion: ConversionFacts, clicks: ClickFacts[], windowDays: number): Touchpoint[] {
+  const byClick = new Map<string, Touchpoint>();
+  for (const click of clicks) {
+    if (byClick.has(click.id) || !isCandidate(click, conversion, windowDays)) continue;
+    const signal = strongestSignal(click, conversion);
+    if (!signal) continue;
+    const score = scoreOf(signal, conversion.time - click.clickTime, windowDays);
+    if (score <= 0) continue;
+    byClick.set(click.id, { clickId: click.id, fbclid: click.fbclid, signal, score, clickTime: click.clickTime });
+  }
+  return [...byClick.values()].sort((a, b) => b.score - a.score || b.clickTime - a.clickTime || (a.clickId < b.clickId ? 1 : -1));
+}
+
+/**
+ * Scores every candidate and picks the winner, the strongest (`scoreCandidates`). Every
  * candidate scoring at or above the store's threshold is kept as a touchpoint.
  */
 export function attribute(conversion: ConversionFacts, clicks: ClickFacts[], policy: AttributionPolicy): Attribution {
-  const byClick = new Map<string, Touchpoint>();
-  for (const click of clicks) {
-    if (byClick.has(click.id) || !isCandidate(click, conversion, policy.windowDays)) continue;
-    const signal = strongestSignal(click, conversion);
-    if (!signal) continue;
-    const score = scoreOf(signal, conversion.time - click.clickTime, policy.windowDays);
-    if (score <= 0 || score < policy.minConfidence) continue;
-    byClick.set(click.id, { clickId: click.id, fbclid: click.fbclid, signal, score, clickTime: click.clickTime });
-  }
-  const touchpoints = [...byClick.values()].sort(
-    (a, b) => b.score - a.score || b.clickTime - a.clickTime || (a.clickId < b.clickId ? 1 : -1),
-  );
+  const touchpoints = scoreCandidates(conversion, clicks, policy.windowDays).filter((t) => t.score >= policy.minConfidence);
   return { winner: touchpoints[0] ?? null, touchpoints };
+}
+
+/** Why a conversion is not attributed (api.md; docs/api.md "Errors that teach and other decisions"). */
+export type MissReason = 'no_candidates' | 'below_min_confidence' | 'reattribution_available';
+
+export interface Miss {
+  reason: MissReason;
+  /** The strongest candidate, whatever its score; null when there is none. */
+  best: Touchpoint | null;
+}
+
+/** Given every scored candidate (strongest first), why the winner is none under this policy. */
+export function explainMiss(candidates: Touchpoint[], policy: AttributionPolicy): Miss {
+  const best = candidates[0] ?? null;
+  if (!best) return { reason: 'no_candidates', best };
+  // Stronger now than the threshold: a click recorded after the conversion, or a changed setting.
+  return { reason: best.score < policy.minConfidence ? 'below_min_confidence' : 'reattribution_available', best };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
+import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import {
   claimGroup,
@@ -55,6 +56,7 @@ export const DEFAULT_TUNING: DispatcherTuning = {
 
 /** The part of pino the dispatcher uses (domain code does not depend on the HTTP framework). */
 export interface DispatcherLog {
+  debug?(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
@@ -348,6 +350,7 @@ export class Dispatcher implements Forwarder {
       const ids = jobs.map((j) => j.conversion_id);
       await this.options.database.write((trx) => renewLease(trx, ids, this.owner, until));
     }
+    crashPoint('forward'); // test hook (crash-point.ts): jobs leased, the request not sent yet
     const result = await postEvents({ ...target, events: jobs.map((j) => j.event) }, this.tuning.requestTimeoutMs);
     this.metrics.requests.inc({ outcome: result.outcome });
     const attempts = prior + 1;
@@ -381,6 +384,18 @@ export class Dispatcher implements Forwarder {
     const now = Date.now();
     const changed = await this.options.database.write((trx) => markSent(trx, ids, { now, attempts, fbtraceId }));
     this.metrics.sent.inc({ mode: modeOf(group.livemode) }, changed.length);
+    this.log.debug?.(
+      {
+        storeId: group.store_id,
+        pixelId: group.pixel_id,
+        mode: modeOf(group.livemode),
+        events: jobs.length,
+        recorded: changed.length,
+        attempts,
+        fbtraceId,
+      },
+      'Conversions API batch delivered',
+    );
     this.waiters.settle(ids, true);
   }
 

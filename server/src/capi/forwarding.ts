@@ -6,6 +6,7 @@ import { findStore } from '../db/repositories/stores.js';
 import type { CapiOutboxTable, ConversionsTable, StoresTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { conversionNotFound } from '../tracking/not-found.js';
 import { buildMetaEvent } from './event.js';
 
 /** Meta accepts events up to 7 days after they happened; older ones are not sent at all. */
@@ -24,13 +25,26 @@ export interface Forwarder {
   awaitDelivery(conversionId: string): Promise<boolean>;
 }
 
-type NotForwarded = { reason: 'not_configured' | 'expired'; message: string };
+/** Why a conversion was recorded without being forwarded to Meta (`capi.status: skipped`, `capi.reason`). */
+export const SKIP_REASONS = ['not_configured', 'test_event_code_missing', 'expired'] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+const SKIP_MESSAGES: Record<SkipReason, string> = {
+  not_configured: 'Not sent to Meta: the store had no pixelId and capiAccessToken when the conversion was recorded',
+  test_event_code_missing:
+    'Not sent to Meta: a test-mode conversion is sent only as a test event, and the store had no capiTestEventCode ' +
+    'when it was recorded; set one, then resend it',
+  expired: 'Not sent to Meta: Meta accepts events up to 7 days old, and this one was older when it was recorded',
+};
+
+type NotForwarded = { reason: 'not_configured' | 'expired'; skip: SkipReason; message: string };
 
 /** Why a conversion is not (or no longer) forwarded to Meta under the store's current settings. */
 function whyNotForwarded(store: StoresTable, conversion: ConversionsTable, now: number): NotForwarded | undefined {
   if (!store.pixel_id || !store.capi_access_token) {
     return {
       reason: 'not_configured',
+      skip: 'not_configured',
       message: `Store ${store.id} does not forward to Meta: set its pixelId and capiAccessToken`,
     };
   }
@@ -38,11 +52,12 @@ function whyNotForwarded(store: StoresTable, conversion: ConversionsTable, now: 
   if (conversion.livemode === 0 && !store.capi_test_event_code) {
     return {
       reason: 'not_configured',
+      skip: 'test_event_code_missing',
       message: `Test-mode conversions are forwarded only when the store has a capiTestEventCode; store ${store.id} has none`,
     };
   }
   if (now - conversion.event_time > MAX_EVENT_AGE_MS) {
-    return { reason: 'expired', message: 'Meta accepts events up to 7 days old; this conversion is older' };
+    return { reason: 'expired', skip: 'expired', message: 'Meta accepts events up to 7 days old; this conversion is older' };
   }
   return undefined;
 }
@@ -73,8 +88,8 @@ async function jobFor(db: Reader, store: StoresTable, conversion: ConversionsTab
 }
 
 /**
- * The delivery job for a conversion about to be recorded, or undefined when it is not forwarded
- * (store not configured, test mode without a test code, or older than 7 days → `skipped`).
+ * The delivery job for a conversion about to be recorded, or why it is not forwarded (store not
+ * configured, test mode without a test code, or older than 7 days → `skipped`).
  * Reads only; the job is written by `enqueueDelivery` in the conversion's own write.
  */
 export async function planDelivery(
@@ -82,9 +97,28 @@ export async function planDelivery(
   store: StoresTable,
   conversion: ConversionsTable,
   now: number,
-): Promise<CapiOutboxTable | undefined> {
-  if (whyNotForwarded(store, conversion, now)) return undefined;
-  return jobFor(db, store, conversion, now);
+): Promise<{ job: CapiOutboxTable } | { skip: SkipReason }> {
+  const refusal = whyNotForwarded(store, conversion, now);
+  if (refusal) return { skip: refusal.skip };
+  return { job: await jobFor(db, store, conversion, now) };
+}
+
+/**
+ * The columns of a conversion recorded without being forwarded. A skipped conversion has had no
+ * Meta error, so `capi_last_error` holds the skip reason — what was true when it was recorded
+ * (the store's settings may change later); `presentForwarding` shows it as `capi.reason`, and a
+ * resend clears it (requeueOutboxJob).
+ */
+export function skippedColumns(skip: SkipReason): Pick<ConversionsTable, 'capi_status' | 'capi_last_error'> {
+  return { capi_status: 'skipped', capi_last_error: skip };
+}
+
+/** A skipped conversion's reason; for one recorded before reasons were kept, what its row still tells. */
+function skipReasonOf(row: ConversionsTable): SkipReason | undefined {
+  const stored = row.capi_last_error;
+  if (stored !== null && (SKIP_REASONS as readonly string[]).includes(stored)) return stored as SkipReason;
+  if (row.created_at - row.event_time > MAX_EVENT_AGE_MS) return 'expired';
+  return row.livemode === 1 ? 'not_configured' : undefined;
 }
 
 /** Inside the write that inserts the conversion: the job commits with it, or not at all. */
@@ -99,6 +133,17 @@ export function presentDelivery(row: ConversionsTable) {
 
 /** `capiSent` and `capi`: a conversion's forwarding state, as every response shows it. */
 export function presentForwarding(row: ConversionsTable) {
+  if (row.capi_status === 'skipped') {
+    const reason = skipReasonOf(row);
+    return {
+      capiSent: false,
+      capi: {
+        status: row.capi_status,
+        attempts: row.capi_attempts,
+        ...(reason && { reason, message: SKIP_MESSAGES[reason] }),
+      },
+    };
+  }
   return {
     capiSent: row.capi_status === 'sent',
     capi: {
@@ -124,7 +169,7 @@ export async function resendConversion(
 ) {
   const livemode = modeFlag(tenant);
   const row = await findConversion(database.read, tenant.accountId, livemode, conversionId);
-  if (!row) throw new ApiError('not_found', `No conversion ${conversionId}`);
+  if (!row) throw await conversionNotFound(database.read, tenant, conversionId);
   if (row.capi_status === 'sent') {
     throw new ApiError('invalid_request', `Meta already acknowledged conversion ${conversionId}; it is never sent twice`, {
       reason: 'already_sent',

@@ -55,7 +55,7 @@ export class SecretBox {
 export function loadSecretsKey(options: { secretsKey: Buffer | undefined; dataDir: string }): Buffer {
   if (options.secretsKey) return options.secretsKey;
   const file = path.join(options.dataDir, KEY_FILE);
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   try {
     // Exclusive: never overwrite a key another process just wrote (that would orphan its
     // ciphertexts); durable: a power cut leaves no key or the whole key, never an empty file.

@@ -7,7 +7,7 @@ import { findStore } from '../db/repositories/stores.js';
 import type { Tenant } from '../tenancy.js';
 import { allowOrigin, varyOnOrigin } from './cors.js';
 import { ApiError } from './errors.js';
-import { type RateLimitDecision, type RateLimiter, type RateLimitPolicy, rateLimitHeaders } from './rate-limit.js';
+import { clientOf, type RateLimitDecision, type RateLimiter, type RateLimitPolicy, rateLimitHeaders } from './rate-limit.js';
 
 export interface AuthContext extends Tenant {
   keyId: string;
@@ -79,8 +79,18 @@ export class KeyStore {
     if (found) {
       if (this.cache.size > 10_000) this.cache.clear();
       this.cache.set(hash, { key: found, expires: now + KEY_CACHE_TTL_MS });
+    } else {
+      this.cache.delete(hash);
     }
     return found;
+  }
+
+  /**
+   * Whether this instance has found the key before (its entry may have expired): such a key's
+   * lookup is a refresh, not a guess, so it draws on no client's lookup budget.
+   */
+  knows(key: string): boolean {
+    return this.cache.has(hashApiKey(key));
   }
 
   /** Drops a key from this instance's cache at once (other instances follow within the TTL). */
@@ -135,22 +145,37 @@ async function admitVisitor(
   const origin = typeof header === 'string' && originAllowed(header, rule) ? header : undefined;
   if (origin && request.routeOptions.config.publishable) allowOrigin(reply, origin);
   else varyOnOrigin(reply);
-  const visitor = await options.limiter.consume(`visitor:${request.ip}`, options.visitorPolicy ?? options.ipPolicy);
+  const visitor = await options.limiter.consume(`visitor:${clientOf(request.ip)}`, options.visitorPolicy ?? options.ipPolicy);
   if (!visitor.allowed) throw rateLimited(visitor);
   return origin;
 }
 
 /**
  * One hook for every /v1 route, in the order api.md fixes: authentication → rate limit → scope.
- * Requests without a valid key are throttled per client IP, so keys cannot be brute-forced.
+ *
+ * Requests without a valid key are throttled per client (clientOf: an IPv4 address or an IPv6
+ * /64), so keys cannot be brute-forced, with two buckets of `ipPolicy` (IP_RATE_LIMIT_RPS):
+ * - `lookup:` — a key this instance does not know yet costs a database lookup, and takes a
+ *   token before it: once a client has spent its budget on guesses, further unknown keys are
+ *   429 without touching the database. Keys this instance has found before (valid or revoked,
+ *   cached or expired) take nothing, so a client flooding bad keys never locks out a valid key
+ *   in use from the same address; only a valid key's very first request to this instance
+ *   competes with the flood (and gets 429 with Retry-After if it loses).
+ * - `ip:` — every answer without a valid key (401, and the public routes) takes a token: when
+ *   empty, 429 instead of 401, as api.md says.
  */
 export function authenticate(options: AuthOptions) {
   return async function authenticateRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const config = request.routeOptions.config;
     const { key, problem } = bearerKey(request.headers.authorization);
+    const client = clientOf(request.ip);
+    if (key && !options.keys.knows(key)) {
+      const lookups = await options.limiter.consume(`lookup:${client}`, options.ipPolicy);
+      if (!lookups.allowed) throw rateLimited(lookups);
+    }
     const record = key ? await options.keys.lookup(key) : undefined;
     if (config.public || !record || record.revoked) {
-      const decision = await options.limiter.consume(`ip:${request.ip}`, options.ipPolicy);
+      const decision = await options.limiter.consume(`ip:${client}`, options.ipPolicy);
       if (!decision.allowed) throw rateLimited(decision);
       if (config.public) return;
       throw new ApiError('unauthorized', problem ?? (record?.revoked ? 'This API key has been revoked' : 'Invalid API key'));

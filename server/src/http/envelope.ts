@@ -6,7 +6,10 @@ import { type ApiError, ERROR_STATUS, type ErrorCode } from './errors.js';
 
 export const Meta = Type.Object({
   timestamp: Type.String({ description: 'ISO 8601 UTC time of the response', examples: ['2026-11-22T10:00:00.000Z'] }),
-  requestId: Type.String({ description: 'Equals the Request-Id header', examples: ['req_01jf3k5x2m7q9r8s4t6v0w1y2z'] }),
+  requestId: Type.String({
+    description: 'Equals the Request-Id header; quote it when reporting a problem',
+    examples: ['req_01m81b5h80g29zw7jfc70d39ta'],
+  }),
 });
 
 export function Envelope<T extends TSchema>(data: T) {
@@ -21,16 +24,30 @@ export const ErrorEnvelope = Type.Object(
       code: Type.Unsafe<ErrorCode>({
         type: 'string',
         enum: Object.keys(ERROR_STATUS),
+        description: 'One of a closed list, each with one HTTP status: switch on it (the message may change)',
         examples: ['missing_required_field'],
       }),
-      message: Type.String({ examples: ['fbclid is required'] }),
+      message: Type.String({ description: 'For people: what went wrong and how to fix it', examples: ['fbclid is required'] }),
       details: Type.Optional(
         Type.Object(
           {
-            field: Type.Optional(Type.String({ examples: ['fbclid'] })),
-            reason: Type.Optional(Type.String({ examples: ['required_field_missing'] })),
+            field: Type.Optional(
+              Type.String({
+                description: 'JSON path of the offending parameter (products[2].quantity, customerData.email, startDate)',
+              }),
+            ),
+            reason: Type.Optional(
+              Type.String({
+                description:
+                  'snake_case word: required_field_missing, invalid_type, invalid_format, out_of_range, invalid_url, expired, unknown_value, …',
+              }),
+            ),
           },
-          { additionalProperties: true },
+          {
+            additionalProperties: true,
+            description:
+              'Present when one parameter is at fault; some errors add more (requiredScope on 403, retryAfterSeconds on 429)',
+          },
         ),
       ),
     }),

@@ -41,7 +41,11 @@ export type ErrorReason =
   // Publishable keys (api.md §6): a page on another origin, a route other than the tag's, a field the key may not set.
   | 'origin_not_allowed'
   | 'publishable_key_not_allowed'
-  | 'not_allowed';
+  | 'not_allowed'
+  // Errors that teach (docs/api.md "Errors that teach and other decisions").
+  | 'duplicate_entry'
+  | 'legacy_alias'
+  | 'exists_in_other_mode';
 
 export interface ErrorDetails {
   field?: string;

@@ -72,3 +72,23 @@ export function rateLimitHeaders(decision: RateLimitDecision): Record<string, st
     RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
   };
 }
+
+/**
+ * The client a per-IP limit counts: an IPv4 address (also when written IPv4-mapped, as a
+ * dual-stack listener reports it), or the /64 an IPv6 address is in — one host or one home
+ * network usually has a whole /64, and limits per single IPv6 address would give it 2^64
+ * fresh budgets.
+ */
+export function clientOf(ip: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
+  if (mapped) return mapped[1] as string;
+  if (!ip.includes(':')) return ip;
+  const address = ip.split('%')[0] as string; // a zone (fe80::1%eth0) names an interface, not a host
+  const [head = '', tail] = address.split('::');
+  const front = head ? head.split(':') : [];
+  const back = tail ? tail.split(':') : [];
+  const groups =
+    tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - back.length)).fill('0'), ...back];
+  const prefix = groups.slice(0, 4).map((group) => (Number.parseInt(group, 16) || 0).toString(16));
+  return `${prefix.join(':')}::/64`;
+}

@@ -175,7 +175,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   /**
-   * Runs the script once on a bucket of its own (bucket names are `ip:…` and `key:…`), off any
+   * Runs the script once on a bucket of its own (bucket names are `ip:…`, `lookup:…`, `key:…`, …), off any
    * request's path. `force` skips the interval: a fresh connection is worth trying at once.
    */
   private probe(force = false): void {

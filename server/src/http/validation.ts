@@ -62,6 +62,8 @@ function describe(error: ErrorObject, field: string): string {
     case 'type':
       return `${subject} must be ${p.type === 'object' ? 'an object' : p.type === 'array' ? 'an array' : `a ${p.type}`}`;
     case 'pattern':
+      // Dates are the one pattern a person writes by hand often enough to need the format spelled out.
+      if (String(p.pattern).startsWith(DATE_PATTERN_START)) return `${subject} must be a date in YYYY-MM-DD format`;
       return `${subject} has an invalid format`;
     case 'minimum':
     case 'maximum':
@@ -83,6 +85,41 @@ function describe(error: ErrorObject, field: string): string {
   }
 }
 
+/** How the date patterns of the schemas begin (DateQuery, an ad spend entry's `date`). */
+const DATE_PATTERN_START = '^\\d{4}-';
+
+/** Edit distance (insertions, deletions, substitutions) between two short strings. */
+function levenshtein(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] as number;
+}
+
+/**
+ * The known property a client most likely meant by an unknown one, or undefined when none is
+ * close: the same name in another case or spelled with `_`/`-` (`timeZone`, `attribution_window_days`),
+ * else the nearest by edit distance, at most 1 for names up to 5 characters, 2 up to 8, else 3.
+ */
+export function closestName(unknown: string, known: string[]): string | undefined {
+  const squash = (name: string) => name.toLowerCase().replace(/[_-]/g, '');
+  const same = known.find((name) => squash(name) === squash(unknown));
+  if (same !== undefined) return same;
+  const limit = unknown.length <= 5 ? 1 : unknown.length <= 8 ? 2 : 3;
+  let best: { name: string; distance: number } | undefined;
+  for (const name of known) {
+    const distance = levenshtein(squash(unknown), squash(name));
+    if (distance <= limit && (best === undefined || distance < best.distance)) best = { name, distance };
+  }
+  return best?.name;
+}
+
 /** The one place where schema violations become API errors. */
 export function fromSchemaErrors(errors: ErrorObject[], part: string | undefined): ApiError {
   const error = errors[0] as ErrorObject;
@@ -92,10 +129,19 @@ export function fromSchemaErrors(errors: ErrorObject[], part: string | undefined
     return new ApiError('missing_required_field', `${field} is required`, { field, reason: 'required_field_missing' });
   }
   if (error.keyword === 'additionalProperties') {
-    const field = fieldPath(error.instancePath, String(params.additionalProperty));
-    return new ApiError('invalid_request', `${field} is not a known ${part === 'body' ? 'field' : 'parameter'}`, {
+    const unknown = String(params.additionalProperty);
+    const field = fieldPath(error.instancePath, unknown);
+    const kind = part === 'body' ? 'field' : 'parameter';
+    const known = Object.keys(((error.parentSchema as { properties?: object } | undefined)?.properties ?? {}) as object);
+    const closest = closestName(unknown, known);
+    if (closest === undefined) {
+      return new ApiError('invalid_request', `Unknown ${kind} ${field}`, { field, reason: 'unknown_field' });
+    }
+    const suggestion = fieldPath(error.instancePath, closest);
+    return new ApiError('invalid_request', `Unknown ${kind} ${field}: did you mean ${suggestion}?`, {
       field,
       reason: 'unknown_field',
+      suggestion,
     });
   }
   const field = fieldPath(error.instancePath);
@@ -119,6 +165,8 @@ export const MAX_DEPTH = 32;
  * - refuses strings that are not well-formed UTF-16 — a lone surrogate (`"\ud800"`) cannot be
  *   stored or sent to Meta as text, and would come back as U+FFFD (reason invalid_unicode,
  *   `details.field` naming it), in keys too;
+ * - refuses a NUL character (U+0000) in a string or key: PostgreSQL text cannot hold it (the
+ *   insert failed with a 500), and SQLite must answer the same (reason invalid_format);
  * - drops object properties that are null or the empty string (unless `keepNulls`, for PATCH,
  *   where null clears a field), so a required field sent as null or "" is reported missing and
  *   an optional one is simply absent.
@@ -129,6 +177,7 @@ export function prepareInput(value: unknown, options: { keepNulls?: boolean; que
     const { value: current, path, depth } = entry;
     if (typeof current === 'string') {
       if (LONE_SURROGATE.test(current)) throw unicodeError(path);
+      if (current.includes('\u0000')) throw nulError(path);
       continue;
     }
     if (current === null || typeof current !== 'object') continue;
@@ -148,6 +197,7 @@ export function prepareInput(value: unknown, options: { keepNulls?: boolean; que
     for (const key of Object.keys(record)) {
       const at = path ? `${path}.${key}` : key;
       if (LONE_SURROGATE.test(key)) throw unicodeError(at);
+      if (key.includes('\u0000')) throw nulError(at);
       const v = record[key];
       // Query integers are coerced with Number(), which also reads "0x10" and "1e1": only digits are a count.
       if (options.query && INTEGER_QUERY.has(key) && typeof v === 'string' && !/^\d+$/.test(v)) {
@@ -168,6 +218,13 @@ const INTEGER_QUERY = new Set(['limit']);
 
 /** In a `u` regular expression a surrogate pair is one code point: only a lone surrogate is category Cs. */
 const LONE_SURROGATE = /\p{Cs}/u;
+
+function nulError(field: string): ApiError {
+  return new ApiError('invalid_request', `${field || 'The request'} contains a NUL character (U+0000), which text cannot hold`, {
+    ...(field && { field }),
+    reason: 'invalid_format',
+  });
+}
 
 function unicodeError(field: string): ApiError {
   return new ApiError('invalid_request', `${field || 'The request'} is not valid Unicode text (a lone UTF-16 surrogate)`, {

@@ -7,32 +7,70 @@ import { computeTimeseries, INTERVALS, MAX_HOUR_RANGE_DAYS } from '../analytics/
 import { MODELS } from '../attribution/models.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
+import { describeResponses, type ErrorExample, EXAMPLE, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
-import { bearer, DateQuery, Nullable, Query, type RouteDeps, responses, Timestamp } from './common.js';
+import { bearer, DateQuery, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
 
 const Metrics = Type.Object({
-  storeId: Type.String(),
+  storeId: Type.String({ examples: [EXAMPLE.storeId] }),
   totalClicks: Type.Integer({ description: 'Non-bot clicks with click time in range' }),
   totalConversions: Type.Integer({ description: 'Conversions of any event type with event time in range' }),
   totalRevenue: Type.Number({ description: 'Sum of Purchase values in the store currency' }),
-  attributedConversions: Type.Integer(),
+  attributedConversions: Type.Integer({ description: 'Conversions of any event type in range that are attributed' }),
   attributedRevenue: Type.Number({ description: 'Sum of attributed Purchase values in the store currency' }),
   conversionRate: Type.Number({ description: 'attributedConversions / totalClicks × 100, 2 decimals; 0 without clicks' }),
   averageOrderValue: Type.Number({ description: 'totalRevenue / Purchase conversions in the store currency, 2 decimals' }),
   roas: Nullable(Type.Number({ description: 'attributedRevenue / adSpend, 2 decimals; null without recorded spend' })),
   adSpend: Type.Number({ description: 'Recorded ad spend in the store currency' }),
-  currency: Type.String(),
-  startDate: Type.String(),
-  endDate: Type.String(),
-  timezone: Type.String(),
+  currency: Type.String({ description: 'The store currency every amount is in', examples: ['EUR'] }),
+  startDate: Type.String({ description: 'First day computed (inclusive)', examples: ['2026-11-01'] }),
+  endDate: Type.String({ description: 'Last day computed (inclusive)', examples: ['2026-11-22'] }),
+  timezone: Type.String({ description: 'The store time zone the days are in', examples: ['Europe/Berlin'] }),
   revenueByCurrency: Type.Record(Type.String(), Type.Number(), {
     description: 'Purchase revenue in other currencies; never added into totalRevenue',
   }),
   adSpendByCurrency: Type.Record(Type.String(), Type.Number(), {
     description: 'Spend recorded in other currencies; never added into adSpend',
   }),
-  livemode: Type.Boolean(),
+  livemode: Type.Boolean({ description: 'true for live data (a wt_live_ key), false for test data' }),
 });
+
+const STORE_ID_QUERY = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'The store (of the key’s account; inactive stores too)',
+  examples: [EXAMPLE.storeId],
+});
+
+const RANGE_ERRORS: Record<string, ErrorExample> = {
+  missingStoreId: {
+    summary: 'storeId absent or empty',
+    code: 'missing_required_field',
+    message: 'storeId is required',
+    details: { field: 'storeId', reason: 'required_field_missing' },
+  },
+  badDate: {
+    summary: 'A date that is not YYYY-MM-DD',
+    code: 'invalid_request',
+    message: 'startDate must be a date in YYYY-MM-DD format',
+    details: { field: 'startDate', reason: 'invalid_format' },
+  },
+  reversedRange: {
+    summary: 'startDate after endDate',
+    code: 'invalid_request',
+    message: 'startDate must not be after endDate',
+    details: { field: 'startDate', reason: 'out_of_range' },
+  },
+  rangeTooLong: {
+    summary: 'A range over 731 days',
+    code: 'invalid_request',
+    message: 'the range may cover at most 731 days',
+    details: { field: 'endDate', reason: 'out_of_range' },
+  },
+};
+
+const RANGE_RULES =
+  'Dates are calendar days of the store’s time zone, both inclusive; by default the 30 days ending today. A range may not start after it ends or cover more than 731 days. Only the key’s mode counts: a test key sees test data only. Money is in the store currency; other currencies are reported apart, never converted.';
 
 const Bucket = Type.Object({
   start: Timestamp('First instant of the bucket (UTC)'),
@@ -94,14 +132,44 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
       config: { scope: 'analytics:read' },
       schema: {
         tags: ['Analytics'],
+        operationId: 'getMetrics',
         summary: "A store's metrics over an inclusive date range in its time zone",
+        description: `Clicks, conversions, revenue, attributed conversions and revenue, conversion rate, average order value, ad spend and ROAS of one store. Bot clicks are left out; revenue counts Purchase conversions only. ${RANGE_RULES}`,
         security: bearer,
         querystring: Query({
-          storeId: Type.String({ minLength: 1, maxLength: 64 }),
+          storeId: STORE_ID_QUERY,
           startDate: DateQuery('Inclusive; default 29 days before endDate'),
           endDate: DateQuery('Inclusive; default today in the store time zone'),
         }),
-        response: responses(200, Metrics),
+        response: describeResponses(Metrics, {
+          description: 'The store’s metrics over the range',
+          examples: {
+            november: {
+              summary: 'November so far',
+              data: {
+                storeId: EXAMPLE.storeId,
+                totalClicks: 1840,
+                totalConversions: 97,
+                totalRevenue: 4890.3,
+                attributedConversions: 61,
+                attributedRevenue: 3120.5,
+                conversionRate: 3.32,
+                averageOrderValue: 50.42,
+                roas: 2.6,
+                adSpend: 1200,
+                currency: 'EUR',
+                startDate: '2026-11-01',
+                endDate: '2026-11-22',
+                timezone: 'Europe/Berlin',
+                revenueByCurrency: { USD: 129.99 },
+                adSpendByCurrency: {},
+                livemode: true,
+              },
+            },
+          },
+          invalid: RANGE_ERRORS,
+          notFound: STORE_NOT_FOUND,
+        }),
       },
     },
     async (request) => ok(request, await computeMetrics(database, tenantOf(request), request.query)),
@@ -114,10 +182,12 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
       config: { scope: 'analytics:read' },
       schema: {
         tags: ['Analytics'],
+        operationId: 'getTimeseries',
         summary: "A store's metrics per day or hour of its time zone, every bucket present",
+        description: `The metrics of one store bucketed by local day, or by local hour (at most ${MAX_HOUR_RANGE_DAYS} days; a daylight-saving day has 23 or 25 hours), in time order with empty buckets as zeros. ${RANGE_RULES}`,
         security: bearer,
         querystring: Query({
-          storeId: Type.String({ minLength: 1, maxLength: 64 }),
+          storeId: STORE_ID_QUERY,
           startDate: DateQuery('Inclusive; default 29 days before endDate'),
           endDate: DateQuery('Inclusive; default today in the store time zone'),
           interval: Type.Optional(
@@ -127,7 +197,57 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
             }),
           ),
         }),
-        response: responses(200, Timeseries),
+        response: describeResponses(Timeseries, {
+          description: 'The buckets of the range',
+          examples: {
+            twoDays: {
+              summary: 'Two days, one without traffic',
+              data: {
+                storeId: EXAMPLE.storeId,
+                interval: 'day',
+                startDate: '2026-11-21',
+                endDate: '2026-11-22',
+                timezone: 'Europe/Berlin',
+                currency: 'EUR',
+                livemode: true,
+                buckets: [
+                  {
+                    start: '2026-11-20T23:00:00.000Z',
+                    label: '2026-11-21',
+                    clicks: 0,
+                    conversions: 0,
+                    revenue: 0,
+                    attributedConversions: 0,
+                    attributedRevenue: 0,
+                    conversionRate: 0,
+                    averageOrderValue: 0,
+                  },
+                  {
+                    start: '2026-11-21T23:00:00.000Z',
+                    label: '2026-11-22',
+                    clicks: 84,
+                    conversions: 5,
+                    revenue: 249.5,
+                    attributedConversions: 3,
+                    attributedRevenue: 149.7,
+                    conversionRate: 3.57,
+                    averageOrderValue: 49.9,
+                  },
+                ],
+              },
+            },
+          },
+          invalid: {
+            ...RANGE_ERRORS,
+            hourRangeTooLong: {
+              summary: 'Hourly buckets over more than 31 days',
+              code: 'invalid_request',
+              message: `interval=hour covers at most ${MAX_HOUR_RANGE_DAYS} days; use interval=day`,
+              details: { field: 'interval', reason: 'out_of_range' },
+            },
+          },
+          notFound: STORE_NOT_FOUND,
+        }),
       },
     },
     async (request) => ok(request, await computeTimeseries(database, tenantOf(request), request.query)),
@@ -140,10 +260,12 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
       config: { scope: 'analytics:read' },
       schema: {
         tags: ['Analytics'],
+        operationId: 'getBreakdown',
         summary: 'Clicks, credited conversions, revenue, spend and ROAS per value of a click dimension, by revenue',
+        description: `Groups one store's clicks by a dimension of the click (utm_source, campaign_id, …) and credits each conversion to its touchpoints with an attribution model (last_click by default; first_click, linear, time_decay, position_based), highest attributed revenue first, paginated. With by=campaign_id, spend and ROAS per campaign come from the recorded ad spend. ${RANGE_RULES}`,
         security: bearer,
         querystring: Query({
-          storeId: Type.String({ minLength: 1, maxLength: 64 }),
+          storeId: STORE_ID_QUERY,
           startDate: DateQuery('Inclusive; default 29 days before endDate'),
           endDate: DateQuery('Inclusive; default today in the store time zone'),
           by: Type.Enum([...DIMENSIONS], { description: 'The click dimension to group by' }),
@@ -152,7 +274,57 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
           ),
           ...PageQuery,
         }),
-        response: responses(200, Breakdown),
+        response: describeResponses(Breakdown, {
+          description: 'A page of groups, highest attributed revenue first',
+          examples: {
+            byCampaign: {
+              summary: 'By campaign, last click',
+              data: {
+                storeId: EXAMPLE.storeId,
+                by: 'campaign_id',
+                model: 'last_click',
+                startDate: '2026-11-01',
+                endDate: '2026-11-22',
+                timezone: 'Europe/Berlin',
+                currency: 'EUR',
+                livemode: true,
+                groups: [
+                  {
+                    value: '120210000123456789',
+                    clicks: 1320,
+                    attributedConversions: 48,
+                    attributedRevenue: 2480.6,
+                    conversionRate: 3.64,
+                    spend: 900,
+                    roas: 2.76,
+                  },
+                  {
+                    value: null,
+                    clicks: 520,
+                    attributedConversions: 13,
+                    attributedRevenue: 639.9,
+                    conversionRate: 2.5,
+                    spend: null,
+                    roas: null,
+                  },
+                ],
+                hasMore: false,
+                nextCursor: null,
+              },
+            },
+          },
+          invalid: {
+            ...RANGE_ERRORS,
+            badDimension: {
+              summary: 'by is not a click dimension',
+              code: 'invalid_request',
+              message: `by must be one of: ${DIMENSIONS.join(', ')}`,
+              details: { field: 'by', reason: 'unknown_value' },
+            },
+            ...PAGE_ERRORS,
+          },
+          notFound: STORE_NOT_FOUND,
+        }),
       },
     },
     async (request) => {

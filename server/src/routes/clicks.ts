@@ -4,75 +4,194 @@ import { fillClickStore, publishableClick } from '../accounts/publishable.js';
 import { tenantOf } from '../http/auth.js';
 import { answerPreflight } from '../http/cors.js';
 import { ok } from '../http/envelope.js';
+import { describeResponses, EXAMPLE, HTTP_URL, IP_ADDRESS, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { getClick, listClicksOf, presentClick, trackClick } from '../tracking/clicks.js';
-import { bearer, ClientTime, Nullable, Query, type RouteDeps, responses, Timestamp } from './common.js';
+import { bearer, ClientTime, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
 
 export const FBCLID_PATTERN = '^[A-Za-z0-9_.-]+$';
 
-const ClickBody = Type.Object({
-  fbclid: Type.String({
-    minLength: 1,
-    maxLength: 500,
-    pattern: FBCLID_PATTERN,
-    'x-error-code': 'invalid_fbclid',
-    description: 'The fbclid query parameter of the landing URL, verbatim',
-    examples: ['IwAR2F4-dbP0l7Mn1IawQQGCINEz7PYXQvwjNwB_qa2ofrHyiLjcbCRxTDMgk'],
-  }),
-  storeId: Type.String({ minLength: 1, maxLength: 64, examples: ['st_01jf3k5x2m7q9r8s4t6v0w1y2z'] }),
-  landingPage: Type.String({
-    maxLength: 2048,
-    description: 'Absolute http(s) URL',
-    examples: ['https://shop.example.com/p/1?utm_source=facebook&fbclid=IwAR2F4'],
-  }),
-  referrer: Type.Optional(Type.String({ maxLength: 2048 })),
-  ipAddress: Type.Optional(Type.String({ maxLength: 64, description: 'IPv4 or IPv6' })),
-  userAgent: Type.Optional(Type.String({ maxLength: 1024 })),
-  timestamp: ClientTime,
-  fingerprint: Type.Optional(Type.String({ maxLength: 256 })),
-  fbp: Type.Optional(
-    Type.String({ maxLength: 256, pattern: '^fb\\.\\d\\.\\d+\\.[A-Za-z0-9_-]+$', examples: ['fb.1.1596403881668.1116446470'] }),
-  ),
-});
+const ClickBody = Type.Object(
+  {
+    fbclid: Type.String({
+      minLength: 1,
+      maxLength: 500,
+      pattern: FBCLID_PATTERN,
+      'x-error-code': 'invalid_fbclid',
+      description:
+        'The `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. With the store, the key of the click: sending it again returns the original click.',
+      examples: [EXAMPLE.fbclid],
+    }),
+    storeId: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description:
+        'The store the ad led to (active, of the key’s account). With a publishable key it may be left out: the key’s store.',
+      examples: [EXAMPLE.storeId],
+    }),
+    landingPage: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      ...HTTP_URL,
+      description:
+        'The URL the ad opened: absolute http(s), at most 2048 characters. Its `utm_source`, `utm_medium`, `utm_campaign`, `utm_content`, `utm_term`, `campaign_id`, `adset_id` and `ad_id` parameters are stored with the click.',
+      examples: [EXAMPLE.landingPage],
+    }),
+    referrer: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        ...HTTP_URL,
+        description: 'The page that linked to the landing page (`document.referrer`): absolute http(s) URL',
+        examples: ['https://l.facebook.com/'],
+      }),
+    ),
+    ipAddress: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        ...IP_ADDRESS,
+        description:
+          'The visitor’s IPv4 or IPv6 address. With `userAgent` it gives the click a derived fingerprint, sha256(ipAddress|userAgent), an attribution signal. Not accepted with a publishable key (the connection’s address is used).',
+        examples: [EXAMPLE.ipAddress],
+      }),
+    ),
+    userAgent: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        description:
+          'The visitor’s User-Agent header. Bots are recorded but flagged (`isBot`) and left out of metrics and attribution.',
+        examples: [EXAMPLE.userAgent],
+      }),
+    ),
+    timestamp: ClientTime(
+      'When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid).',
+      EXAMPLE.clickTime,
+    ),
+    fingerprint: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description:
+          '(Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal).',
+        examples: [EXAMPLE.fingerprint],
+      }),
+    ),
+    fbp: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        pattern: '^fb\\.\\d\\.\\d+\\.[A-Za-z0-9_-]+$',
+        description:
+          '(Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins.',
+        examples: [EXAMPLE.fbp],
+      }),
+    ),
+  },
+  {
+    description:
+      'An ad click. Unknown fields are ignored. A field sent as null or "" counts as absent (a required one is `missing_required_field`).',
+    'x-examples': {
+      fromServer: {
+        summary: 'From a store backend, with the visitor’s details',
+        value: {
+          fbclid: EXAMPLE.fbclid,
+          storeId: EXAMPLE.storeId,
+          landingPage: EXAMPLE.landingPage,
+          referrer: 'https://l.facebook.com/',
+          ipAddress: EXAMPLE.ipAddress,
+          userAgent: EXAMPLE.userAgent,
+          timestamp: EXAMPLE.clickTime,
+          fingerprint: EXAMPLE.fingerprint,
+          fbp: EXAMPLE.fbp,
+        },
+      },
+      minimal: {
+        summary: 'The required fields only',
+        value: { fbclid: EXAMPLE.fbclid, storeId: EXAMPLE.storeId, landingPage: EXAMPLE.landingPage },
+      },
+    },
+  },
+);
 
 const ClickResult = Type.Object({
-  clickId: Type.String(),
-  fbclid: Type.String(),
-  tracked: Type.Literal(true),
-  timestamp: Timestamp('When the click was recorded'),
+  clickId: Type.String({
+    description: 'The click’s id (`clk_…`); the original one for a duplicate',
+    examples: [EXAMPLE.clickId],
+  }),
+  fbclid: Type.String({ description: 'The fbclid, as sent', examples: [EXAMPLE.fbclid] }),
+  tracked: Type.Literal(true, { description: 'Always true: the click is stored' }),
+  timestamp: Timestamp('When the click was recorded (the original recording for a duplicate)'),
   duplicate: Type.Boolean({
-    description: 'true when this fbclid was already recorded for the store; the original click is returned',
+    description:
+      'true when this fbclid was already recorded for the store (in this mode); the original click is returned, counted once',
   }),
 });
 
 const Click = Type.Object({
-  clickId: Type.String(),
-  storeId: Type.String(),
-  fbclid: Type.String(),
-  fbc: Type.String({ description: 'fb.1.<click time ms>.<fbclid>' }),
-  fbp: Nullable(Type.String()),
-  landingPage: Type.String(),
-  referrer: Nullable(Type.String()),
-  ipAddress: Nullable(Type.String()),
-  userAgent: Nullable(Type.String()),
-  fingerprint: Nullable(Type.String()),
-  utm: Type.Object({
-    source: Nullable(Type.String()),
-    medium: Nullable(Type.String()),
-    campaign: Nullable(Type.String()),
-    content: Nullable(Type.String()),
-    term: Nullable(Type.String()),
-  }),
-  campaignId: Nullable(Type.String()),
-  adsetId: Nullable(Type.String()),
-  adId: Nullable(Type.String()),
+  clickId: Type.String({ description: 'The click’s id', examples: [EXAMPLE.clickId] }),
+  storeId: Type.String({ description: 'The store it landed on', examples: [EXAMPLE.storeId] }),
+  fbclid: Type.String({ examples: [EXAMPLE.fbclid] }),
+  fbc: Type.String({ description: 'Meta’s click id cookie value: fb.1.<click time ms>.<fbclid>', examples: [EXAMPLE.fbc] }),
+  fbp: Nullable(Type.String({ description: 'Meta’s browser id, when sent' })),
+  landingPage: Type.String({ description: 'The URL the ad opened' }),
+  referrer: Nullable(Type.String({ description: 'The referring page, when sent' })),
+  ipAddress: Nullable(Type.String({ description: 'The visitor’s IP address, when known' })),
+  userAgent: Nullable(Type.String({ description: 'The visitor’s user agent, when sent' })),
+  fingerprint: Nullable(Type.String({ description: 'The tag’s visitor fingerprint, when sent' })),
+  utm: Type.Object(
+    {
+      source: Nullable(Type.String()),
+      medium: Nullable(Type.String()),
+      campaign: Nullable(Type.String()),
+      content: Nullable(Type.String()),
+      term: Nullable(Type.String()),
+    },
+    { description: 'The utm_* parameters of the landing page (null when absent)' },
+  ),
+  campaignId: Nullable(Type.String({ description: 'The landing page’s campaign_id parameter' })),
+  adsetId: Nullable(Type.String({ description: 'The landing page’s adset_id parameter' })),
+  adId: Nullable(Type.String({ description: 'The landing page’s ad_id parameter' })),
   isBot: Type.Boolean({ description: 'Bot user agents are recorded but excluded from metrics and attribution' }),
-  livemode: Type.Boolean(),
+  livemode: Type.Boolean({ description: 'true for live data (a wt_live_ key), false for test data' }),
   timestamp: Timestamp('Click time'),
   recordedAt: Timestamp('When the click was recorded'),
 });
 
-const ClickList = Type.Object({ clicks: Type.Array(Click), hasMore: Type.Boolean(), nextCursor: Nullable(Type.String()) });
+const ClickList = Type.Object({
+  clicks: Type.Array(Click, { description: 'This page, newest click first' }),
+  hasMore: Type.Boolean({ description: 'true when another page follows' }),
+  nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page' })),
+});
+
+const EXAMPLE_CLICK = {
+  clickId: EXAMPLE.clickId,
+  storeId: EXAMPLE.storeId,
+  fbclid: EXAMPLE.fbclid,
+  fbc: EXAMPLE.fbc,
+  fbp: EXAMPLE.fbp,
+  landingPage: EXAMPLE.landingPage,
+  referrer: 'https://l.facebook.com/',
+  ipAddress: EXAMPLE.ipAddress,
+  userAgent: EXAMPLE.userAgent,
+  fingerprint: EXAMPLE.fingerprint,
+  utm: { source: 'facebook', medium: 'paid_social', campaign: 'autumn_sale', content: null, term: null },
+  campaignId: '120210000123456789',
+  adsetId: null,
+  adId: null,
+  isBot: false,
+  livemode: true,
+  timestamp: EXAMPLE.clickTime,
+  recordedAt: EXAMPLE.recordedAt,
+};
+
+const CLICK_NOT_FOUND = {
+  clickNotFound: {
+    summary: 'No such click in this mode and account',
+    code: 'not_found' as const,
+    message: `No click ${EXAMPLE.clickId}`,
+  },
+};
+
+const ClickParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64, description: 'The click’s id', examples: [EXAMPLE.clickId] }),
+});
 
 export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, cursors }) => {
   // POST /v1/track/click — record an ad click (also the browser tag's, with a publishable key)
@@ -82,10 +201,87 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
       config: { scope: 'clicks:write', publishable: true },
       schema: {
         tags: ['Tracking'],
+        operationId: 'trackClick',
         summary: 'Record an ad click',
+        description: [
+          'Records the click of a Meta ad that brought a visitor to the store (the `fbclid` of the landing URL), so later conversions can be attributed to it.',
+          '',
+          '- **Idempotent by fbclid:** a click is unique per account, mode, store and `fbclid`; sending it again returns the original click (same `clickId`) with `duplicate: true` and counts it once. An `Idempotency-Key` header also replays the stored response.',
+          '- **Live vs test:** a `wt_test_` key records test clicks, which can only attribute test conversions and never move a live metric.',
+          '- **From the browser:** the one operation a publishable key (`wt_pk_…`) may call, from a page on the store’s domain (CORS preflight answered); `storeId` may then be left out and the IP is the connection’s. The `/tag.js` browser tag does this for you.',
+          '- The store must be active (an inactive or unknown store is `store_not_found`). Clicks older than 90 days are refused (`invalid_fbclid`, reason `expired`).',
+        ].join('\n'),
         security: bearer,
         body: ClickBody,
-        response: responses(200, ClickResult),
+        response: describeResponses(ClickResult, {
+          description: 'The click was recorded, or (`duplicate: true`) it already was: the original click',
+          examples: {
+            recorded: {
+              summary: 'The click was recorded',
+              data: {
+                clickId: EXAMPLE.clickId,
+                fbclid: EXAMPLE.fbclid,
+                tracked: true,
+                timestamp: EXAMPLE.recordedAt,
+                duplicate: false,
+              },
+            },
+            duplicate: {
+              summary: 'Duplicate: the original click',
+              data: {
+                clickId: EXAMPLE.clickId,
+                fbclid: EXAMPLE.fbclid,
+                tracked: true,
+                timestamp: EXAMPLE.recordedAt,
+                duplicate: true,
+              },
+            },
+          },
+          write: true,
+          json: true,
+          invalid: {
+            missingFbclid: {
+              summary: 'fbclid absent, null or empty',
+              code: 'missing_required_field',
+              message: 'fbclid is required',
+              details: { field: 'fbclid', reason: 'required_field_missing' },
+            },
+            badFbclid: {
+              summary: 'fbclid with a character outside [A-Za-z0-9_.-]',
+              code: 'invalid_fbclid',
+              message: 'fbclid has an invalid format',
+              details: { field: 'fbclid', reason: 'invalid_format' },
+            },
+            expiredClick: {
+              summary: 'A click older than 90 days',
+              code: 'invalid_fbclid',
+              message: 'The click is older than 90 days; its fbclid has expired',
+              details: { field: 'timestamp', reason: 'expired' },
+            },
+            landingPageNotUrl: {
+              summary: 'landingPage is not an absolute http(s) URL',
+              code: 'invalid_request',
+              message: 'landingPage must be an absolute http(s) URL',
+              details: { field: 'landingPage', reason: 'invalid_url' },
+            },
+            ipAddressWithPublishableKey: {
+              summary: 'ipAddress sent with a publishable key',
+              code: 'invalid_request',
+              message: 'With a publishable key the IP address is taken from the connection; leave ipAddress out',
+              details: { field: 'ipAddress', reason: 'not_allowed' },
+            },
+          },
+          forbidden: {
+            originNotAllowed: {
+              summary: 'A publishable key used from another site',
+              code: 'forbidden',
+              message:
+                "This publishable key is accepted only from pages on its store's domain (or its extra origins), over https",
+              details: { reason: 'origin_not_allowed' },
+            },
+          },
+          notFound: STORE_NOT_FOUND,
+        }),
       },
       preValidation: async (request) => {
         const store = request.auth?.publishable?.storeId;
@@ -109,10 +305,28 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
       config: { scope: 'clicks:read' },
       schema: {
         tags: ['Clicks'],
+        operationId: 'listClicks',
         summary: 'List clicks',
+        description:
+          'The clicks of the key’s account and mode (a test key lists test clicks), newest first, one page at a time (`limit`, `cursor`); optionally of one store. Bot clicks are listed with `isBot: true`.',
         security: bearer,
-        querystring: Query({ storeId: Type.Optional(Type.String({ maxLength: 64 })), ...PageQuery }),
-        response: responses(200, ClickList),
+        querystring: Query({
+          storeId: Type.Optional(
+            Type.String({ maxLength: 64, description: 'Only this store’s clicks', examples: [EXAMPLE.storeId] }),
+          ),
+          ...PageQuery,
+        }),
+        response: describeResponses(ClickList, {
+          description: 'A page of clicks',
+          examples: {
+            page: {
+              summary: 'A page with more after it',
+              data: { clicks: [EXAMPLE_CLICK], hasMore: true, nextCursor: EXAMPLE.cursor },
+            },
+          },
+          invalid: PAGE_ERRORS,
+          notFound: STORE_NOT_FOUND,
+        }),
       },
     },
     async (request) => {
@@ -132,10 +346,25 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
       config: { scope: 'clicks:read' },
       schema: {
         tags: ['Clicks'],
+        operationId: 'getClick',
         summary: 'Get a click',
+        description:
+          'One click of the key’s account and mode, with its stored fields, UTM parameters and bot flag. A click of the other mode is `not_found` (the message says it exists in the other mode).',
         security: bearer,
-        params: Type.Object({ id: Type.String({ maxLength: 64 }) }),
-        response: responses(200, Click),
+        params: ClickParams,
+        response: describeResponses(Click, {
+          description: 'The click',
+          examples: { click: { summary: 'A click from a Facebook ad', data: EXAMPLE_CLICK } },
+          invalid: {
+            idTooLong: {
+              summary: 'An id longer than any id',
+              code: 'invalid_request',
+              message: 'id must be at most 64 characters',
+              details: { field: 'id', reason: 'out_of_range' },
+            },
+          },
+          notFound: CLICK_NOT_FOUND,
+        }),
       },
     },
     async (request) => ok(request, presentClick(await getClick(database, tenantOf(request), request.params.id))),

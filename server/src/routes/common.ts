@@ -3,6 +3,7 @@ import type { Dispatcher } from '../capi/dispatcher.js';
 import type { SecretBox } from '../capi/secrets.js';
 import type { Database } from '../db/database.js';
 import { Envelope, ErrorEnvelope } from '../http/envelope.js';
+import { DATE_TIME } from '../http/openapi.js';
 import type { CursorCodec } from '../http/pagination.js';
 
 /** What route modules are given: the database, the shared HTTP helpers and the Meta forwarding. No globals. */
@@ -28,10 +29,9 @@ export const Timestamp = (description: string) => Type.String({ description, exa
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-/** An ISO 8601 date-time given by a client (checked precisely in the domain). */
-export const ClientTime = Type.Optional(
-  Type.String({ maxLength: 64, description: 'ISO 8601 date-time with offset; default now', examples: ['2026-11-22T09:58:00Z'] }),
-);
+/** An ISO 8601 date-time given by a client (checked precisely in the domain: tracking/input.ts parseEventTime). */
+export const ClientTime = (description: string, example: string) =>
+  Type.Optional(Type.String({ maxLength: 64, ...DATE_TIME, description, examples: [example] }));
 
 export const DateQuery = (description: string) =>
   // A real month and day (the domain checks the rest, e.g. 2026-02-30).
@@ -50,5 +50,11 @@ export const ForwardingState = {
     attempts: Type.Integer({ description: 'Conversions API requests that carried this event, over its whole life' }),
     lastError: Type.Optional(Type.String()),
     sentAt: Type.Optional(Type.String()),
+    reason: Type.Optional(
+      Type.Union([Type.Literal('not_configured'), Type.Literal('test_event_code_missing'), Type.Literal('expired')], {
+        description: 'Only when skipped: why the conversion was not forwarded when it was recorded',
+      }),
+    ),
+    message: Type.Optional(Type.String({ description: 'Only when skipped: the reason in a sentence' })),
   }),
 };

@@ -28,8 +28,13 @@ export async function recordSpend(
   now = Date.now(),
 ) {
   const rows = entries.map((entry, i): AdSpendTable => {
-    if (!isValidDate(entry.date))
-      throw invalid(`entries[${i}].date`, 'invalid_format', 'date must be a calendar date YYYY-MM-DD');
+    if (!isValidDate(entry.date)) {
+      throw invalid(
+        `entries[${i}].date`,
+        'invalid_format',
+        `entries[${i}].date must be a date in YYYY-MM-DD format that exists (${entry.date} does not)`,
+      );
+    }
     const currency = normalizeCurrency(entry.currency);
     if (!currency) {
       throw fieldError(
@@ -54,11 +59,37 @@ export async function recordSpend(
       updated_at: now,
     };
   });
+  checkNoRepeatedKeys(rows);
   const stored = await database.write(async (trx) => {
     await requireStore(trx, tenant, storeId);
     return upsertSpend(trx, rows);
   });
   return stored.map(presentSpend);
+}
+
+/**
+ * Two entries of one batch with the same upsert key would have the later silently replace the
+ * earlier; which one the sender meant is unknowable, so the batch is refused, naming both.
+ */
+function checkNoRepeatedKeys(rows: AdSpendTable[]): void {
+  const seen = new Map<string, number>();
+  rows.forEach((row, i) => {
+    const key = JSON.stringify([row.date, row.platform, row.campaign_id]);
+    const first = seen.get(key);
+    if (first === undefined) {
+      seen.set(key, i);
+      return;
+    }
+    const campaign = row.campaign_id === '' ? 'no campaignId' : `campaignId ${row.campaign_id}`;
+    throw fieldError(
+      'invalid_request',
+      `entries[${i}]`,
+      'duplicate_entry',
+      `entries[${i}] duplicates entries[${first}]: both are ${row.platform} spend on ${row.date} with ${campaign}, ` +
+        'and an entry replaces the one with the same date, platform and campaignId; send each once',
+      { duplicateOf: `entries[${first}]` },
+    );
+  });
 }
 
 export async function listStoreSpend(

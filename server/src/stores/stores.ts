@@ -1,4 +1,4 @@
-import { canonicalTimeZone } from '../calendar/dates.js';
+import { checkTimeZone } from '../calendar/time-zones.js';
 import type { SecretBox } from '../capi/secrets.js';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
@@ -45,10 +45,17 @@ function checkCurrency(currency: string): string {
   return code;
 }
 
-function checkTimeZone(timezone: string): string {
-  const zone = canonicalTimeZone(timezone);
-  if (!zone) throw invalid('timezone', 'unknown_value', `"${timezone}" is not an IANA time zone like America/New_York`);
-  return zone;
+/**
+ * A zone's own name is stored under IANA's current name; a legacy alias (US/Eastern, GB, EST) is
+ * refused with the zone to use, so a store never silently lives in a zone its owner did not mean.
+ */
+function checkStoreTimeZone(timezone: string): string {
+  const checked = checkTimeZone(timezone);
+  if (checked.kind === 'zone') return checked.zone;
+  if (checked.kind === 'legacy_alias') {
+    throw fieldError('invalid_request', 'timezone', 'legacy_alias', checked.message, { suggestion: checked.suggestion });
+  }
+  throw invalid('timezone', 'unknown_value', `"${timezone}" is not an IANA time zone like America/New_York`);
 }
 
 /** Store fields from a create or update body; only the fields present are returned. */
@@ -61,7 +68,7 @@ function columnsOf(input: StorePatch): Partial<StoresTable> {
   if (input.capiAccessToken !== undefined) columns.capi_access_token = input.capiAccessToken;
   if (input.capiTestEventCode !== undefined) columns.capi_test_event_code = input.capiTestEventCode;
   if (input.currency !== undefined) columns.currency = checkCurrency(input.currency);
-  if (input.timezone !== undefined) columns.timezone = checkTimeZone(input.timezone);
+  if (input.timezone !== undefined) columns.timezone = checkStoreTimeZone(input.timezone);
   if (input.attributionWindowDays !== undefined) columns.attribution_window_days = input.attributionWindowDays;
   if (input.minConfidence !== undefined) columns.min_confidence = input.minConfidence;
   if (input.status !== undefined) columns.status = input.status;

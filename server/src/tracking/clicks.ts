@@ -4,11 +4,12 @@ import type { Database } from '../db/database.js';
 import { findClick, insertClickOnce, listClicks } from '../db/repositories/clicks.js';
 import type { Page } from '../db/repositories/keyset.js';
 import type { ClicksTable } from '../db/schema.js';
-import { ApiError, fieldError } from '../http/errors.js';
+import { fieldError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { requireActiveStore, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
+import { clickNotFound } from './not-found.js';
 
 export const CLICK_MAX_AGE_MS = 90 * 24 * 60 * 60 * 1000;
 
@@ -109,7 +110,7 @@ export async function trackClick(database: Database, tenant: Tenant, input: Clic
 
 export async function getClick(database: Database, tenant: Tenant, clickId: string): Promise<ClicksTable> {
   const row = await findClick(database.read, tenant.accountId, modeFlag(tenant), clickId);
-  if (!row) throw new ApiError('not_found', `No click ${clickId}`);
+  if (!row) throw await clickNotFound(database.read, tenant, clickId);
   return row;
 }
 

@@ -9,7 +9,7 @@ import {
 } from '../attribution/conversion.js';
 import { attributeConversion } from '../attribution/evidence.js';
 import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
-import { enqueueDelivery, type Forwarder, planDelivery, presentForwarding } from '../capi/forwarding.js';
+import { enqueueDelivery, type Forwarder, planDelivery, presentForwarding, skippedColumns } from '../capi/forwarding.js';
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
 import type { Database } from '../db/database.js';
 import {
@@ -21,12 +21,14 @@ import {
 } from '../db/repositories/conversions.js';
 import type { Page } from '../db/repositories/keyset.js';
 import type { ConversionsTable } from '../db/schema.js';
-import { ApiError, fieldError, invalid } from '../http/errors.js';
+import { fieldError, invalid } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { requireActiveStore, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { normalizeEventType } from './event-types.js';
 import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
+import { conversionNotFound } from './not-found.js';
 
 export interface ProductInput {
   productId: string;
@@ -73,6 +75,8 @@ export interface ConversionResult {
   capiSent: boolean;
   timestamp: string;
   duplicate: boolean;
+  /** On a duplicate only: the fields of this request that differ from the original's (which is kept). */
+  differences?: string[];
 }
 
 function resultOf(row: ConversionsTable, duplicate: boolean): ConversionResult {
@@ -116,6 +120,47 @@ function validate(input: ConversionInput, now: number) {
   return { currency, eventTime, valueMinor: toMinorUnits(input.eventValue, currency), products };
 }
 
+type Validated = ReturnType<typeof validate>;
+
+/**
+ * The fields of a resent conversion (same store, mode, eventType and orderId) that differ from
+ * the recorded one: its value and currency always, the optional fields when the resend has them.
+ * Field names only — the values may be customer data.
+ */
+function differencesFrom(original: ConversionsTable, input: ConversionInput, given: Validated): string[] {
+  const differences: string[] = [];
+  const compare = (field: string, resent: unknown, recorded: unknown) => {
+    if (resent !== undefined && resent !== recorded) differences.push(field);
+  };
+  compare(
+    'eventValue',
+    fromMinorUnits(given.valueMinor, given.currency),
+    fromMinorUnits(original.value_minor, original.currency),
+  );
+  compare('currency', given.currency, original.currency);
+  if (input.timestamp !== undefined) compare('timestamp', given.eventTime, original.event_time);
+  compare('eventId', input.eventId, original.event_id);
+  if (input.products !== undefined) compare('products', JSON.stringify(given.products), original.products);
+  if (input.customerData !== undefined) {
+    compare('customerData', JSON.stringify(hashCustomerData(input.customerData)), original.user_data);
+  }
+  compare('fingerprint', input.fingerprint, original.fingerprint);
+  compare('clickId', input.clickId, original.ref_click_id);
+  compare('fbclid', input.fbclid, original.ref_fbclid);
+  compare('fbc', input.fbc, original.ref_fbc);
+  compare('fbp', input.fbp, original.fbp);
+  compare('ipAddress', input.ipAddress, original.ip_address);
+  compare('userAgent', input.userAgent, original.user_agent);
+  compare('eventSourceUrl', input.eventSourceUrl, original.event_source_url);
+  return differences;
+}
+
+/** The original's result for a duplicate, noting where the resent request differs from it. */
+function duplicateResult(original: ConversionsTable, input: ConversionInput, given: Validated): ConversionResult {
+  const differences = differencesFrom(original, input, given);
+  return { ...resultOf(original, true), ...(differences.length > 0 && { differences }) };
+}
+
 /**
  * Records a conversion once per (account, mode, store, eventType, orderId), attributes it to
  * the click that caused it, and returns the stored result (the original one for a duplicate).
@@ -127,14 +172,16 @@ export async function trackConversion(
   now = Date.now(),
   forwarding?: Forwarder,
 ): Promise<ConversionResult> {
-  const { currency, eventTime, valueMinor, products } = validate(input, now);
+  const given = validate(input, now);
+  const { currency, eventTime, valueMinor, products } = given;
+  const eventType = normalizeEventType(input.eventType);
   const store = await requireActiveStore(database.read, tenant, input.storeId);
   const livemode = modeFlag(tenant);
-  const key = { storeId: store.id, livemode, eventType: input.eventType, orderId: input.orderId };
+  const key = { storeId: store.id, livemode, eventType, orderId: input.orderId };
   const existing = await findConversionByKey(database.read, key);
   if (existing) {
     await database.durable(); // the original may have been committed a moment ago, its sync still running
-    return resultOf(existing, true);
+    return duplicateResult(existing, input, given);
   }
 
   const userData = hashCustomerData(input.customerData);
@@ -144,7 +191,7 @@ export async function trackConversion(
     account_id: tenant.accountId,
     store_id: store.id,
     livemode,
-    event_type: input.eventType,
+    event_type: eventType,
     order_id: input.orderId,
     event_id: input.eventId ?? input.orderId,
     event_time: eventTime,
@@ -172,10 +219,13 @@ export async function trackConversion(
   const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store));
   const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };
   const touchpoints = touchpointRows(id, attribution);
-  const delivery = await planDelivery(database.read, store, row, now);
+  const plan = await planDelivery(database.read, store, row, now);
+  const delivery = 'job' in plan ? plan.job : undefined;
   if (delivery) {
     row.capi_status = 'pending';
     forwarding?.reserve(delivery);
+  } else if ('skip' in plan) {
+    Object.assign(row, skippedColumns(plan.skip));
   }
   const stored = await database.write(async (trx) => {
     const inserted = await insertConversionOnce(trx, row, touchpoints);
@@ -183,15 +233,17 @@ export async function trackConversion(
     if (delivery && !inserted.duplicate) await enqueueDelivery(trx, delivery);
     return inserted;
   });
-  const result = resultOf(stored.row, stored.duplicate);
+  // A concurrent identical request may have committed first: then this one is its duplicate.
+  if (stored.duplicate) return duplicateResult(stored.row, input, given);
+  const result = resultOf(stored.row, false);
   // capiSent is true only if Meta acknowledged the event before this response (CAPI_SYNC_WAIT_MS).
-  if (delivery && !stored.duplicate && forwarding) result.capiSent = await forwarding.handoff(delivery);
+  if (delivery && forwarding) result.capiSent = await forwarding.handoff(delivery);
   return result;
 }
 
 export async function getConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {
   const row = await findConversion(database.read, tenant.accountId, modeFlag(tenant), conversionId);
-  if (!row) throw new ApiError('not_found', `No conversion ${conversionId}`);
+  if (!row) throw await conversionNotFound(database.read, tenant, conversionId);
   return row;
 }
 
@@ -218,7 +270,7 @@ export async function listConversionsOf(
   for (const field of ['startDate', 'endDate'] as const) {
     const value = query[field];
     if (value !== undefined && !isValidDate(value))
-      throw invalid(field, 'invalid_format', `${field} must be a calendar date YYYY-MM-DD`);
+      throw invalid(field, 'invalid_format', `${field} must be a date in YYYY-MM-DD format that exists (${value} does not)`);
   }
   if (query.startDate && query.endDate && query.startDate > query.endDate) {
     throw invalid('startDate', 'out_of_range', 'startDate must not be after endDate');
@@ -227,7 +279,8 @@ export async function listConversionsOf(
   const timezone = store?.timezone ?? 'UTC';
   const filter: ConversionFilter = {
     storeId: query.storeId,
-    eventType: query.eventType,
+    // As recorded: a standard event name in any case is the standard event.
+    eventType: query.eventType === undefined ? undefined : normalizeEventType(query.eventType),
     attributed: query.attributed,
     capiStatus: query.capiStatus,
     from: query.startDate ? startOfDay(query.startDate, timezone) : undefined,

@@ -7,10 +7,12 @@ import {
   CLICK_AFTER_CONVERSION_TOLERANCE_MS,
   type ClickFacts,
   type ConversionFacts,
+  explainMiss,
   isCandidate,
   SCORE_BANDS,
   SIGNALS,
   type Signal,
+  scoreCandidates,
   scoreOf,
   strongestSignal,
 } from '../../src/attribution/model.js';
@@ -255,5 +257,29 @@ describe('attribution properties', () => {
         }
       }),
     );
+  });
+});
+
+describe('why nothing won (explainMiss)', () => {
+  it('no candidate at all → no_candidates', () => {
+    const candidates = scoreCandidates(conversion({ ipAddress: '192.0.2.1' }), [click('a', T - DAY)], POLICY.windowDays);
+    expect(explainMiss(candidates, POLICY)).toEqual({ reason: 'no_candidates', best: null });
+  });
+
+  it('the strongest candidate under minConfidence → below_min_confidence, with its signal and score', () => {
+    const ip = { ipAddress: '192.0.2.1' };
+    const clicks = [click('old', T - 3 * DAY, ip), click('new', T - MINUTE, ip)];
+    const candidates = scoreCandidates(conversion(ip), clicks, POLICY.windowDays);
+    expect(attribute(conversion(ip), clicks, POLICY).winner).toBeNull();
+    expect(explainMiss(candidates, POLICY)).toMatchObject({
+      reason: 'below_min_confidence',
+      best: { clickId: 'new', signal: 'ip', score: 49 },
+    });
+  });
+
+  it('a candidate at or above minConfidence → reattribution_available', () => {
+    const conv = conversion({ fingerprint: 'fp' });
+    const candidates = scoreCandidates(conv, [click('a', T - DAY, { fingerprint: 'fp' })], POLICY.windowDays);
+    expect(explainMiss(candidates, POLICY)).toMatchObject({ reason: 'reattribution_available', best: { clickId: 'a' } });
   });
 });

@@ -111,7 +111,15 @@ describe('attribution signals', () => {
     expect((await convert(storeId, { fingerprint: 'fp-bot' })).attributed).toBe(false);
     const old = await convert(storeId, { fingerprint: 'fp-old', timestamp: iso(now) });
     expect(old.attributed).toBe(false);
-    expect(await explain(old.conversionId)).toEqual({ signal: null, score: null, touchpoints: [] });
+    // Neither the bot's click nor one outside the window is even a candidate.
+    expect(await explain(old.conversionId)).toEqual({
+      signal: null,
+      score: null,
+      touchpoints: [],
+      reason: 'no_candidates',
+      message: expect.stringMatching(/^No candidate click/),
+      minConfidence: 50,
+    });
   });
 });
 

@@ -253,7 +253,12 @@ describe('modes and age', () => {
     const storeId = await forwardingStore(ctx);
     const res = await postConversion(ctx, storeId, {}, ctx.a.test);
     expect(res.body.data.capiSent).toBe(false);
-    expect((await getConversion(ctx, res.body.data.conversionId, ctx.a.test)).capi).toEqual({ status: 'skipped', attempts: 0 });
+    expect((await getConversion(ctx, res.body.data.conversionId, ctx.a.test)).capi).toEqual({
+      status: 'skipped',
+      attempts: 0,
+      reason: 'test_event_code_missing',
+      message: expect.stringContaining('capiTestEventCode'),
+    });
     await sleep(60);
     expect(fake.requests).toHaveLength(0);
   });

@@ -7,10 +7,10 @@ import https from 'node:https';
 import path from 'node:path';
 import type { Browser, BrowserContext, ConsoleMessage, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { build, cli, request, type ServerProcess, serve } from '../e2e/process.js';
+import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { tempDir } from '../helpers.js';
-import { ARTIFACTS, buildDashboard, CHROMIUM, DOCS_SCREENSHOTS, launchChromium } from './browser.js';
+import { ARTIFACTS, CHROMIUM, DOCS_SCREENSHOTS, launchChromium } from './browser.js';
 
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'a long enough password';
@@ -97,8 +97,6 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
   const heading = (page: Page, name: string) => page.getByRole('heading', { level: 1, name, exact: true });
 
   beforeAll(async () => {
-    build();
-    await buildDashboard();
     mkdirSync(ARTIFACTS, { recursive: true });
     dataDir = tempDir('waytrack-dashboard-');
     database = await openTestDatabase(dataDir);

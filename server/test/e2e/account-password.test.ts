@@ -7,7 +7,7 @@ import { verifyCredentials } from '../../src/accounts/accounts.js';
 import type { Database } from '../../src/db/database.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { tempDir } from '../helpers.js';
-import { BIN, build, cli } from './process.js';
+import { BIN, cli } from './process.js';
 
 const EMAIL = 'owner@example.com';
 
@@ -44,7 +44,6 @@ describe('waytrack account password', () => {
   const piped = (input: string, email = EMAIL) => run(['account', 'password', '--email', email], input);
 
   beforeAll(async () => {
-    build();
     dataDir = tempDir('waytrack-password-');
     testDb = await openTestDatabase(dataDir);
     // Another connection of our own to check the result; the CLI opens the database itself.

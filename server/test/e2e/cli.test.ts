@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { build, cli, freePort, request, type ServerProcess, serve } from './process.js';
+import { cli, freePort, request, type ServerProcess, serve } from './process.js';
 
 // The real CLI and server process over HTTPS, as README's quick start runs them
 // (compiled from the current sources first).
@@ -17,7 +17,6 @@ describe('waytrack CLI and server (end to end)', () => {
   let testDb: TestDatabase;
 
   beforeAll(async () => {
-    build();
     dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-e2e-'));
     httpPort = await freePort();
     // The processes open the database themselves: this handle only names it and drops it after.

@@ -9,7 +9,7 @@ import type { Database } from '../../src/db/database.js';
 import { FakeGraph } from '../capi/fake-graph.js';
 import { PIXEL, TOKEN } from '../capi/setup.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
-import { build, cli, type HttpResult, type ServerProcess, serve } from './process.js';
+import { cli, type HttpResult, type ServerProcess, serve } from './process.js';
 
 // Two real server processes (compiled from the current sources) on one PostgreSQL database and,
 // when REDIS_URL is set, one Redis: what api.md §7 promises of several instances, checked from
@@ -113,7 +113,6 @@ describe.skipIf(ENGINE !== 'postgres')('two instances on one PostgreSQL (end to 
   const run = randomBytes(3).toString('hex');
 
   beforeAll(async () => {
-    build();
     const dir = () => {
       const made = mkdtempSync(path.join(tmpdir(), 'waytrack-instances-'));
       dirs.push(made);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
-import { build, cli, type HttpResult, type ServerProcess, serve } from './process.js';
+import { cli, type HttpResult, type ServerProcess, serve } from './process.js';
 
 // A PostgreSQL outage, for real: the compiled server process reaches PostgreSQL through a TCP
 // proxy this test controls, which can reset every connection and refuse new ones (the database
@@ -174,7 +174,6 @@ describe.skipIf(ENGINE !== 'postgres')('PostgreSQL outage (end to end)', () => {
   const acknowledged = new Map<string, string>();
 
   beforeAll(async () => {
-    build();
     dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-outage-'));
     testDb = await openTestDatabase(dataDir);
     await testDb.database.close();

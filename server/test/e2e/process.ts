@@ -1,7 +1,6 @@
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,11 +8,8 @@ import { fileURLToPath } from 'node:url';
 /** Runs the real CLI the way README says (`npx waytrack …` resolves to this file). */
 export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/waytrack.js');
 
-/** Compiles the current sources into server/dist, which the CLI runs. */
-export function build(): void {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-}
+// server/dist, which the CLI runs, is compiled from the current sources once per test run by
+// server/test/global-setup.ts.
 
 /**
  * The environment of a process a test starts: the runner's, without the runner's own
@@ -52,9 +48,13 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `waytrack serve` and waits for the line that says where it listens. */
-export async function serve(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+/**
+ * Starts `waytrack serve` and waits for the line that says where it listens. `wrap` runs it under
+ * another command (e.g. strace …): then `child` is that command's process, not the server's.
+ */
+export async function serve(env: Record<string, string>, options: { wrap?: string[] } = {}): Promise<ServerProcess> {
+  const [command, ...args] = [...(options.wrap ?? []), process.execPath, BIN, 'serve'];
+  const child = spawn(command as string, args, {
     env: processEnv({ PORT: '0', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -144,5 +144,24 @@ export function request(
     req.on('error', reject);
     if (payload) req.write(payload);
     req.end();
+  });
+}
+
+/**
+ * Runs the real CLI without blocking this process (process.ts's `cli` is synchronous): a server
+ * the test started keeps being talked to while it runs.
+ */
+export function cliAsync(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ status: number; stdout: string; stderr: string }> {
+  const { DATABASE_URL: _runnerDatabase, ...inherited } = process.env;
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...inherited, LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
   });
 }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { build, cli, request, type ServerProcess, serve } from './process.js';
+import { cli, request, type ServerProcess, serve } from './process.js';
 
 describe('waytrack keys create --publishable (end to end)', () => {
   let dataDir: string;
@@ -18,7 +18,6 @@ describe('waytrack keys create --publishable (end to end)', () => {
   let storeId: string;
 
   beforeAll(async () => {
-    build();
     dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-pk-cli-'));
     testDb = await openTestDatabase(dataDir);
     await testDb.database.close();

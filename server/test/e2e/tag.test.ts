@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { type Browser, type BrowserContext, chromium, type Page, type Request } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { build, cli, request, type ServerProcess, serve } from './process.js';
+import { cli, request, type ServerProcess, serve } from './process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -92,7 +92,6 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
   let userAgent: string;
 
   beforeAll(async () => {
-    build();
     execFileSync(process.execPath, [TAG_BUILD], { stdio: 'inherit' });
     dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-tag-'));
     testDb = await openTestDatabase(dataDir);

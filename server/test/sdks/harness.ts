@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { build, cli, freePort, type ServerProcess, serve } from '../e2e/process.js';
+import { cli, freePort, type ServerProcess, serve } from '../e2e/process.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
 
 /**
@@ -139,7 +139,6 @@ async function startProxy(target: ServerProcess, tlsFiles: { cert: string; key: 
 
 /** Builds and starts a server on a fresh test database, with an account and the failing proxy. */
 export async function startSdkServer(name: string): Promise<SdkServer> {
-  build();
   const dataDir = mkdtempSync(path.join(tmpdir(), `waytrack-sdk-${name}-`));
   let testDb: TestDatabase | undefined;
   let server: ServerProcess | undefined;

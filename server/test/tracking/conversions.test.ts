@@ -104,7 +104,12 @@ describe('POST /v1/track/conversion — recording', () => {
     expect(res.body.data.capiSent).toBe(false);
     const got = await getConversion(res.body.data.conversionId);
     expect(got.body.data.capiSent).toBe(false);
-    expect(got.body.data.capi).toEqual({ status: 'skipped', attempts: 0 });
+    expect(got.body.data.capi).toEqual({
+      status: 'skipped',
+      attempts: 0,
+      reason: 'not_configured',
+      message: expect.stringContaining('pixelId'),
+    });
   });
 
   it('round-trips products with exact prices and a default quantity of 1', async () => {
@@ -342,7 +347,8 @@ describe('POST /v1/track/conversion — idempotency', () => {
     expect(second.body.data.duplicate).toBe(true);
     const { duplicate: _a, ...firstRest } = first.body.data;
     const { duplicate: _b, ...secondRest } = second.body.data;
-    expect(secondRest).toEqual(firstRest);
+    // The original stays; the answer names what the re-send changed (its value).
+    expect(secondRest).toEqual({ ...firstRest, differences: ['eventValue'] });
 
     expect(await conversionRows(storeId)).toHaveLength(1);
     const m = await metrics(storeId);

@@ -7,6 +7,7 @@ export interface Operations {
   /** Clicks, credited conversions, revenue, spend and ROAS per value of a click dimension, by revenue */
   'GET /v1/analytics/breakdown': {
     query: {
+      /** The store (of the key’s account; inactive stores too) */
       storeId: string;
       /** Inclusive; default 29 days before endDate */
       startDate?: string;
@@ -53,6 +54,7 @@ export interface Operations {
   /** A store's metrics over an inclusive date range in its time zone */
   'GET /v1/analytics/metrics': {
     query: {
+      /** The store (of the key’s account; inactive stores too) */
       storeId: string;
       /** Inclusive; default 29 days before endDate */
       startDate?: string;
@@ -67,6 +69,7 @@ export interface Operations {
       totalConversions: number;
       /** Sum of Purchase values in the store currency */
       totalRevenue: number;
+      /** Conversions of any event type in range that are attributed */
       attributedConversions: number;
       /** Sum of attributed Purchase values in the store currency */
       attributedRevenue: number;
@@ -78,20 +81,26 @@ export interface Operations {
       roas: number | null;
       /** Recorded ad spend in the store currency */
       adSpend: number;
+      /** The store currency every amount is in */
       currency: string;
+      /** First day computed (inclusive) */
       startDate: string;
+      /** Last day computed (inclusive) */
       endDate: string;
+      /** The store time zone the days are in */
       timezone: string;
       /** Purchase revenue in other currencies; never added into totalRevenue */
       revenueByCurrency: Record<string, number>;
       /** Spend recorded in other currencies; never added into adSpend */
       adSpendByCurrency: Record<string, number>;
+      /** true for live data (a wt_live_ key), false for test data */
       livemode: boolean;
     };
   };
   /** A store's metrics per day or hour of its time zone, every bucket present */
   'GET /v1/analytics/timeseries': {
     query: {
+      /** The store (of the key’s account; inactive stores too) */
       storeId: string;
       /** Inclusive; default 29 days before endDate */
       startDate?: string;
@@ -133,6 +142,7 @@ export interface Operations {
   /** List clicks */
   'GET /v1/clicks': {
     query: {
+      /** Only this store’s clicks */
       storeId?: string;
       /** Items per page, 1–100 */
       limit?: number;
@@ -140,18 +150,28 @@ export interface Operations {
       cursor?: string;
     };
     response: {
+      /** This page, newest click first */
       clicks: Array<{
+        /** The click’s id */
         clickId: string;
+        /** The store it landed on */
         storeId: string;
         fbclid: string;
-        /** fb.1.<click time ms>.<fbclid> */
+        /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid> */
         fbc: string;
+        /** Meta’s browser id, when sent */
         fbp: string | null;
+        /** The URL the ad opened */
         landingPage: string;
+        /** The referring page, when sent */
         referrer: string | null;
+        /** The visitor’s IP address, when known */
         ipAddress: string | null;
+        /** The visitor’s user agent, when sent */
         userAgent: string | null;
+        /** The tag’s visitor fingerprint, when sent */
         fingerprint: string | null;
+        /** The utm_* parameters of the landing page (null when absent) */
         utm: {
           source: string | null;
           medium: string | null;
@@ -159,38 +179,54 @@ export interface Operations {
           content: string | null;
           term: string | null;
         };
+        /** The landing page’s campaign_id parameter */
         campaignId: string | null;
+        /** The landing page’s adset_id parameter */
         adsetId: string | null;
+        /** The landing page’s ad_id parameter */
         adId: string | null;
         /** Bot user agents are recorded but excluded from metrics and attribution */
         isBot: boolean;
+        /** true for live data (a wt_live_ key), false for test data */
         livemode: boolean;
         /** Click time */
         timestamp: string;
         /** When the click was recorded */
         recordedAt: string;
       }>;
+      /** true when another page follows */
       hasMore: boolean;
+      /** Pass as `cursor` for the next page; null on the last page */
       nextCursor: string | null;
     };
   };
   /** Get a click */
   'GET /v1/clicks/{id}': {
     params: {
+      /** The click’s id */
       id: string;
     };
     response: {
+      /** The click’s id */
       clickId: string;
+      /** The store it landed on */
       storeId: string;
       fbclid: string;
-      /** fb.1.<click time ms>.<fbclid> */
+      /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid> */
       fbc: string;
+      /** Meta’s browser id, when sent */
       fbp: string | null;
+      /** The URL the ad opened */
       landingPage: string;
+      /** The referring page, when sent */
       referrer: string | null;
+      /** The visitor’s IP address, when known */
       ipAddress: string | null;
+      /** The visitor’s user agent, when sent */
       userAgent: string | null;
+      /** The tag’s visitor fingerprint, when sent */
       fingerprint: string | null;
+      /** The utm_* parameters of the landing page (null when absent) */
       utm: {
         source: string | null;
         medium: string | null;
@@ -198,11 +234,15 @@ export interface Operations {
         content: string | null;
         term: string | null;
       };
+      /** The landing page’s campaign_id parameter */
       campaignId: string | null;
+      /** The landing page’s adset_id parameter */
       adsetId: string | null;
+      /** The landing page’s ad_id parameter */
       adId: string | null;
       /** Bot user agents are recorded but excluded from metrics and attribution */
       isBot: boolean;
+      /** true for live data (a wt_live_ key), false for test data */
       livemode: boolean;
       /** Click time */
       timestamp: string;
@@ -213,9 +253,11 @@ export interface Operations {
   /** List conversions */
   'GET /v1/conversions': {
     query: {
+      /** Only this store’s conversions */
       storeId?: string;
-      /** A Meta standard event name (Purchase, Lead, CompleteRegistration, …) or a custom name such as 'signup' */
+      /** A Meta standard event name (Purchase, Lead, CompleteRegistration, AddToCart, InitiateCheckout, AddPaymentInfo, Subscribe, StartTrial, ViewContent, Search, Contact, SubmitApplication, Schedule, AddToWishlist, Donate, CustomizeProduct, FindLocation; any case, stored as Meta spells it) or a custom name such as 'signup'. Only Purchase counts as revenue. */
       eventType?: string;
+      /** Only attributed (true) or unattributed (false) */
       attributed?: 'true' | 'false';
       /** Forwarding to Meta: pending, sent, failed or skipped */
       capiStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
@@ -229,18 +271,28 @@ export interface Operations {
       cursor?: string;
     };
     response: {
+      /** This page, newest event first */
       conversions: Array<{
+        /** The conversion’s id */
         conversionId: string;
         storeId: string;
         eventType: string;
         orderId: string;
+        /** The event_id sent to Meta (eventId, default orderId) */
         eventId: string;
+        /** Exact, in currency */
         eventValue: number;
+        /** ISO 4217, upper case */
         currency: string;
+        /** true when a click scored at least the store’s minConfidence */
         attributed: boolean;
+        /** Only when attributed: the click that caused the conversion */
         attributedTo?: {
+          /** The winning click */
           clickId: string;
+          /** Its fbclid */
           fbclid: string;
+          /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
           confidenceScore: number;
         };
         /** true once Meta acknowledged the event */
@@ -251,7 +303,12 @@ export interface Operations {
           attempts: number;
           lastError?: string;
           sentAt?: string;
+          /** Only when skipped: why the conversion was not forwarded when it was recorded */
+          reason?: 'not_configured' | 'test_event_code_missing' | 'expired';
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
         };
+        /** true for live data, false for test data */
         livemode: boolean;
         /** Event time */
         timestamp: string;
@@ -265,27 +322,39 @@ export interface Operations {
           category?: string;
         }>;
       }>;
+      /** true when another page follows */
       hasMore: boolean;
+      /** Pass as `cursor` for the next page; null on the last page */
       nextCursor: string | null;
     };
   };
-  /** Get a conversion */
+  /** Get a conversion and why it was (or was not) attributed */
   'GET /v1/conversions/{id}': {
     params: {
+      /** The conversion’s id */
       id: string;
     };
     response: {
+      /** The conversion’s id */
       conversionId: string;
       storeId: string;
       eventType: string;
       orderId: string;
+      /** The event_id sent to Meta (eventId, default orderId) */
       eventId: string;
+      /** Exact, in currency */
       eventValue: number;
+      /** ISO 4217, upper case */
       currency: string;
+      /** true when a click scored at least the store’s minConfidence */
       attributed: boolean;
+      /** Only when attributed: the click that caused the conversion */
       attributedTo?: {
+        /** The winning click */
         clickId: string;
+        /** Its fbclid */
         fbclid: string;
+        /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
       };
       /** true once Meta acknowledged the event */
@@ -296,7 +365,12 @@ export interface Operations {
         attempts: number;
         lastError?: string;
         sentAt?: string;
+        /** Only when skipped: why the conversion was not forwarded when it was recorded */
+        reason?: 'not_configured' | 'test_event_code_missing' | 'expired';
+        /** Only when skipped: the reason in a sentence */
+        message?: string;
       };
+      /** true for live data, false for test data */
       livemode: boolean;
       /** Event time */
       timestamp: string;
@@ -322,26 +396,51 @@ export interface Operations {
           /** Click time */
           clickTime: string;
         }>;
+        /** Only when not attributed: why, with the clicks known now and the store settings now */
+        reason?: 'no_candidates' | 'below_min_confidence' | 'reattribution_available';
+        /** Only when not attributed: the reason in a sentence */
+        message?: string;
+        /** Only when not attributed: the store threshold applied */
+        minConfidence?: number;
+        /** Only when not attributed: the strongest candidate click, whatever its score */
+        bestCandidate?: {
+          clickId: string;
+          fbclid: string;
+          signal: 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip';
+          score: number;
+          /** Click time */
+          clickTime: string;
+        };
       };
     };
   };
-  /** Re-attribute a conversion with the clicks known now (idempotent; a confidence-100 result never changes) */
+  /** Re-attribute a conversion with the clicks known now */
   'POST /v1/conversions/{id}/reattribute': {
     params: {
+      /** The conversion’s id */
       id: string;
     };
     response: {
+      /** The conversion’s id */
       conversionId: string;
       storeId: string;
       eventType: string;
       orderId: string;
+      /** The event_id sent to Meta (eventId, default orderId) */
       eventId: string;
+      /** Exact, in currency */
       eventValue: number;
+      /** ISO 4217, upper case */
       currency: string;
+      /** true when a click scored at least the store’s minConfidence */
       attributed: boolean;
+      /** Only when attributed: the click that caused the conversion */
       attributedTo?: {
+        /** The winning click */
         clickId: string;
+        /** Its fbclid */
         fbclid: string;
+        /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
       };
       /** true once Meta acknowledged the event */
@@ -352,7 +451,12 @@ export interface Operations {
         attempts: number;
         lastError?: string;
         sentAt?: string;
+        /** Only when skipped: why the conversion was not forwarded when it was recorded */
+        reason?: 'not_configured' | 'test_event_code_missing' | 'expired';
+        /** Only when skipped: the reason in a sentence */
+        message?: string;
       };
+      /** true for live data, false for test data */
       livemode: boolean;
       /** Event time */
       timestamp: string;
@@ -378,15 +482,32 @@ export interface Operations {
           /** Click time */
           clickTime: string;
         }>;
+        /** Only when not attributed: why, with the clicks known now and the store settings now */
+        reason?: 'no_candidates' | 'below_min_confidence' | 'reattribution_available';
+        /** Only when not attributed: the reason in a sentence */
+        message?: string;
+        /** Only when not attributed: the store threshold applied */
+        minConfidence?: number;
+        /** Only when not attributed: the strongest candidate click, whatever its score */
+        bestCandidate?: {
+          clickId: string;
+          fbclid: string;
+          signal: 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip';
+          score: number;
+          /** Click time */
+          clickTime: string;
+        };
       };
     };
   };
   /** Send a conversion to Meta again */
   'POST /v1/conversions/{id}/resend': {
     params: {
+      /** The conversion’s id */
       id: string;
     };
     response: {
+      /** The conversion’s id */
       conversionId: string;
       /** true once Meta acknowledged the event */
       capiSent: boolean;
@@ -396,12 +517,17 @@ export interface Operations {
         attempts: number;
         lastError?: string;
         sentAt?: string;
+        /** Only when skipped: why the conversion was not forwarded when it was recorded */
+        reason?: 'not_configured' | 'test_event_code_missing' | 'expired';
+        /** Only when skipped: the reason in a sentence */
+        message?: string;
       };
     };
   };
   /** List stores */
   'GET /v1/stores': {
     query: {
+      /** active, or inactive: refused for tracking (store_not_found), still listed and readable */
       status?: 'active' | 'inactive';
       /** Items per page, 1–100 */
       limit?: number;
@@ -409,64 +535,81 @@ export interface Operations {
       cursor?: string;
     };
     response: {
+      /** This page, newest store first */
       stores: Array<{
+        /** The store’s id */
         id: string;
         name: string;
         domain: string;
         platform: string;
+        /** Meta pixel (dataset) id */
         pixelId: string | null;
+        /** active or inactive */
         status: string;
+        /** ISO 4217 code of the store’s metrics */
         currency: string;
+        /** IANA time zone of the store’s calendar days */
         timezone: string;
         attributionWindowDays: number;
         minConfidence: number;
-        /** pixelId and capiAccessToken are both set */
+        /** pixelId and capiAccessToken are both set: conversions are forwarded to Meta */
         capiConfigured: boolean;
+        /** Only when set */
         capiTestEventCode?: string;
         /** Creation time */
         createdAt: string;
         /** Last change */
         updatedAt: string;
       }>;
+      /** true when another page follows */
       hasMore: boolean;
+      /** Pass as `cursor` for the next page; null on the last page */
       nextCursor: string | null;
     };
   };
   /** Create a store */
   'POST /v1/stores': {
     body: {
+      /** Display name, 1–200 characters */
       name: string;
-      /** Hostname, no scheme or path */
+      /** The shop’s hostname, without scheme or path (stored lower-case); publishable keys are accepted from pages on it and its subdomains */
       domain: string;
+      /** The shop software */
       platform: 'shopify' | 'woocommerce' | 'bigcommerce' | 'magento' | 'wix' | 'squarespace' | 'custom';
       /** Meta pixel (dataset) id, 5–20 digits */
       pixelId?: string;
-      /** Conversions API access token; write-only, never returned */
+      /** Conversions API access token from Meta’s Events Manager; write-only: sealed at rest, never returned (see capiConfigured) */
       capiAccessToken?: string;
       /** Meta's test_event_code, used for test-mode conversions */
       capiTestEventCode?: string;
-      /** ISO 4217; default USD */
+      /** ISO 4217 code the store’s metrics are reported in (also accepted in lower case); default USD */
       currency?: string;
-      /** IANA time zone; default UTC */
+      /** IANA time zone name (Europe/Berlin) whose calendar days the metrics use; default UTC. A legacy alias (US/Eastern) is refused with the name to use. */
       timezone?: string;
-      /** Default 7 */
+      /** How many days before a conversion a click can win it; default 7 */
       attributionWindowDays?: number;
-      /** Default 50 */
+      /** The lowest score that attributes a conversion; default 50 (100 = explicit references only) */
       minConfidence?: number;
     };
     response: {
+      /** The store’s id */
       id: string;
       name: string;
       domain: string;
       platform: string;
+      /** Meta pixel (dataset) id */
       pixelId: string | null;
+      /** active or inactive */
       status: string;
+      /** ISO 4217 code of the store’s metrics */
       currency: string;
+      /** IANA time zone of the store’s calendar days */
       timezone: string;
       attributionWindowDays: number;
       minConfidence: number;
-      /** pixelId and capiAccessToken are both set */
+      /** pixelId and capiAccessToken are both set: conversions are forwarded to Meta */
       capiConfigured: boolean;
+      /** Only when set */
       capiTestEventCode?: string;
       /** Creation time */
       createdAt: string;
@@ -477,21 +620,28 @@ export interface Operations {
   /** Get a store */
   'GET /v1/stores/{id}': {
     params: {
+      /** The store’s id */
       id: string;
     };
     response: {
+      /** The store’s id */
       id: string;
       name: string;
       domain: string;
       platform: string;
+      /** Meta pixel (dataset) id */
       pixelId: string | null;
+      /** active or inactive */
       status: string;
+      /** ISO 4217 code of the store’s metrics */
       currency: string;
+      /** IANA time zone of the store’s calendar days */
       timezone: string;
       attributionWindowDays: number;
       minConfidence: number;
-      /** pixelId and capiAccessToken are both set */
+      /** pixelId and capiAccessToken are both set: conversions are forwarded to Meta */
       capiConfigured: boolean;
+      /** Only when set */
       capiTestEventCode?: string;
       /** Creation time */
       createdAt: string;
@@ -499,45 +649,55 @@ export interface Operations {
       updatedAt: string;
     };
   };
-  /** Update a store */
+  /** Update a store (including deactivate and reactivate) */
   'PATCH /v1/stores/{id}': {
     params: {
+      /** The store’s id */
       id: string;
     };
     body: {
+      /** Display name, 1–200 characters */
       name?: string;
-      /** Hostname, no scheme or path */
+      /** The shop’s hostname, without scheme or path (stored lower-case); publishable keys are accepted from pages on it and its subdomains */
       domain?: string;
+      /** The shop software */
       platform?: 'shopify' | 'woocommerce' | 'bigcommerce' | 'magento' | 'wix' | 'squarespace' | 'custom';
       /** Meta pixel (dataset) id, 5–20 digits */
       pixelId?: string | null;
-      /** Conversions API access token; write-only, never returned */
+      /** Conversions API access token from Meta’s Events Manager; write-only: sealed at rest, never returned (see capiConfigured) */
       capiAccessToken?: string | null;
       /** Meta's test_event_code, used for test-mode conversions */
       capiTestEventCode?: string | null;
-      /** ISO 4217; default USD */
+      /** ISO 4217 code the store’s metrics are reported in (also accepted in lower case); default USD */
       currency?: string;
-      /** IANA time zone; default UTC */
+      /** IANA time zone name (Europe/Berlin) whose calendar days the metrics use; default UTC. A legacy alias (US/Eastern) is refused with the name to use. */
       timezone?: string;
-      /** Default 7 */
+      /** How many days before a conversion a click can win it; default 7 */
       attributionWindowDays?: number;
-      /** Default 50 */
+      /** The lowest score that attributes a conversion; default 50 (100 = explicit references only) */
       minConfidence?: number;
+      /** active, or inactive: refused for tracking (store_not_found), still listed and readable */
       status?: 'active' | 'inactive';
     };
     response: {
+      /** The store’s id */
       id: string;
       name: string;
       domain: string;
       platform: string;
+      /** Meta pixel (dataset) id */
       pixelId: string | null;
+      /** active or inactive */
       status: string;
+      /** ISO 4217 code of the store’s metrics */
       currency: string;
+      /** IANA time zone of the store’s calendar days */
       timezone: string;
       attributionWindowDays: number;
       minConfidence: number;
-      /** pixelId and capiAccessToken are both set */
+      /** pixelId and capiAccessToken are both set: conversions are forwarded to Meta */
       capiConfigured: boolean;
+      /** Only when set */
       capiTestEventCode?: string;
       /** Creation time */
       createdAt: string;
@@ -548,6 +708,7 @@ export interface Operations {
   /** List recorded ad spend */
   'GET /v1/stores/{id}/ad-spend': {
     params: {
+      /** The store’s id */
       id: string;
     };
     query: {
@@ -561,7 +722,9 @@ export interface Operations {
       cursor?: string;
     };
     response: {
+      /** This page, newest day first */
       entries: Array<{
+        /** The entry’s id */
         id: string;
         storeId: string;
         date: string;
@@ -570,35 +733,46 @@ export interface Operations {
         platform: string;
         campaignId: string | null;
         campaignName: string | null;
+        /** true for live data, false for test data */
         livemode: boolean;
         /** First recorded */
         createdAt: string;
         /** Last replaced */
         updatedAt: string;
       }>;
+      /** true when another page follows */
       hasMore: boolean;
+      /** Pass as `cursor` for the next page; null on the last page */
       nextCursor: string | null;
     };
   };
   /** Record ad spend; an entry replaces the one with the same date, platform and campaignId */
   'POST /v1/stores/{id}/ad-spend': {
     params: {
+      /** The store’s id */
       id: string;
     };
     body: {
+      /** 1–1000 days of spend */
       entries: Array<{
-        /** Calendar day the spend belongs to */
+        /** Calendar day the spend belongs to (YYYY-MM-DD, a day that exists), in the store’s time zone */
         date: string;
+        /** What was spent that day, in currency; stored exactly in minor units */
         amount: number;
+        /** ISO 4217 code (also accepted in lower case); spend in another currency than the store’s is reported apart (adSpendByCurrency), never converted */
         currency: string;
-        /** Default "meta" */
+        /** The ad platform; default "meta" */
         platform?: string;
+        /** The campaign, matched with the clicks’ campaign_id for ROAS per campaign; absent = the whole day */
         campaignId?: string;
+        /** For people */
         campaignName?: string;
       }>;
     };
     response: {
+      /** The stored entries, in the order sent */
       entries: Array<{
+        /** The entry’s id */
         id: string;
         storeId: string;
         date: string;
@@ -607,6 +781,7 @@ export interface Operations {
         platform: string;
         campaignId: string | null;
         campaignName: string | null;
+        /** true for live data, false for test data */
         livemode: boolean;
         /** First recorded */
         createdAt: string;
@@ -618,84 +793,128 @@ export interface Operations {
   /** Record an ad click */
   'POST /v1/track/click': {
     body: {
-      /** The fbclid query parameter of the landing URL, verbatim */
+      /** The `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. With the store, the key of the click: sending it again returns the original click. */
       fbclid: string;
+      /** The store the ad led to (active, of the key’s account). With a publishable key it may be left out: the key’s store. */
       storeId: string;
-      /** Absolute http(s) URL */
+      /** The URL the ad opened: absolute http(s), at most 2048 characters. Its `utm_source`, `utm_medium`, `utm_campaign`, `utm_content`, `utm_term`, `campaign_id`, `adset_id` and `ad_id` parameters are stored with the click. */
       landingPage: string;
+      /** The page that linked to the landing page (`document.referrer`): absolute http(s) URL */
       referrer?: string;
-      /** IPv4 or IPv6 */
+      /** The visitor’s IPv4 or IPv6 address. With `userAgent` it gives the click a derived fingerprint, sha256(ipAddress|userAgent), an attribution signal. Not accepted with a publishable key (the connection’s address is used). */
       ipAddress?: string;
+      /** The visitor’s User-Agent header. Bots are recorded but flagged (`isBot`) and left out of metrics and attribution. */
       userAgent?: string;
-      /** ISO 8601 date-time with offset; default now */
+      /** When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid). */
       timestamp?: string;
+      /** (Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal). */
       fingerprint?: string;
+      /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. */
       fbp?: string;
     };
     response: {
+      /** The click’s id (`clk_…`); the original one for a duplicate */
       clickId: string;
+      /** The fbclid, as sent */
       fbclid: string;
+      /** Always true: the click is stored */
       tracked: true;
-      /** When the click was recorded */
+      /** When the click was recorded (the original recording for a duplicate) */
       timestamp: string;
-      /** true when this fbclid was already recorded for the store; the original click is returned */
+      /** true when this fbclid was already recorded for the store (in this mode); the original click is returned, counted once */
       duplicate: boolean;
     };
   };
   /** Record a conversion and attribute it to the click that caused it */
   'POST /v1/track/conversion': {
     body: {
+      /** The store the conversion happened in (active, of the key’s account) */
       storeId: string;
-      /** A Meta standard event name (Purchase, Lead, CompleteRegistration, …) or a custom name such as 'signup' */
+      /** A Meta standard event name (Purchase, Lead, CompleteRegistration, AddToCart, InitiateCheckout, AddPaymentInfo, Subscribe, StartTrial, ViewContent, Search, Contact, SubmitApplication, Schedule, AddToWishlist, Donate, CustomizeProduct, FindLocation; any case, stored as Meta spells it) or a custom name such as 'signup'. Only Purchase counts as revenue. */
       eventType: string;
+      /** Your id of the order (or lead, signup…): with the store and eventType, the key of the conversion — sending it again returns the original conversion with `duplicate: true`, never counted twice. */
       orderId: string;
+      /** The value in `currency`, 0 ≤ value ≤ 1e12; stored exactly in the currency’s minor units (49.90 EUR is 4990 cents) */
       eventValue: number;
-      /** ISO 4217, any case */
+      /** ISO 4217 code of eventValue (also accepted in lower case; stored upper-case), else `invalid_currency` */
       currency: string;
-      /** Normalized and SHA-256 hashed on arrival (Meta rules); the raw values are never stored */
+      /** The buyer, for matching on Meta’s side and the identity attribution signal: any subset, each at most 256 characters. Normalized and SHA-256 hashed on arrival following Meta’s rules; the raw values are never stored, returned or logged. */
       customerData?: {
+        /** Trimmed and lower-cased, then hashed */
         email?: string;
+        /** Lower case without punctuation, then hashed */
         firstName?: string;
+        /** Lower case without punctuation, then hashed */
         lastName?: string;
+        /** Digits only with the country code, then hashed */
         phone?: string;
+        /** Lower-case letters only, then hashed */
         city?: string;
+        /** Two-letter code, lower case, then hashed */
         state?: string;
+        /** ISO 3166 alpha-2, lower case, then hashed */
         country?: string;
+        /** Lower case (US: first 5 digits), then hashed */
         zipCode?: string;
       };
+      /** The visitor fingerprint the store’s tag computed (`window.waytrack.identifiers().fingerprint`), or sha256_hex(ipAddress + "|" + userAgent) computed by a store backend: matches the click with the same fingerprint (attribution signals 2 and 3). */
       fingerprint?: string;
+      /** What was bought (at most 1000 lines); sent to Meta as contents */
       products?: Array<{
+        /** Your product (or SKU) id */
         productId: string;
+        /** Product name */
         name?: string;
+        /** Unit price in the conversion’s currency */
         price?: number;
+        /** Default 1 */
         quantity?: number;
+        /** Product category */
         category?: string;
       }>;
+      /** (Extension) The Waytrack click (`clk_…`) that led to this conversion, if the store knows it: an explicit reference attributes with confidence 100. */
       clickId?: string;
+      /** (Extension) The fbclid of the click that led to this conversion, if the store kept it: an explicit reference (confidence 100). */
       fbclid?: string;
+      /** (Extension) The `_fbc` cookie (fb.1.<ms>.<fbclid>) from the buyer’s browser, e.g. from `window.waytrack.identifiers()`: its fbclid is an explicit reference (confidence 100). */
       fbc?: string;
+      /** (Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching. */
       fbp?: string;
+      /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. */
       ipAddress?: string;
+      /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. */
       userAgent?: string;
+      /** (Extension) The page where the conversion happened (absolute http(s) URL), sent to Meta as event_source_url; default the attributed click’s landing page. */
       eventSourceUrl?: string;
+      /** (Extension) The event id the browser pixel used for the same event, so Meta deduplicates pixel and server events; default orderId. */
       eventId?: string;
-      /** ISO 8601 date-time with offset; default now */
+      /** When the conversion happened: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`. Only clicks before it (within the store’s attribution window) can win it. */
       timestamp?: string;
     };
     response: {
+      /** The conversion’s id; the original one for a duplicate */
       conversionId: string;
+      /** As stored (a standard name in Meta’s spelling) */
       eventType: string;
+      /** true when a click scored at least the store’s minConfidence */
       attributed: boolean;
+      /** Only when attributed: the click that caused the conversion */
       attributedTo?: {
+        /** The winning click */
         clickId: string;
+        /** Its fbclid */
         fbclid: string;
+        /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
       };
       /** true only if Meta acknowledged the event before this response */
       capiSent: boolean;
       /** Event time */
       timestamp: string;
+      /** true when this (store, eventType, orderId) was already recorded: the original result */
       duplicate: boolean;
+      /** Only on a duplicate whose request differs from the original: the differing field names (eventValue, currency, …); the original is kept */
+      differences?: string[];
     };
   };
 }

@@ -13,6 +13,11 @@ export async function findAccount(db: Reader, id: string): Promise<AccountsTable
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Every account, oldest first (the operator's `waytrack account list`). */
+export async function listAccounts(db: Reader): Promise<AccountsTable[]> {
+  return db.selectFrom('accounts').selectAll().orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
+}
+
 export async function countAccounts(db: Reader): Promise<number> {
   const row = await db
     .selectFrom('accounts')

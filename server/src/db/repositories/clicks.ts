@@ -105,6 +105,20 @@ export async function findClick(
   return (await clickById(db, { clickId, accountId, livemode })).rows[0];
 }
 
+/**
+ * The mode (livemode 0/1) of a click of this account by id, in either mode; undefined when the
+ * account has none. For telling a caller that an id belongs to the other mode, never its data.
+ */
+export async function clickModeOf(db: Reader, accountId: string, clickId: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('clicks')
+    .select('livemode')
+    .where('id', '=', clickId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row?.livemode;
+}
+
 export async function listClicks(
   db: Reader,
   accountId: string,

@@ -108,6 +108,20 @@ export async function findConversion(
     .executeTakeFirst();
 }
 
+/**
+ * The mode (livemode 0/1) of a conversion of this account by id, in either mode; undefined when
+ * the account has none. For telling a caller that an id belongs to the other mode, never its data.
+ */
+export async function conversionModeOf(db: Reader, accountId: string, conversionId: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('conversions')
+    .select('livemode')
+    .where('id', '=', conversionId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row?.livemode;
+}
+
 export interface ConversionFilter {
   storeId?: string;
   eventType?: string;

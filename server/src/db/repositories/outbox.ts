@@ -51,6 +51,13 @@ export async function requeueOutboxJob(db: Writer, job: CapiOutboxTable): Promis
       }),
     )
     .execute();
+  // A skipped conversion's capi_last_error is its skip reason, not a Meta error: it no longer applies.
+  await db
+    .updateTable('conversions')
+    .set({ capi_last_error: null })
+    .where('id', '=', job.conversion_id)
+    .where('capi_status', '=', 'skipped')
+    .execute();
   await db.updateTable('conversions').set({ capi_status: 'pending' }).where('id', '=', job.conversion_id).execute();
 }
 

@@ -1,7 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDriver from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import { crashPoint, testWalOptions } from '../../crash-point.js';
+import { makePrivateDir, touchPrivateFile } from '../../data-dir.js';
 import type { Database, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
@@ -101,6 +102,7 @@ class GroupCommitter {
         for (const job of jobs) job.reject(error);
         return;
       }
+      crashPoint('commit'); // test hook (crash-point.ts): committed, not synced nor answered
       try {
         await this.wal.sync(); // on the thread pool: requests are served meanwhile
       } catch (error) {
@@ -155,10 +157,15 @@ export interface SqliteOptions {
   onError?: (error: unknown) => void;
 }
 
-/** The embedded database in `dataDir` (created if missing). */
+/**
+ * The embedded database in `dataDir` (created if missing). The directory is created 0700 and the
+ * file 0600 before SQLite opens it; SQLite gives its -wal and -shm files the database file's
+ * permissions (test/unit/data-dir.test.ts checks it).
+ */
 export function openSqlite(dataDir: string, options: SqliteOptions = {}): Database {
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
   const file = path.join(dataDir, options.fileName ?? 'waytrack.db');
+  touchPrivateFile(file);
   const raw = new SqliteDriver(file);
   raw.pragma('journal_mode = WAL');
   // After a checkpoint has reset the log, SQLite truncates the file to this size: a burst of
@@ -167,7 +174,7 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
   const db = sqliteKysely(raw);
   const wal: WalKeeper = new WalKeeper(
     file,
-    { ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs) },
+    { ...testWalOptions(), ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs) },
     options.onError,
   );
   const committer: GroupCommitter = new GroupCommitter(db, wal);

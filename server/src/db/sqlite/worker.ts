@@ -8,6 +8,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDriver from 'better-sqlite3';
+import { crashPoint } from '../../crash-point.js';
 import type { Reader } from '../database.js';
 import { sqliteKysely } from './connection.js';
 import type { WorkerRequest } from './worker-thread.js';
@@ -52,6 +53,7 @@ async function handle(request: WorkerRequest): Promise<unknown> {
   if (request.type === 'checkpoint') {
     // PASSIVE: copies what it can without waiting for, or blocking, readers and the writer.
     raw.pragma('wal_checkpoint(PASSIVE)');
+    crashPoint('checkpoint'); // test hook (crash-point.ts): copied, the log not restarted yet
     return null;
   }
   return (await jobOf(request.module, request.name))(reader, request.arg);

@@ -1,0 +1,46 @@
+import { writeSync } from 'node:fs';
+
+/**
+ * Test-only hooks for the end-to-end durability checks (server/test/e2e/crash-loop.test.ts,
+ * server/test/e2e/durability.test.ts; see docs/durability.md). Each is a no-op unless its
+ * environment variable is set, and is read here only: never set them on a real server.
+ *
+ * WAYTRACK_TEST_CRASH_AT=<point>[:<n>] — the process kills itself with SIGKILL (what kill -9
+ * does) the n-th time (default: the first) one thread reaches `point`:
+ *   commit      db/sqlite/database.ts — a group commit's transaction is committed (its log
+ *               frames are in the page cache) but neither synced nor answered
+ *   checkpoint  db/sqlite/worker.ts — a step of a log checkpoint has copied the log into the
+ *               database file (and synced it); the log has not been restarted
+ *   fold        analytics/rollups.ts — a rollup fold's deltas are written inside its write
+ *               transaction, which is not committed
+ *   forward     capi/dispatcher.ts — jobs are claimed (leased in the database) and their Graph
+ *               API request is about to be sent
+ * It writes one line to stderr first (`crash point <point> reached`): the evidence that the kill
+ * landed there. Counts are per thread (checkpoints run on their own worker thread).
+ *
+ * WAYTRACK_TEST_CHECKPOINT_BYTES=<n> — SQLite log checkpoints start once the log reaches n bytes
+ * (instead of 4 MiB), with no least interval between two and at most 20 ms of waiting for a
+ * quiet moment before the last step, so that a short test under load sees many checkpoints and
+ * log restarts.
+ */
+const [armed, nth] = parseCrashAt(process.env.WAYTRACK_TEST_CRASH_AT);
+let reached = 0;
+
+function parseCrashAt(raw: string | undefined): [string | undefined, number] {
+  if (!raw) return [undefined, 0];
+  const [point, n] = raw.split(':');
+  return [point, n ? Number(n) : 1];
+}
+
+/** Kills the process here when WAYTRACK_TEST_CRASH_AT names this point (see above); else nothing. */
+export function crashPoint(point: 'commit' | 'checkpoint' | 'fold' | 'forward'): void {
+  if (point !== armed || ++reached < nth) return;
+  writeSync(2, `crash point ${point} reached (${reached}): SIGKILL\n`);
+  process.kill(process.pid, 'SIGKILL');
+}
+
+/** WAYTRACK_TEST_CHECKPOINT_BYTES as SQLite log options (see above); empty when unset. */
+export function testWalOptions(): { checkpointBytes?: number; checkpointIntervalMs?: number; finishWaitMs?: number } {
+  const bytes = Number(process.env.WAYTRACK_TEST_CHECKPOINT_BYTES);
+  return bytes > 0 ? { checkpointBytes: bytes, checkpointIntervalMs: 0, finishWaitMs: 20 } : {};
+}

@@ -1,0 +1,195 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCOPES } from '../../src/accounts/keys.js';
+import { openTestDatabase, type TestDatabase } from '../engine.js';
+import { cliAsync } from './process.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** Every command api.md §4 names, plus the operator's account list, backup and restore. */
+const COMMANDS = [
+  'serve',
+  'migrate',
+  'account create',
+  'account list',
+  'account password',
+  'keys create',
+  'keys list',
+  'keys revoke',
+  'backup',
+  'restore',
+];
+
+// The real CLI: --help, --version, usage errors, account list and the scopes message.
+describe('waytrack --help, --version, usage errors and account list (end to end)', () => {
+  let dataDir: string;
+  let testDb: TestDatabase;
+  // Help and usage errors never touch the database; a configuration that cannot start proves it.
+  const broken = { PORT: 'eighty', DATA_DIR: '/nonexistent/waytrack' };
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-cli-help-'));
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.close();
+  }, 120_000);
+
+  afterAll(async () => {
+    await testDb?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 120_000);
+
+  it('--help (and no arguments at all) lists every command and how to get its options', async () => {
+    for (const args of [['--help'], ['-h'], []]) {
+      const result = await cliAsync(args, broken);
+      expect(result.status, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: waytrack <command>/);
+      for (const command of COMMANDS) expect(result.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+      expect(result.stdout).toContain('waytrack keys create --help');
+      expect(result.stdout).toContain('--version');
+    }
+  }, 120_000);
+
+  it('<command> --help shows that command: its usage and every option, without reading the configuration', async () => {
+    for (const command of COMMANDS) {
+      const result = await cliAsync([...command.split(' '), '--help'], broken);
+      expect(result.status, `${command}: ${result.stderr}`).toBe(0);
+      expect(result.stdout).toMatch(new RegExp(`^Usage: waytrack ${command}\\b`));
+    }
+    const keys = await cliAsync(['keys', 'create', '--help'], broken);
+    const usage = keys.stdout.split('\n\n')[0] as string;
+    expect(usage).toContain('waytrack keys create --account ID --mode live|test [--scopes a,b] [--name NAME] [--json]');
+    expect(usage).toContain('waytrack keys create --publishable --store ST');
+    for (const option of [
+      '--account',
+      '--mode',
+      '--scopes',
+      '--name',
+      '--publishable',
+      '--store',
+      '--origins',
+      '--json',
+      '--help',
+    ]) {
+      expect(keys.stdout).toMatch(new RegExp(`^  (-h, )?${option}\\b`, 'm'));
+    }
+    for (const scope of SCOPES) expect(keys.stdout).toContain(scope);
+    expect(keys.stdout).toContain('waytrack account list');
+
+    const group = await cliAsync(['keys', '--help'], broken);
+    expect(group.status).toBe(0);
+    for (const command of ['keys create', 'keys list', 'keys revoke KEY_ID']) expect(group.stdout).toContain(command);
+    const helpWord = await cliAsync(['help', 'backup'], broken);
+    expect(helpWord.stdout).toMatch(/^Usage: waytrack backup FILE/);
+  }, 120_000);
+
+  it('every option the help shows is one the command accepts (help and parser share one table)', async () => {
+    const checks = await Promise.all(
+      COMMANDS.map(async (command) => {
+        const help = (await cliAsync([...command.split(' '), '--help'], broken)).stdout;
+        const options = [...help.matchAll(/^ {2}--([a-z-]+)/gm)].map((m) => m[1] as string);
+        // Given the option, parsing passes: what stops the command is something else (an
+        // extra argument, a missing option or the broken configuration), never "unknown option".
+        return Promise.all(
+          options.map(async (option) => ({
+            what: `${command} --${option}`,
+            stderr: (await cliAsync([...command.split(' '), `--${option}`, 'x', 'y'], broken)).stderr,
+          })),
+        );
+      }),
+    );
+    const all = checks.flat();
+    expect(all.length).toBeGreaterThanOrEqual(15);
+    for (const { what, stderr } of all) {
+      expect(stderr, what).not.toContain('unknown option');
+      expect(stderr, what).not.toBe('');
+    }
+  }, 120_000);
+
+  it('--version prints the server package version', async () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'server/package.json'), 'utf8'));
+    for (const flag of ['--version', '-v']) {
+      const result = await cliAsync([flag], broken);
+      expect(result.status).toBe(0);
+      expect(result.stdout).toBe(`${pkg.version}\n`);
+    }
+  }, 120_000);
+
+  it.each([
+    [['frobnicate'], 'unknown command "frobnicate"', 'waytrack --help'],
+    [['keys', 'frob'], 'unknown command "keys frob"', 'waytrack keys --help'],
+    [['keys'], '"keys" needs a command: create, list, revoke', 'waytrack keys --help'],
+    [['--frob'], 'unknown option --frob', 'waytrack --help'],
+    [['keys', 'list', '--frob'], 'unknown option --frob', 'waytrack keys list --help'],
+    [['account', 'create', '--email'], '--email needs a value', 'waytrack account create --help'],
+    [['keys', 'create', '--mode', 'live'], '--account is required', 'waytrack keys create --help'],
+    [['keys', 'create', '--account', 'a', '--mode', 'prod'], '--mode must be live or test', 'waytrack keys create --help'],
+    [['keys', 'revoke'], 'KEY_ID is required', 'waytrack keys revoke --help'],
+    [['keys', 'revoke', 'key_1', 'key_2'], 'unexpected argument "key_2"', 'waytrack keys revoke --help'],
+    [['backup'], 'FILE is required', 'waytrack backup --help'],
+  ])(
+    '%j: non-zero exit, one line naming the problem and pointing to --help',
+    async (args, message, pointer) => {
+      const result = await cliAsync(args, testDb.env);
+      expect(result.status).not.toBe(0);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(message);
+      expect(lines[0]).toContain(`\`${pointer}\``);
+    },
+    120_000,
+  );
+
+  it('account list shows every account (id, email, created) so that keys create --account can be found', async () => {
+    const env = testDb.env;
+    const empty = await cliAsync(['account', 'list', '--json'], env);
+    expect(empty.status, empty.stderr).toBe(0);
+    expect(JSON.parse(empty.stdout)).toEqual([]);
+    expect((await cliAsync(['account', 'list'], env)).stdout).toContain('No account yet');
+
+    const first = JSON.parse((await cliAsync(['account', 'create', '--email', 'first@example.com', '--json'], env)).stdout);
+    const second = JSON.parse(
+      (await cliAsync(['account', 'create', '--email', 'second@example.com', '--password', 'long enough pw', '--json'], env))
+        .stdout,
+    );
+    const listed = await cliAsync(['account', 'list', '--json'], env);
+    expect(listed.status).toBe(0);
+    const accounts = JSON.parse(listed.stdout);
+    expect(accounts).toEqual([
+      { accountId: first.accountId, email: 'first@example.com', createdAt: expect.any(String), hasPassword: false },
+      { accountId: second.accountId, email: 'second@example.com', createdAt: expect.any(String), hasPassword: true },
+    ]);
+    for (const a of accounts) expect(Math.abs(Date.parse(a.createdAt) - Date.now())).toBeLessThan(120_000);
+
+    const text = (await cliAsync(['account', 'list'], env)).stdout.split('\n');
+    expect(text[0]).toMatch(/^ACCOUNT\s+EMAIL\s+CREATED/);
+    expect(text[1]).toMatch(new RegExp(`^${first.accountId}\\s+first@example\\.com\\s+\\d{4}-\\d\\d-\\d\\dT`));
+    expect(text[2]).toMatch(new RegExp(`^${second.accountId}\\s+second@example\\.com\\s+`));
+
+    // The id found there is the one keys create --account takes.
+    const key = await cliAsync(['keys', 'create', '--account', accounts[1].accountId, '--mode', 'test', '--json'], env);
+    expect(key.status, key.stderr).toBe(0);
+    expect(JSON.parse(key.stdout).key).toMatch(/^wt_test_/);
+  }, 120_000);
+
+  it('an unknown --scopes value is refused with the list of valid scopes; README lists them too', async () => {
+    const account = JSON.parse(
+      (await cliAsync(['account', 'create', '--email', 'scopes@example.com', '--json'], testDb.env)).stdout,
+    );
+    const result = await cliAsync(
+      ['keys', 'create', '--account', account.accountId, '--mode', 'live', '--scopes', 'clicks:write,clicks:delete'],
+      testDb.env,
+    );
+    expect(result.status).not.toBe(0);
+    expect(result.stdout).not.toContain('wt_live_');
+    expect(result.stderr).toContain('unknown scope "clicks:delete"');
+    for (const scope of ['*', ...SCOPES]) expect(result.stderr).toContain(scope);
+
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    for (const scope of SCOPES) expect(readme).toContain(`\`${scope}\``);
+    expect(readme).toContain('waytrack --help');
+  }, 120_000);
+});

@@ -1,0 +1,129 @@
+import type { KnownGap, UndeclaredStatus } from './oracle.js';
+
+/**
+ * Where the OpenAPI document promises more than the server does: a request valid by the
+ * document's schema that the server refuses, because of a rule the schema does not state. Each
+ * entry is a finding reported to the owner of the route schemas (server/src/routes/*.ts); the
+ * fuzzer tolerates exactly these (operation, field, code, reason) and nothing broader. When a
+ * schema is tightened, its entry stops matching anything and can be deleted.
+ */
+
+const gap = (operations: string[], field: string, code: string, reason: string, why: string): KnownGap[] =>
+  operations.map((operation) => ({ operation, field, code, reason, why }));
+
+const DATE_QUERIES = [
+  'GET /v1/conversions',
+  'GET /v1/analytics/metrics',
+  'GET /v1/analytics/timeseries',
+  'GET /v1/analytics/breakdown',
+  'GET /v1/stores/{id}/ad-spend',
+];
+const STORE_WRITES = ['POST /v1/stores', 'PATCH /v1/stores/{id}'];
+
+export const KNOWN_GAPS: readonly KnownGap[] = [
+  // G1: `timestamp` is `string, maxLength 64`; the server wants an ISO 8601 date-time with a zone.
+  ...gap(
+    ['POST /v1/track/click', 'POST /v1/track/conversion'],
+    'timestamp',
+    'invalid_request',
+    'invalid_format',
+    'G1 timestamp has no date-time format',
+  ),
+  // G2: `currency` is `string, maxLength 16`; the server wants an ISO 4217 code.
+  ...gap(
+    ['POST /v1/track/conversion', ...STORE_WRITES],
+    'currency',
+    'invalid_currency',
+    'invalid_format',
+    'G2 currency is not constrained to ISO 4217',
+  ),
+  ...gap(
+    ['POST /v1/stores/{id}/ad-spend'],
+    'entries[].currency',
+    'invalid_currency',
+    'invalid_format',
+    'G2 currency is not constrained to ISO 4217',
+  ),
+  ...gap(['POST /v1/track/conversion'], 'currency', 'missing_required_field', 'required_field_missing', 'G2 currency allows ""'),
+  ...gap(
+    ['POST /v1/stores/{id}/ad-spend'],
+    'entries[].currency',
+    'missing_required_field',
+    'required_field_missing',
+    'G2 currency allows ""',
+  ),
+  // G3: `landingPage` is `string, maxLength 2048` (no minLength, no URL format); the server wants an absolute http(s) URL.
+  ...gap(['POST /v1/track/click'], 'landingPage', 'missing_required_field', 'required_field_missing', 'G3 landingPage allows ""'),
+  ...gap(['POST /v1/track/click'], 'landingPage', 'invalid_request', 'invalid_url', 'G3 landingPage has no URL format'),
+  // G3b: the other URL fields (`referrer`, `eventSourceUrl`) have no URL format either.
+  ...gap(['POST /v1/track/click'], 'referrer', 'invalid_request', 'invalid_url', 'G3 referrer has no URL format'),
+  ...gap(
+    ['POST /v1/track/conversion'],
+    'eventSourceUrl',
+    'invalid_request',
+    'invalid_url',
+    'G3 eventSourceUrl has no URL format',
+  ),
+  // G3c: `ipAddress` is `string, maxLength 64`; the server wants an IPv4 or IPv6 address.
+  ...gap(
+    ['POST /v1/track/click', 'POST /v1/track/conversion'],
+    'ipAddress',
+    'invalid_request',
+    'invalid_format',
+    'G3 ipAddress has no ipv4/ipv6 format',
+  ),
+  // G4: `timezone` is `string, maxLength 64`; the server wants an IANA zone name.
+  ...gap(STORE_WRITES, 'timezone', 'invalid_request', 'unknown_value', 'G4 timezone is not constrained to IANA names'),
+  // G5: `domain` is `string, 1–253`; the server wants a hostname.
+  ...gap(STORE_WRITES, 'domain', 'invalid_request', 'invalid_format', 'G5 domain has no hostname format'),
+  // G6: date query parameters match `YYYY-(01-12)-(01-31)`, which also admits year 0000 and 2026-02-30.
+  ...gap(DATE_QUERIES, 'startDate', 'invalid_request', 'invalid_format', 'G6 date pattern admits dates that do not exist'),
+  ...gap(DATE_QUERIES, 'endDate', 'invalid_request', 'invalid_format', 'G6 date pattern admits dates that do not exist'),
+  // G7: cross-field rules no per-field schema can state (start after end, a range over 731 days); documented in api.md.
+  ...gap(DATE_QUERIES, 'startDate', 'invalid_request', 'out_of_range', 'G7 date range rules (cross-field)'),
+  ...gap(DATE_QUERIES, 'endDate', 'invalid_request', 'out_of_range', 'G7 date range rules (cross-field)'),
+  // G8: ad-spend `date` is `^\d{4}-\d{2}-\d{2}$` (2026-13-45 passes), looser than the query dates' pattern.
+  ...gap(
+    ['POST /v1/stores/{id}/ad-spend'],
+    'entries[].date',
+    'invalid_request',
+    'invalid_format',
+    'G8 ad-spend date pattern admits months 13–99',
+  ),
+  // G10: time-dependent rules no schema states: a click older than 90 days (expired) and an event
+  // more than 5 minutes in the future (api.md §2); the document should say so in the descriptions.
+  ...gap(['POST /v1/track/click'], 'timestamp', 'invalid_fbclid', 'expired', 'G10 click timestamp older than 90 days'),
+  ...gap(
+    ['POST /v1/track/click', 'POST /v1/track/conversion'],
+    'timestamp',
+    'invalid_request',
+    'out_of_range',
+    'G10 timestamp in the future',
+  ),
+  // G9: operations without a request body refuse a request that sends a Content-Type anyway (no body).
+  ...gap(
+    ['POST /v1/conversions/{id}/reattribute', 'POST /v1/conversions/{id}/resend'],
+    'Content-Type',
+    'invalid_request',
+    'unsupported_media_type',
+    'G9 a bodiless operation refuses a Content-Type header',
+  ),
+  ...['POST /v1/conversions/{id}/reattribute', 'POST /v1/conversions/{id}/resend'].map((operation) => ({
+    operation,
+    field: undefined,
+    code: 'invalid_request',
+    reason: 'malformed_json',
+    why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
+  })),
+];
+
+/** Statuses an operation answers that its document entry does not declare. */
+export const UNDECLARED_STATUSES: readonly UndeclaredStatus[] = ['GET /healthz', 'GET /readyz', 'GET /metrics'].map(
+  (operation) => ({
+    operation,
+    status: 400,
+    // D1: the Content-Encoding check (http/transport.ts refuseEncodedBodies) runs on every route,
+    // so a bodiless GET with `Content-Encoding: gzip` is 400 invalid_request; these operations do not declare 400.
+    why: 'D1 operational routes answer 400 (Content-Encoding) but do not declare it',
+  }),
+);

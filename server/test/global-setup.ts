@@ -1,0 +1,31 @@
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * Compiles the current server sources into server/dist and builds the dashboard, once, before
+ * any test file runs: end-to-end tests start the real `waytrack` (bin → dist) and browser tests
+ * load the built dashboard. Building here rather than in each file's beforeAll means one compile
+ * per run instead of one per file and engine, and no test worker blocked by a compile.
+ */
+export default function setup(): Promise<void> {
+  // Every project (engine) runs its global setup in this one main process: build once for all.
+  const shared = globalThis as { waytrackBuild?: Promise<void> };
+  shared.waytrackBuild ??= build();
+  return shared.waytrackBuild;
+}
+
+async function build(): Promise<void> {
+  const started = Date.now();
+  const run = promisify(execFile);
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  await Promise.all([
+    run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }),
+    run('npm', ['run', 'build', '--silent', '--workspace', 'dashboard'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }),
+  ]);
+  console.log(`built server/dist and dashboard/dist for the end-to-end tests in ${Date.now() - started} ms`);
+}
