@@ -340,6 +340,38 @@ export const STORE_NOT_FOUND: Named<ErrorExample> = {
   },
 };
 
+/** 400 example of a path id longer than any id. */
+export const ID_TOO_LONG: Named<ErrorExample> = {
+  idTooLong: {
+    summary: 'An id longer than any id',
+    code: 'invalid_request',
+    message: 'id must be at most 64 characters',
+    details: { field: 'id', reason: 'out_of_range' },
+  },
+};
+
+/** The 400 examples of a startDate/endDate range (analytics, lists, ad spend). */
+export const DATE_RANGE_ERRORS: Named<ErrorExample> = {
+  badDate: {
+    summary: 'A date that is not YYYY-MM-DD',
+    code: 'invalid_request',
+    message: 'startDate must be a date in YYYY-MM-DD format',
+    details: { field: 'startDate', reason: 'invalid_format' },
+  },
+  reversedRange: {
+    summary: 'startDate after endDate',
+    code: 'invalid_request',
+    message: 'startDate must not be after endDate',
+    details: { field: 'startDate', reason: 'out_of_range' },
+  },
+  rangeTooLong: {
+    summary: 'A range over 731 days',
+    code: 'invalid_request',
+    message: 'the range may cover at most 731 days',
+    details: { field: 'endDate', reason: 'out_of_range' },
+  },
+};
+
 /** The 400 examples every paginated list shares. */
 export const PAGE_ERRORS: Named<ErrorExample> = {
   limitOutOfRange: {

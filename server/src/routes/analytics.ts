@@ -7,7 +7,14 @@ import { computeTimeseries, INTERVALS, MAX_HOUR_RANGE_DAYS } from '../analytics/
 import { MODELS } from '../attribution/models.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
-import { describeResponses, type ErrorExample, EXAMPLE, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
+import {
+  DATE_RANGE_ERRORS,
+  describeResponses,
+  type ErrorExample,
+  EXAMPLE,
+  PAGE_ERRORS,
+  STORE_NOT_FOUND,
+} from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { bearer, DateQuery, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
 
@@ -49,24 +56,7 @@ const RANGE_ERRORS: Record<string, ErrorExample> = {
     message: 'storeId is required',
     details: { field: 'storeId', reason: 'required_field_missing' },
   },
-  badDate: {
-    summary: 'A date that is not YYYY-MM-DD',
-    code: 'invalid_request',
-    message: 'startDate must be a date in YYYY-MM-DD format',
-    details: { field: 'startDate', reason: 'invalid_format' },
-  },
-  reversedRange: {
-    summary: 'startDate after endDate',
-    code: 'invalid_request',
-    message: 'startDate must not be after endDate',
-    details: { field: 'startDate', reason: 'out_of_range' },
-  },
-  rangeTooLong: {
-    summary: 'A range over 731 days',
-    code: 'invalid_request',
-    message: 'the range may cover at most 731 days',
-    details: { field: 'endDate', reason: 'out_of_range' },
-  },
+  ...DATE_RANGE_ERRORS,
 };
 
 const RANGE_RULES =

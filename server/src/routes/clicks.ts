@@ -4,7 +4,7 @@ import { fillClickStore, publishableClick } from '../accounts/publishable.js';
 import { tenantOf } from '../http/auth.js';
 import { answerPreflight } from '../http/cors.js';
 import { ok } from '../http/envelope.js';
-import { describeResponses, EXAMPLE, HTTP_URL, IP_ADDRESS, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
+import { describeResponses, EXAMPLE, HTTP_URL, ID_TOO_LONG, IP_ADDRESS, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { getClick, listClicksOf, presentClick, trackClick } from '../tracking/clicks.js';
 import { bearer, ClientTime, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
@@ -355,14 +355,7 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         response: describeResponses(Click, {
           description: 'The click',
           examples: { click: { summary: 'A click from a Facebook ad', data: EXAMPLE_CLICK } },
-          invalid: {
-            idTooLong: {
-              summary: 'An id longer than any id',
-              code: 'invalid_request',
-              message: 'id must be at most 64 characters',
-              details: { field: 'id', reason: 'out_of_range' },
-            },
-          },
+          invalid: ID_TOO_LONG,
           notFound: CLICK_NOT_FOUND,
         }),
       },

@@ -8,6 +8,7 @@ import {
   type ErrorExample,
   EXAMPLE,
   HTTP_URL,
+  ID_TOO_LONG,
   IP_ADDRESS,
   PAGE_ERRORS,
   STORE_NOT_FOUND,
@@ -558,14 +559,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
         response: describeResponses(ExplainedConversion, {
           description: 'The conversion, with its attribution explained',
           examples: { attributed: { summary: 'A purchase attributed by an explicit reference', data: EXAMPLE_EXPLAINED } },
-          invalid: {
-            idTooLong: {
-              summary: 'An id longer than any id',
-              code: 'invalid_request',
-              message: 'id must be at most 64 characters',
-              details: { field: 'id', reason: 'out_of_range' },
-            },
-          },
+          invalid: ID_TOO_LONG,
           notFound: CONVERSION_NOT_FOUND,
         }),
       },
@@ -590,14 +584,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
           description: 'The conversion after re-attribution, explained',
           examples: { reattributed: { summary: 'Now attributed to a later-recorded click', data: EXAMPLE_EXPLAINED } },
           write: true,
-          invalid: {
-            idTooLong: {
-              summary: 'An id longer than any id',
-              code: 'invalid_request',
-              message: 'id must be at most 64 characters',
-              details: { field: 'id', reason: 'out_of_range' },
-            },
-          },
+          invalid: ID_TOO_LONG,
           notFound: CONVERSION_NOT_FOUND,
         }),
       },

@@ -2,7 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
-import { CALENDAR_DATE, CURRENCY_CODE, describeResponses, EXAMPLE, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
+import {
+  CALENDAR_DATE,
+  CURRENCY_CODE,
+  DATE_RANGE_ERRORS,
+  describeResponses,
+  EXAMPLE,
+  PAGE_ERRORS,
+  STORE_NOT_FOUND,
+} from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { listStoreSpend, presentSpend, recordSpend } from '../spend/spend.js';
 import { bearer, DateQuery, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
@@ -197,18 +205,7 @@ export const spendRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
               page: { summary: 'The last page', data: { entries: [EXAMPLE_ENTRY], hasMore: false, nextCursor: null } },
             },
             invalid: {
-              badDate: {
-                summary: 'A date that is not YYYY-MM-DD',
-                code: 'invalid_request',
-                message: 'startDate must be a date in YYYY-MM-DD format',
-                details: { field: 'startDate', reason: 'invalid_format' },
-              },
-              reversedRange: {
-                summary: 'startDate after endDate',
-                code: 'invalid_request',
-                message: 'startDate must not be after endDate',
-                details: { field: 'startDate', reason: 'out_of_range' },
-              },
+              ...DATE_RANGE_ERRORS,
               ...PAGE_ERRORS,
             },
             notFound: STORE_NOT_FOUND,

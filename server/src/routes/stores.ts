@@ -2,7 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
-import { CURRENCY_CODE, describeResponses, EXAMPLE, HOSTNAME, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
+import {
+  CURRENCY_CODE,
+  describeResponses,
+  EXAMPLE,
+  HOSTNAME,
+  ID_TOO_LONG,
+  PAGE_ERRORS,
+  STORE_NOT_FOUND,
+} from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { createStore, getStore, listStores, PLATFORMS, presentStore, updateStore } from '../stores/stores.js';
 import { bearer, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
@@ -260,14 +268,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         response: describeResponses(Store, {
           description: 'The store',
           examples: { store: { summary: 'A Shopify store forwarding to Meta', data: EXAMPLE_STORE } },
-          invalid: {
-            idTooLong: {
-              summary: 'An id longer than any id',
-              code: 'invalid_request',
-              message: 'id must be at most 64 characters',
-              details: { field: 'id', reason: 'out_of_range' },
-            },
-          },
+          invalid: ID_TOO_LONG,
           notFound: STORE_NOT_FOUND,
         }),
       },
