@@ -41,7 +41,8 @@ describe.runIf(ENGINE === 'sqlite')('waytrack backup / restore on the embedded d
   });
 
   it('a backup taken while clicks flow holds every click acknowledged before it began; restore brings them back', async () => {
-    const env = testDb.env;
+    // Eight senders as fast as the server answers: far above the default per-key rate limit.
+    const env: Record<string, string> = { ...testDb.env, RATE_LIMIT_RPS: '100000', RATE_LIMIT_BURST: '100000' };
     const dataDir = env.DATA_DIR as string;
     server = await serve(env);
     const created = await cliAsync(['account', 'create', '--email', 'backup@example.com', '--json'], env);
@@ -59,6 +60,7 @@ describe.runIf(ENGINE === 'sqlite')('waytrack backup / restore on the embedded d
     const running = server;
     const acknowledged: { id: string; at: number }[] = [];
     let stop = false;
+    let failure: unknown;
     let sent = 0;
     const senders = Array.from({ length: 8 }, async () => {
       while (!stop) {
@@ -67,11 +69,20 @@ describe.runIf(ENGINE === 'sqlite')('waytrack backup / restore on the embedded d
           key,
           body: { fbclid: `backup-${n}`, storeId, landingPage: 'https://backup.example.com/' },
         });
-        expect(res.status).toBe(200);
+        if (res.status !== 200) {
+          failure ??= new Error(`click ${n} answered ${res.status}: ${JSON.stringify(res.body)}`);
+          stop = true;
+          return;
+        }
         acknowledged.push({ id: res.body.data.clickId, at: performance.now() });
       }
     });
-    while (acknowledged.length < 200) await new Promise((r) => setTimeout(r, 10));
+    // Waits for `count` acknowledged clicks, or fails at once with why the senders stopped.
+    const untilAcknowledged = async (count: number) => {
+      while (acknowledged.length < count && !failure) await new Promise((r) => setTimeout(r, 10));
+      if (failure) throw failure;
+    };
+    await untilAcknowledged(200);
 
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'waytrack-backup-file-')), 'nightly.db');
     dirs.push(path.dirname(file));
@@ -81,9 +92,10 @@ describe.runIf(ENGINE === 'sqlite')('waytrack backup / restore on the embedded d
     const backupEnded = performance.now();
     // More clicks after the backup: they must not be in it (it is a snapshot, not the live file).
     const countAtEnd = acknowledged.length;
-    while (acknowledged.length < countAtEnd + 50) await new Promise((r) => setTimeout(r, 10));
+    await untilAcknowledged(countAtEnd + 50);
     stop = true;
     await Promise.all(senders);
+    if (failure) throw failure;
 
     expect(backup.status, backup.stderr).toBe(0);
     expect(backup.stdout).toContain(`Backed up the database to ${file}`);
