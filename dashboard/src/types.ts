@@ -73,7 +73,7 @@ export interface Conversion {
   attributed: boolean;
   attributedTo?: { clickId: string; fbclid: string; confidenceScore: number };
   capiSent: boolean;
-  capi: { status: CapiStatus; attempts: number; lastError?: string; sentAt?: string };
+  capi: { status: CapiStatus; attempts: number; lastError?: string; sentAt?: string; reason?: string; message?: string };
   livemode: boolean;
   timestamp: string;
   createdAt: string;
@@ -87,6 +87,8 @@ export interface ExplainedConversion extends Conversion {
     signal: Signal | null;
     score: number | null;
     touchpoints: Array<{ clickId: string; fbclid: string; signal: Signal; score: number; clickTime: string }>;
+    /** Only when not attributed: why, in a sentence (no candidate clicks, or the best one below minConfidence). */
+    message?: string;
   };
 }
 

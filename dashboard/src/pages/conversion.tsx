@@ -20,6 +20,8 @@ function Attribution({ conversion, store }: { conversion: ExplainedConversion; s
           Attributed to click <code>{attributedTo.clickId}</code> (fbclid <code class="clip">{attributedTo.fbclid}</code>) with{' '}
           <strong>{attributedTo.confidenceScore}% confidence</strong>. Signal: <strong>{signal.name}</strong> — {signal.meaning}.
         </p>
+      ) : attribution.message ? (
+        <p>Not attributed. {attribution.message}.</p>
       ) : (
         <p>
           Not attributed: no click of this store{store ? ` in its ${store.attributionWindowDays}-day window` : ''} scored at least
@@ -109,7 +111,8 @@ function Forwarding({ conversion, store, onResent }: { conversion: Conversion; s
           </div>
         )}
       </dl>
-      {capi.status === 'skipped' && !capi.lastError && (
+      {capi.status === 'skipped' && capi.message && <p class="hint">{capi.message}.</p>}
+      {capi.status === 'skipped' && !capi.lastError && !capi.message && (
         <p class="hint">
           Skipped: the store had no pixel ID and access token when the conversion arrived, or the event was over 7 days old.
         </p>

@@ -329,6 +329,8 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     ).resolves.toBe(2);
     const forwarding = page.getByRole('region', { name: 'Forwarding to Meta' });
     await expect(text(forwarding)).resolves.toMatch(/Status\s+Skipped/);
+    // Why it was not sent, in the API's own words (capi.message).
+    await forwarding.getByText(/Not sent to Meta: the store had no pixelId and capiAccessToken/).waitFor();
 
     // No Resend while the store cannot forward: the page says what to do instead.
     await expect(forwarding.getByRole('button', { name: 'Resend' }).count()).resolves.toBe(0);
