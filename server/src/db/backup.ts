@@ -1,24 +1,7 @@
+import { BackupError, type BackupResult, type RestoreResult } from './database.js';
 import type { DatabaseSettings } from './open.js';
 import { postgresBackupAdvice } from './postgres/backup.js';
 import { backupSqlite, restoreSqlite } from './sqlite/backup.js';
-
-/** A backup or restore that was refused or cannot be done here; the message says what to do. */
-export class BackupError extends Error {}
-
-export interface BackupResult {
-  /** The backup file written (absolute). */
-  file: string;
-  bytes: number;
-  /** The migrations the backed-up database had: the schema version it needs. */
-  migrations: string[];
-}
-
-export interface RestoreResult {
-  /** The database file now in place (absolute). */
-  file: string;
-  bytes: number;
-  migrations: string[];
-}
 
 /**
  * `waytrack backup FILE`, whichever engine the configuration names. The embedded database is

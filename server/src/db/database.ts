@@ -79,3 +79,21 @@ export function isUnavailableError(error: unknown): boolean {
     ['EIO', 'ENOSPC', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)
   );
 }
+
+/** A backup or restore that was refused or cannot be done here; the message says what to do. */
+export class BackupError extends Error {}
+
+export interface BackupResult {
+  /** The backup file written (absolute). */
+  file: string;
+  bytes: number;
+  /** The migrations the backed-up database had: the schema version it needs. */
+  migrations: string[];
+}
+
+export interface RestoreResult {
+  /** The database file now in place (absolute). */
+  file: string;
+  bytes: number;
+  migrations: string[];
+}

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import SqliteDriver from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { BackupError, type BackupResult, type RestoreResult } from '../backup.js';
+import { BackupError, type BackupResult, type RestoreResult } from '../database.js';
 import { checkSchema, SchemaError } from '../migrations/index.js';
 
 /** The database file in DATA_DIR (database.ts opens the same name). */
