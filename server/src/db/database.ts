@@ -30,6 +30,23 @@ export function backgroundJob<A, R>(
 }
 
 /**
+ * A write exported by a module (its `import.meta.url` and the export's name) whose argument and
+ * result are plain data, so that `Database.runWrite` can run it where it costs requests least:
+ * on SQLite a writer thread with a connection of its own (the event loop only hands over the
+ * argument and gets the result), on PostgreSQL the pool, as `write` does. For the hot writes
+ * (a click); `write(work)` stays the way for everything else.
+ */
+export interface WriteJob<A, R> {
+  module: string;
+  name: string;
+  run: (writer: Writer, arg: A) => Promise<R>;
+}
+
+export function writeJob<A, R>(module: string, name: string, run: (writer: Writer, arg: A) => Promise<R>): WriteJob<A, R> {
+  return { module, name, run };
+}
+
+/**
  * The one door to the database, whichever engine is behind it (db/sqlite, db/postgres).
  *
  * - `read` answers with what is committed.
@@ -37,6 +54,9 @@ export function backgroundJob<A, R>(
  *   a failing job rolls back alone. Concurrent writes may share a commit (SQLite's group
  *   commit) or run side by side (PostgreSQL): a job must hold its own invariants through
  *   unique constraints and the rows it reads inside the transaction.
+ * - `runWrite(job, arg)` is `write` for a `WriteJob`: the same guarantees (transaction,
+ *   durable before it resolves, a failing job rolls back alone), and on SQLite the job's
+ *   statements run on the writer thread instead of the event loop.
  * - `durable()` resolves once everything committed so far is on disk: a read that found a row
  *   another request wrote awaits it before answering with that row as settled fact.
  * - `background(job, arg)` runs a read-only job where it costs requests least: a worker thread
@@ -45,6 +65,7 @@ export function backgroundJob<A, R>(
 export interface Database {
   readonly read: Reader;
   write<T>(work: (trx: Writer) => Promise<T>): Promise<T>;
+  runWrite<A, R>(job: WriteJob<A, R>, arg: A): Promise<R>;
   durable(): Promise<void>;
   background<A, R>(job: BackgroundJob<A, R>, arg: A): Promise<R>;
   /** Applies pending migrations; refuses a database migrated by newer code. */

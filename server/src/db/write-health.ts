@@ -10,18 +10,20 @@ import { touchReadyProbe } from './repositories/settings.js';
  */
 export function withWriteHealth(database: Database): Database {
   let failing = false;
+  async function watched<T>(writing: Promise<T>): Promise<T> {
+    try {
+      const result = await writing;
+      failing = false;
+      return result;
+    } catch (error) {
+      if (isUnavailableError(error)) failing = true;
+      throw error;
+    }
+  }
   return {
     ...database,
-    async write(work) {
-      try {
-        const result = await database.write(work);
-        failing = false;
-        return result;
-      } catch (error) {
-        if (isUnavailableError(error)) failing = true;
-        throw error;
-      }
-    },
+    write: (work) => watched(database.write(work)),
+    runWrite: (job, arg) => watched(database.runWrite(job, arg)),
     async ping() {
       await database.ping();
       if (!failing) return;

@@ -127,6 +127,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   return {
     read: db,
     write,
+    runWrite: (job, arg) => write((trx) => job.run(trx, arg)),
     // A commit returns once PostgreSQL has made it durable (synchronous_commit).
     durable: async () => {},
     async background<A, R>(job: BackgroundJob<A, R>, arg: A): Promise<R> {

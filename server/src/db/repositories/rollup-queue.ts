@@ -1,6 +1,7 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
 import { isPostgres } from '../dialect.js';
+import { prepared } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type { DB } from '../schema.js';
 
@@ -62,11 +63,20 @@ export async function enqueueForRollups(
   rows: Array<{ id: string; store_id: string }>,
 ): Promise<void> {
   if (rows.length === 0) return;
+  const only = rows.length === 1 ? rows[0] : undefined;
+  if (only) {
+    await enqueueOne(db, { id: only.id, store_id: only.store_id, kind });
+    return;
+  }
   await db
     .insertInto('rollup_queue')
     .values(rows.map((r) => ({ id: r.id, store_id: r.store_id, kind, version: 0 })))
     .execute();
 }
+
+const enqueueOne = prepared((db, v: { id: string; store_id: string; kind: QueueKind }) =>
+  db.insertInto('rollup_queue').values({ id: v.id, store_id: v.store_id, kind: v.kind, version: 0 }),
+);
 
 /** Up to `limit` queued rows (of one store, with `storeId`), oldest ids first. */
 export async function readQueue(db: Reader, limit: number, storeId?: string): Promise<QueuedRow[]> {
