@@ -51,8 +51,12 @@ export class KeyStore {
 
   constructor(private readonly database: Database) {}
 
-  async lookup(key: string, now = Date.now()): Promise<CachedKey | undefined> {
-    const hash = hashApiKey(key);
+  lookup(key: string, now = Date.now()): Promise<CachedKey | undefined> {
+    return this.lookupHash(hashApiKey(key), now);
+  }
+
+  /** `lookup` by the key's hash (a request hashes its key once). */
+  async lookupHash(hash: string, now = Date.now()): Promise<CachedKey | undefined> {
     const hit = this.cache.get(hash);
     if (hit && hit.expires > now) return hit.key;
     const row = await findApiKeyByHash(this.database.read, hash);
@@ -90,7 +94,11 @@ export class KeyStore {
    * lookup is a refresh, not a guess, so it draws on no client's lookup budget.
    */
   knows(key: string): boolean {
-    return this.cache.has(hashApiKey(key));
+    return this.knowsHash(hashApiKey(key));
+  }
+
+  knowsHash(hash: string): boolean {
+    return this.cache.has(hash);
   }
 
   /** Drops a key from this instance's cache at once (other instances follow within the TTL). */
@@ -169,11 +177,12 @@ export function authenticate(options: AuthOptions) {
     const config = request.routeOptions.config;
     const { key, problem } = bearerKey(request.headers.authorization);
     const client = clientOf(request.ip);
-    if (key && !options.keys.knows(key)) {
+    const hash = key ? hashApiKey(key) : undefined;
+    if (hash && !options.keys.knowsHash(hash)) {
       const lookups = await options.limiter.consume(`lookup:${client}`, options.ipPolicy);
       if (!lookups.allowed) throw rateLimited(lookups);
     }
-    const record = key ? await options.keys.lookup(key) : undefined;
+    const record = hash ? await options.keys.lookupHash(hash) : undefined;
     if (config.public || !record || record.revoked) {
       const decision = await options.limiter.consume(`ip:${client}`, options.ipPolicy);
       if (!decision.allowed) throw rateLimited(decision);

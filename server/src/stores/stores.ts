@@ -8,7 +8,7 @@ import { fieldError, invalid } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { normalizeCurrency } from '../money.js';
 import type { Tenant } from '../tenancy.js';
-import { requireStore } from './lookup.js';
+import { forgetStore, requireStore } from './lookup.js';
 
 export const PLATFORMS = ['shopify', 'woocommerce', 'bigcommerce', 'magento', 'wix', 'squarespace', 'custom'] as const;
 export const DEFAULT_ATTRIBUTION_WINDOW_DAYS = 7;
@@ -118,6 +118,7 @@ export async function updateStore(
     await requireStore(trx, tenant, storeId);
     return updateStoreRow(trx, tenant.accountId, storeId, { ...columns, updated_at: now });
   });
+  forgetStore(database.read, tenant.accountId, storeId);
   return presentStore(updated as StoresTable);
 }
 

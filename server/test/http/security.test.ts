@@ -577,8 +577,8 @@ describe('key revocation reaches a running app within the cache TTL', () => {
   /** A KeyStore whose clock the test moves, so the TTL is crossed without sleeping. */
   class ClockedKeyStore extends KeyStore {
     now = Date.now();
-    override lookup(key: string) {
-      return super.lookup(key, this.now);
+    override lookupHash(hash: string) {
+      return super.lookupHash(hash, this.now);
     }
   }
 

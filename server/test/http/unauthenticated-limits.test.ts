@@ -41,9 +41,9 @@ class FrozenClockLimiter implements RateLimiter {
 /** Counts the lookups of keys this instance does not know: each is a database query. */
 class CountingKeyStore extends KeyStore {
   queries = 0;
-  override async lookup(key: string, now?: number) {
-    if (!this.knows(key)) this.queries++;
-    return super.lookup(key, now);
+  override async lookupHash(hash: string, now?: number) {
+    if (!this.knowsHash(hash)) this.queries++;
+    return super.lookupHash(hash, now);
   }
 }
 

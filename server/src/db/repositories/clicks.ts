@@ -1,4 +1,5 @@
-import type { Reader, Writer } from '../database.js';
+import { sql } from 'kysely';
+import { type Reader, type Writer, writeJob } from '../database.js';
 import { isPostgres } from '../dialect.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
@@ -45,23 +46,33 @@ export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<{
   return { row: existing, duplicate: true };
 }
 
+/** `insertClickOnce` as a `WriteJob`: on SQLite it runs on the writer thread. */
+export const INSERT_CLICK = writeJob(import.meta.url, 'insertClickOnce', insertClickOnce);
+
 /**
  * PostgreSQL: the partitioned table cannot hold (store, mode, fbclid) unique; `click_keys` does
  * (migration 0007). The key goes in first: of two writers of one fbclid the second waits on the
- * key until the first commits, then finds it taken and reads the first's click.
+ * key until the first commits, then finds it taken and reads the first's click. Key, click and
+ * rollup queue row are one statement (PostgreSQL-only SQL: data-modifying CTEs), one round trip
+ * instead of three.
  */
 async function insertClickOnceByKey(db: Writer, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
-  const key = { store_id: click.store_id, livemode: click.livemode, fbclid: click.fbclid };
-  const taken = await db
-    .insertInto('click_keys')
-    .values({ ...key, click_id: click.id, click_time: click.click_time })
-    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'fbclid']).doNothing())
-    .executeTakeFirst();
-  if (Number(taken.numInsertedOrUpdatedRows ?? 0n) > 0) {
-    await db.insertInto('clicks').values(click).execute();
-    await enqueueForRollups(db, 'click', [click]);
-    return { row: click, duplicate: false };
-  }
+  const columns = Object.keys(click) as Array<keyof ClicksTable>;
+  const inserted = await sql<{ id: string }>`
+    with key as (
+      insert into click_keys (store_id, livemode, fbclid, click_id, click_time)
+      values (${click.store_id}, ${click.livemode}, ${click.fbclid}, ${click.id}, ${click.click_time})
+      on conflict (store_id, livemode, fbclid) do nothing
+      returning click_id
+    ), click as (
+      insert into clicks (${sql.join(columns.map((c) => sql.ref(c)))})
+      select ${sql.join(columns.map((c) => sql`${click[c]}`))} from key
+      returning id, store_id
+    )
+    insert into rollup_queue (id, store_id, kind, version)
+    select id, store_id, 'click', 0 from click
+    returning id`.execute(db);
+  if (inserted.rows.length > 0) return { row: click, duplicate: false };
   const existing = await findClickByFbclid(db, click.store_id, click.livemode, click.fbclid);
   if (!existing) throw new Error('click dedup conflict without a stored row');
   return { row: existing, duplicate: true };
