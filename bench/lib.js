@@ -2,7 +2,7 @@
 // a fresh PostgreSQL database per run), starting the real `waytrack serve`, driving it with
 // autocannon from this (second) process, and reading CPU time from /proc.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -282,7 +282,9 @@ export async function withCpu(pids, work) {
   cpu.machine = share(machine.busy - machineBefore.busy);
   cpu.machineOf = share(machine.total - machineBefore.total);
   // What neither the listed processes nor PostgreSQL used: other processes on the machine.
-  cpu.other = Math.max(0, cpu.machine - cpu.postgres - Object.keys(pids).reduce((a, label) => a + cpu[label], 0));
+  // (A thread, given as `<pid>/task/<tid>`, is already counted in its process.)
+  const processes = Object.keys(pids).filter((label) => !String(pids[label]).includes('/task/'));
+  cpu.other = Math.max(0, cpu.machine - cpu.postgres - processes.reduce((a, label) => a + cpu[label], 0));
   return { value, cpu, wallMs: wall };
 }
 
@@ -292,3 +294,114 @@ function percentiles(times) {
   const round = (ms) => Math.round(ms * 10) / 10;
   return { p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), max: round(at(1)) };
 }
+
+/**
+ * Debian's `wrk` (a C client: at the rates here it uses a fraction of a core, where autocannon,
+ * a Node process, needs nearly a whole one and becomes the bottleneck itself). Installed with
+ * apt-get when missing and the bench runs as root; undefined when it cannot be had (the bench
+ * then drives the server with autocannon and says so).
+ */
+export function findWrk() {
+  const which = () => {
+    try {
+      return execFileSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  let found = which();
+  if (!found && process.getuid?.() === 0) {
+    try {
+      execFileSync(
+        'sh',
+        ['-c', 'apt-get install -y -qq wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)'],
+        {
+          stdio: 'ignore',
+          timeout: 300_000,
+        },
+      );
+    } catch {
+      // no package source reachable: autocannon it is
+    }
+    found = which();
+  }
+  return found;
+}
+
+/**
+ * One `wrk` run (one thread, `connections` keep-alive connections), resolved with req/s,
+ * latency percentiles (ms), the count of non-2xx answers and socket errors, and the client's own
+ * CPU time. `click` sends POST /v1/track/click with a unique fbclid per request (a Lua script);
+ * otherwise GET `url`.
+ */
+export function wrkRun({ wrkPath, url, connections, duration, click }) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'waytrack-wrk-'));
+  const script = path.join(dir, 'run.lua');
+  const body = click
+    ? `{"fbclid":"' .. prefix .. counter .. '","storeId":"${click.storeId}","landingPage":"https://bench.example.com/p?utm_source=facebook&utm_campaign=bf","ipAddress":"203.0.113.9","userAgent":"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15"}`
+    : '';
+  writeFileSync(
+    script,
+    `counter = 0
+prefix = "wrk_${process.pid}_${Date.now().toString(36)}_"
+${
+  click
+    ? `wrk.method = "POST"
+wrk.headers["Authorization"] = "Bearer ${click.key}"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  counter = counter + 1
+  return wrk.format(nil, nil, nil, '${body}')
+end`
+    : ''
+}
+non2xx = 0
+response = function(status, headers, body)
+  if status < 200 or status > 299 then non2xx = non2xx + 1 end
+end
+done = function(summary, latency, requests)
+  io.write(string.format('WAYTRACK {"requests":%d,"seconds":%f,"p50":%f,"p90":%f,"p99":%f,"max":%f,"errors":%d,"non2xx":%d}\\n',
+    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
+    latency:percentile(99) / 1000, latency.max / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, non2xx))
+end
+`,
+  );
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(wrkPath, ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    const pid = child.pid;
+    let cpu = 0;
+    const sample = setInterval(() => {
+      cpu = cpuMs(pid) || cpu;
+    }, 200);
+    child.once('exit', (code) => {
+      clearInterval(sample);
+      rmSync(dir, { recursive: true, force: true });
+      const line = /WAYTRACK (\{.*\})/.exec(out)?.[1];
+      if (code !== 0 || !line) return reject(new Error(`wrk exited with ${code}:\n${out}`));
+      const r = JSON.parse(line);
+      // The status codes of non-2xx answers are counted by the script (wrk's own count is of >399).
+      resolve({
+        average: r.requests / r.seconds,
+        total: r.requests,
+        ok: r.requests - r.non2xx,
+        non2xx: r.non2xx,
+        errors: r.errors,
+        exact: { p50: round1(r.p50), p90: round1(r.p90), p99: round1(r.p99), max: round1(r.max) },
+        clientCpuShare: Math.round((100 * cpu) / (performance.now() - started)),
+      });
+    });
+  });
+}
+
+const round1 = (ms) => Math.round(ms * 10) / 10;
