@@ -8,6 +8,7 @@ import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
 import { commitBatch, type Outcome } from './batch.js';
 import { sqliteKysely } from './connection.js';
+import { SyncSequence } from './sync-sequence.js';
 import { WalKeeper, type WalOptions } from './wal.js';
 import { rebuiltError, SqliteWorker, type ThreadedError } from './worker-thread.js';
 
@@ -51,14 +52,15 @@ class GroupCommitter {
   private lastActivity = 0;
   /** Batches committed and not yet answered (waiting for their sync). */
   private unsynced = 0;
-  private syncing: Promise<void> | undefined;
-  private nextSync: Promise<void> | undefined;
+  private readonly syncs: SyncSequence;
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly wal: WalKeeper,
     private readonly writer: SqliteWorker,
-  ) {}
+  ) {
+    this.syncs = new SyncSequence(() => wal.sync());
+  }
 
   enqueue<T>(work: (trx: Writer) => Promise<T>): Promise<T> {
     return this.push({ work });
@@ -191,7 +193,7 @@ class GroupCommitter {
       crashPoint('commit'); // test hook (crash-point.ts): committed, not synced nor answered
       this.unsynced++;
       try {
-        await this.syncCommitted(); // on the thread pool: requests are served meanwhile
+        await this.syncs.afterNow(); // on the thread pool: requests are served meanwhile
       } catch (error) {
         // Committed but perhaps not on disk: never acknowledge it as durable.
         for (const write of batch) write.reject(error);
@@ -214,24 +216,6 @@ class GroupCommitter {
   private async commitThreaded(jobs: ThreadedJob[]): Promise<{ outcomes: Outcome[]; synced: true }> {
     const outcomes = await this.writer.run<ThreadedOutcome[]>({ type: 'write', jobs });
     return { outcomes: outcomes.map((o) => (o.ok ? o : { ok: false, error: rebuiltError(o.error) })), synced: true };
-  }
-
-  /** Resolves once a sync that began after this call has finished (see `commit`). */
-  private syncCommitted(): Promise<void> {
-    if (!this.syncing) {
-      this.syncing = this.wal.sync().finally(() => {
-        this.syncing = undefined;
-      });
-      return this.syncing;
-    }
-    // The sync in flight may have begun before this commit: wait for it, then start the next.
-    this.nextSync ??= this.syncing
-      .catch(() => {})
-      .then(() => {
-        this.nextSync = undefined;
-        return this.syncCommitted();
-      });
-    return this.nextSync;
   }
 }
 

@@ -5,7 +5,7 @@
  * thread, batches of write jobs (`Database.runWrite`), which the group committer hands over
  * one at a time (database.ts), so this connection never waits for the write lock.
  */
-import { fdatasyncSync, openSync, readlinkSync } from 'node:fs';
+import { fdatasync, openSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDriver from 'better-sqlite3';
@@ -13,6 +13,7 @@ import { crashPoint } from '../../crash-point.js';
 import type { Reader, Writer } from '../database.js';
 import { commitBatch } from './batch.js';
 import { sqliteKysely } from './connection.js';
+import { SyncSequence } from './sync-sequence.js';
 import type { ThreadedError, WorkerRequest } from './worker-thread.js';
 
 const port = parentPort;
@@ -68,15 +69,19 @@ async function handle(request: WorkerRequest): Promise<unknown> {
     );
     const outcomes = await commitBatch(db, works);
     crashPoint('commit'); // test hook (crash-point.ts): committed, not synced nor answered
-    // Synced here, before the answer: the event loop then answers at once (a sync on its
-    // thread pool would wait for the event loop to hear of it, a turn of the loop later).
-    fdatasyncSync(logFd());
+    // Synced here, before the answer: the event loop then answers at once (its own sync would
+    // wait for the event loop to hear of it, a turn of the loop later). The next batch commits
+    // while this sync runs on the thread pool.
+    await syncs.afterNow();
     return outcomes.map((o) => (o.ok ? o : { ok: false, error: threaded(o.error) }));
   }
   return (await jobOf(request.module, request.name))(reader as Reader & Writer, request.arg);
 }
 
 let walFd: number | undefined;
+const syncs = new SyncSequence(
+  () => new Promise<void>((resolve, reject) => fdatasync(logFd(), (error) => (error ? reject(error) : resolve()))),
+);
 
 /** The log file (it exists once a commit has happened; SQLite keeps it while connections are open). */
 function logFd(): number {
