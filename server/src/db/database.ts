@@ -40,10 +40,21 @@ export interface WriteJob<A, R> {
   module: string;
   name: string;
   run: (writer: Writer, arg: A) => Promise<R>;
+  /**
+   * On PostgreSQL the job writes with one statement (and may read after it): atomic by itself,
+   * it runs without a transaction around it, one round trip instead of three. (SQLite runs every
+   * job in its batch's transaction.)
+   */
+  oneStatement?: boolean;
 }
 
-export function writeJob<A, R>(module: string, name: string, run: (writer: Writer, arg: A) => Promise<R>): WriteJob<A, R> {
-  return { module, name, run };
+export function writeJob<A, R>(
+  module: string,
+  name: string,
+  run: (writer: Writer, arg: A) => Promise<R>,
+  options: { oneStatement?: boolean } = {},
+): WriteJob<A, R> {
+  return { module, name, run, ...options };
 }
 
 /**

@@ -113,13 +113,17 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   partitionCheck.unref();
 
   async function write<T>(work: (trx: Writer) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+    return withRetries(() => db.transaction().execute(work));
+  }
+
+  async function withRetries<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let attempts = 1; ; attempts++) {
       try {
-        return await db.transaction().execute(work);
+        return await attempt();
       } catch (error) {
         const code = (error as { code?: unknown }).code;
-        if (attempt >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+        if (attempts >= MAX_ATTEMPTS || typeof code !== 'string' || !RETRYABLE.has(code)) throw error;
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * attempts));
       }
     }
   }
@@ -127,7 +131,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   return {
     read: db,
     write,
-    runWrite: (job, arg) => write((trx) => job.run(trx, arg)),
+    runWrite: (job, arg) => (job.oneStatement ? withRetries(() => job.run(db, arg)) : write((trx) => job.run(trx, arg))),
     // A commit returns once PostgreSQL has made it durable (synchronous_commit).
     durable: async () => {},
     async background<A, R>(job: BackgroundJob<A, R>, arg: A): Promise<R> {
