@@ -48,13 +48,21 @@ export interface WriteJob<A, R> {
   oneStatement?: boolean;
 }
 
+const writeJobModules = new Set<string>();
+
 export function writeJob<A, R>(
   module: string,
   name: string,
   run: (writer: Writer, arg: A) => Promise<R>,
   options: { oneStatement?: boolean } = {},
 ): WriteJob<A, R> {
+  writeJobModules.add(module);
   return { module, name, run, ...options };
+}
+
+/** The modules of the write jobs defined so far: an engine may load them ahead of the first write. */
+export function knownWriteJobModules(): string[] {
+  return [...writeJobModules];
 }
 
 /**

@@ -3,7 +3,7 @@ import SqliteDriver from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { crashPoint, testWalOptions } from '../../crash-point.js';
 import { makePrivateDir, touchPrivateFile } from '../../data-dir.js';
-import type { Database, WriteJob, Writer } from '../database.js';
+import { type Database, knownWriteJobModules, type WriteJob, type Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
 import { commitBatch, type Outcome } from './batch.js';
@@ -257,6 +257,9 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
     async migrate() {
       const applied = await migrateToLatest(db as unknown as Kysely<unknown>);
       await wal.start(); // the database file exists now: the checkpoint worker can open it
+      // The writer thread too, with the write jobs' modules loaded: now, not at the first write
+      // (a thread and its imports take tens of milliseconds, hundreds under the test runner).
+      await writer.run({ type: 'ping', preload: knownWriteJobModules() });
       // Keep the planner's statistics current (bounded work), so lookups pick their own index.
       raw.pragma('analysis_limit = 1000');
       raw.pragma('optimize = 0x10002');

@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
  * write jobs to run in one transaction (answered with an outcome per job, errors as `ThreadedError`).
  */
 export type WorkerRequest =
-  | { type: 'ping' }
+  | { type: 'ping'; preload?: string[] }
   | { type: 'checkpoint' }
   | { type: 'job'; module: string; name: string; arg: unknown }
   | { type: 'write'; jobs: Array<{ module: string; name: string; arg: unknown }> };

@@ -53,7 +53,10 @@ async function jobOf(module: string, name: string) {
 }
 
 async function handle(request: WorkerRequest): Promise<unknown> {
-  if (request.type === 'ping') return null;
+  if (request.type === 'ping') {
+    await Promise.all((request.preload ?? []).map((module) => import(module)));
+    return null;
+  }
   if (request.type === 'checkpoint') {
     // PASSIVE: copies what it can without waiting for, or blocking, readers and the writer.
     raw.pragma('wal_checkpoint(PASSIVE)');
