@@ -295,6 +295,17 @@ function percentiles(times) {
   return { p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), max: round(at(1)) };
 }
 
+/** The click every bench sends: a realistic body with campaign parameters, an IP and a user agent. */
+export function benchClick(storeId, fbclid) {
+  return {
+    fbclid,
+    storeId,
+    landingPage: 'https://bench.example.com/p?utm_source=facebook&utm_campaign=bf',
+    ipAddress: '203.0.113.9',
+    userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
+  };
+}
+
 /**
  * Debian's `wrk` (a C client: at the rates here it uses a fraction of a core, where autocannon,
  * a Node process, needs nearly a whole one and becomes the bottleneck itself). Installed with
@@ -337,9 +348,9 @@ export function findWrk() {
 export function wrkRun({ wrkPath, url, connections, duration, click }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'waytrack-wrk-'));
   const script = path.join(dir, 'run.lua');
-  const body = click
-    ? `{"fbclid":"' .. prefix .. counter .. '","storeId":"${click.storeId}","landingPage":"https://bench.example.com/p?utm_source=facebook&utm_campaign=bf","ipAddress":"203.0.113.9","userAgent":"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15"}`
-    : '';
+  // The body as a Lua expression: benchClick's JSON with the fbclid spliced in per request.
+  const [before, after] = click ? JSON.stringify(benchClick(click.storeId, '\u0000')).split('\\u0000') : ['', ''];
+  const body = `${before}' .. prefix .. counter .. '${after}`;
   writeFileSync(
     script,
     `counter = 0

@@ -5,7 +5,7 @@
 // The JSON names `url` (the server's https origin), `kind` ('click' or 'health'), `connections`,
 // `duration` (s), and for clicks `key`, `storeId` and `prefix` (unique fbclids across clients).
 // Prints one JSON line: req/s, totals, non-2xx, errors, latency percentiles (ms).
-import { cannon } from './lib.js';
+import { benchClick, cannon } from './lib.js';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // the bench's own self-signed servers on 127.0.0.1
 
@@ -22,13 +22,7 @@ const target =
           {
             setupRequest: (req) => ({
               ...req,
-              body: JSON.stringify({
-                fbclid: `${options.prefix}_${process.pid}_${n++}`,
-                storeId: options.storeId,
-                landingPage: 'https://bench.example.com/p?utm_source=facebook&utm_campaign=bf',
-                ipAddress: '203.0.113.9',
-                userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
-              }),
+              body: JSON.stringify(benchClick(options.storeId, `${options.prefix}_${process.pid}_${n++}`)),
             }),
           },
         ],

@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   argValue,
+  benchClick,
   benchEngine,
   build,
   cannon,
@@ -168,13 +169,7 @@ async function main() {
                 {
                   setupRequest: (req) => ({
                     ...req,
-                    body: JSON.stringify({
-                      fbclid: `bench_${process.pid}_${n++}`,
-                      storeId,
-                      landingPage: 'https://bench.example.com/p?utm_source=facebook&utm_campaign=bf',
-                      ipAddress: '203.0.113.9',
-                      userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
-                    }),
+                    body: JSON.stringify(benchClick(storeId, `bench_${process.pid}_${n++}`)),
                   }),
                 },
               ],
