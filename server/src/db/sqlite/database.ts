@@ -39,7 +39,7 @@ const MAX_BATCH = 256;
 const QUIET_MS = 5;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Batches of `WriteJob`s handed to the writer thread and not yet committed there. */
+/** Batches of `WriteJob`s handed to the writer thread and not yet answered (committed and synced) by it. */
 const MAX_THREADED_IN_FLIGHT = 3;
 
 class GroupCommitter {
@@ -47,7 +47,7 @@ class GroupCommitter {
   private scheduled = false;
   /** A batch of closures is committing on this thread. */
   private committingHere = false;
-  /** Batches of jobs sent to the writer thread, not yet committed. */
+  /** Batches of jobs sent to the writer thread, not yet answered. */
   private threadedInFlight = 0;
   private lastActivity = 0;
   /** Batches committed and not yet answered (waiting for their sync). */
