@@ -34,7 +34,9 @@ export function backgroundJob<A, R>(
  * result are plain data, so that `Database.runWrite` can run it where it costs requests least:
  * on SQLite a writer thread with a connection of its own (the event loop only hands over the
  * argument and gets the result), on PostgreSQL the pool, as `write` does. For the hot writes
- * (a click); `write(work)` stays the way for everything else.
+ * (a click); `write(work)` stays the way for everything else. A job reports what happened as
+ * its result: an error it throws crosses the thread as a plain Error with its message and
+ * `code` (an ApiError would lose its class and be answered 500).
  */
 export interface WriteJob<A, R> {
   module: string;
