@@ -31,12 +31,10 @@ export function backgroundJob<A, R>(
 
 /**
  * A write exported by a module (its `import.meta.url` and the export's name) whose argument and
- * result are plain data, so that `Database.runWrite` can run it where it costs requests least:
- * on SQLite a writer thread with a connection of its own (the event loop only hands over the
- * argument and gets the result), on PostgreSQL the pool, as `write` does. For the hot writes
- * (a click); `write(work)` stays the way for everything else. A job reports what happened as
- * its result: an error it throws crosses the thread as a plain Error with its message and
- * `code` (an ApiError would lose its class and be answered 500).
+ * result are plain data, run by `Database.runWrite` with `write`'s guarantees. Named by module
+ * and export so that an engine can run it away from the caller's closure: PostgreSQL runs a
+ * one-statement job without a transaction around it; SQLite runs it in its group commit like
+ * any write (a writer thread for these jobs was tried and withdrawn: bench/README.md).
  */
 export interface WriteJob<A, R> {
   module: string;
@@ -50,21 +48,13 @@ export interface WriteJob<A, R> {
   oneStatement?: boolean;
 }
 
-const writeJobModules = new Set<string>();
-
 export function writeJob<A, R>(
   module: string,
   name: string,
   run: (writer: Writer, arg: A) => Promise<R>,
   options: { oneStatement?: boolean } = {},
 ): WriteJob<A, R> {
-  writeJobModules.add(module);
   return { module, name, run, ...options };
-}
-
-/** The modules of the write jobs defined so far: an engine may load them ahead of the first write. */
-export function knownWriteJobModules(): string[] {
-  return [...writeJobModules];
 }
 
 /**
@@ -75,9 +65,8 @@ export function knownWriteJobModules(): string[] {
  *   a failing job rolls back alone. Concurrent writes may share a commit (SQLite's group
  *   commit) or run side by side (PostgreSQL): a job must hold its own invariants through
  *   unique constraints and the rows it reads inside the transaction.
- * - `runWrite(job, arg)` is `write` for a `WriteJob`: the same guarantees (transaction,
- *   durable before it resolves, a failing job rolls back alone), and on SQLite the job's
- *   statements run on the writer thread instead of the event loop.
+ * - `runWrite(job, arg)` is `write` for a `WriteJob`: the same guarantees (atomic, durable
+ *   before it resolves, a failing job rolls back alone).
  * - `durable()` resolves once everything committed so far is on disk: a read that found a row
  *   another request wrote awaits it before answering with that row as settled fact.
  * - `background(job, arg)` runs a read-only job where it costs requests least: a worker thread

@@ -51,8 +51,7 @@ export class WalKeeper {
    * progress] → finishing (step 2) → idle
    */
   private phase: 'idle' | 'copying' | 'quieting' | 'waiting' | 'finishing' = 'idle';
-  /** Commits in progress (the writer thread may have a few batches in hand). */
-  private committing = 0;
+  private committing = false;
   private paused: Promise<void> | undefined;
   private resume: (() => void) | undefined;
   private lastCheckpointAt = 0;
@@ -92,14 +91,14 @@ export class WalKeeper {
   /** Before a commit: waits while a checkpoint's last step runs (step 2 above). */
   async beforeCommit(): Promise<void> {
     while (this.paused) await this.paused;
-    this.committing++;
+    this.committing = true;
   }
 
   /** After a commit (or its failure): lets a waiting checkpoint finish, or starts one when due. */
   afterCommit(now = Date.now()): void {
-    this.committing--;
+    this.committing = false;
     if (this.phase === 'waiting') {
-      if (this.committing === 0) this.finish();
+      this.finish();
       return;
     }
     if (this.closed || this.phase !== 'idle' || now - this.lastCheckpointAt < this.checkpointIntervalMs) return;
@@ -119,17 +118,12 @@ export class WalKeeper {
     this.fd = undefined;
   }
 
-  /** Holds new commits back (beforeCommit waits) until step 2 is done. */
-  private pause(): void {
-    this.paused ??= new Promise((resolve) => {
-      this.resume = resolve;
-    });
-  }
-
-  /** Step 2: with commits paused, copies what was committed during step 1. */
+  /** Step 2: pauses commits and copies what was committed during step 1. */
   private finish(): void {
     this.phase = 'finishing';
-    this.pause();
+    this.paused = new Promise((resolve) => {
+      this.resume = resolve;
+    });
     this.checkpoint();
   }
 
@@ -140,11 +134,9 @@ export class WalKeeper {
       this.phase = 'quieting';
       void this.quiet().then(() => {
         if (this.phase !== 'quieting') return;
-        if (this.committing > 0) {
-          // Commits in progress end first (no new one starts); the last one finishes step 2.
-          this.pause();
-          this.phase = 'waiting';
-        } else this.finish();
+        if (this.committing)
+          this.phase = 'waiting'; // finished by afterCommit
+        else this.finish();
       });
       return;
     }
