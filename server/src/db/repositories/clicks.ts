@@ -46,10 +46,7 @@ export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<{
   return { row: existing, duplicate: true };
 }
 
-/**
- * `insertClickOnce` as a `WriteJob`: on SQLite it runs on the writer thread; on PostgreSQL its
- * one statement (below) runs without a transaction around it.
- */
+/** `insertClickOnce` as a `WriteJob`: on PostgreSQL its one statement (below) runs without a transaction around it. */
 export const INSERT_CLICK = writeJob(import.meta.url, 'insertClickOnce', insertClickOnce, { oneStatement: true });
 
 /**
