@@ -27,8 +27,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 100);
 
 /** The server's sources into server/dist (what the CLI runs), and the client's ESM and CJS builds. */
 function build() {
-  const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(root, 'server/scripts/build.mjs')], { stdio: 'inherit' });
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: path.join(root, 'packages/client'), stdio: 'inherit' });
 }
 

@@ -2,7 +2,7 @@
 // a fresh PostgreSQL database per run), starting the real `waytrack serve`, driving it with
 // autocannon from this (second) process, and reading CPU time from /proc.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,18 +108,24 @@ export function machineContext() {
 }
 
 /**
- * Compiles the server the bench runs and returns what it is, for the report. By default the
+ * Builds the server the bench runs and returns what it is, for the report. By default the
  * working tree's sources into server/dist (what the CLI runs). With `--ref REF` (or BENCH_REF),
  * the server of that commit instead, exported with `git archive` into a temporary directory and
- * compiled there (its node_modules linked to the repository's): the runs then measure exactly
- * that commit, whatever else is being edited or rebuilt in the working tree meanwhile.
+ * built there (its node_modules linked to the repository's): the runs then measure exactly
+ * that commit, whatever else is being edited or rebuilt in the working tree meanwhile. (A commit
+ * from before server/scripts/build.mjs is compiled with tsc, as it was then.)
  */
 export function build() {
-  const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
   const ref = argValue('--ref') ?? process.env.BENCH_REF;
   const git = (...args) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8' }).trim();
+  const buildIn = (dir) => {
+    const script = path.join(dir, 'server/scripts/build.mjs');
+    const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
+    const args = existsSync(script) ? [script] : [tsc, '-p', path.join(dir, 'tsconfig.build.json')];
+    execFileSync(process.execPath, args, { stdio: 'inherit' });
+  };
   if (!ref) {
-    execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+    buildIn(root);
     const dirty = git('status', '--porcelain', '--', 'server/src').length > 0;
     return `working tree at ${git('rev-parse', '--short', 'HEAD')}${dirty ? ' with uncommitted changes in server/src' : ''}`;
   }
@@ -127,11 +133,12 @@ export function build() {
   const dir = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-src-'));
   process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
   const archive = path.join(dir, 'server.tar');
-  const files = ['server/src', 'server/bin', 'server/package.json', 'tsconfig.json', 'tsconfig.build.json'];
+  const inCommit = (file) => git('ls-tree', '--name-only', commit, '--', file) !== '';
+  const files = ['server', 'tsconfig.json', 'tsconfig.build.json'].filter(inCommit);
   execFileSync('git', ['-C', root, 'archive', `--output=${archive}`, commit, ...files]);
   execFileSync('tar', ['-xf', archive, '-C', dir]);
   symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
-  execFileSync(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.build.json')], { stdio: 'inherit' });
+  buildIn(dir);
   serverDir = path.join(dir, 'server');
   bin = path.join(serverDir, 'bin/waytrack.js');
   return `commit ${commit} (--ref ${ref})`;

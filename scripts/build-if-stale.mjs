@@ -3,19 +3,16 @@
 // checkout starts in about a second while an edited one never serves stale code. `npm run build`
 // (which `npm ci` runs through `prepare`) still builds everything, unconditionally.
 //
-// A target is current when every output it must have exists and no input changed after it was
-// last built. "Last built" is the later of two moments: when this script last began building it
-// (its stamp), and the oldest of its outputs — a full build rewrites every output file, so after
-// `npm run build` nothing is rebuilt here. The server is compiled incrementally (--incremental),
-// so a stale server costs a fraction of a full compile.
+// A target is current when it has outputs and no input changed after it was last built. "Last
+// built" is the later of two moments: when this script last began building it (its stamp), and
+// the oldest of its outputs — a full build rewrites every output file, so after `npm run build`
+// nothing is rebuilt here.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const STAMP = '.build-stamp';
 
@@ -32,26 +29,9 @@ function filesUnder(dir, skip = new Set(['node_modules', 'dist', 'test', 'covera
   });
 }
 
-const serverSrc = path.join(root, 'server/src');
-const serverSources = () => filesUnder(serverSrc).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
-
 const targets = [
-  {
-    name: 'server',
-    dist: path.join(root, 'server/dist'),
-    inputs: () => [...serverSources(), path.join(root, 'tsconfig.build.json'), ...SHARED],
-    // The module compiled from each source (never the leftovers of deleted sources).
-    outputs: () =>
-      serverSources().map((f) => path.join(root, 'server/dist', path.relative(serverSrc, f)).replace(/\.ts$/, '.js')),
-    build(fresh) {
-      const info = path.join(root, 'server/dist/.tsbuildinfo');
-      // An output went missing behind tsc's back: its record of what it emitted is wrong.
-      if (fresh) rmSync(info, { force: true });
-      return run(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', info]);
-    },
-  },
-  // Each workspace with a build script (the client, the tag, the dashboard): its own files in,
-  // its dist/ out (their builds empty dist/ or rewrite all of it).
+  // Each workspace with a build script (the server, the client, the tag, the dashboard): its own
+  // files in, its dist/ out (their builds empty dist/ or rewrite all of it).
   ...JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'))
     .workspaces.map((dir) => ({ dir, pkg: JSON.parse(readFileSync(path.join(root, dir, 'package.json'), 'utf8')) }))
     .filter(({ pkg }) => pkg.scripts?.build)
@@ -73,12 +53,10 @@ const mtime = (file) => (existsSync(file) ? statSync(file).mtimeMs : 0);
 /** Why `target` must be built, or undefined when it is current. */
 function staleness(target) {
   const outputs = target.outputs();
-  if (outputs.length === 0) return { reason: 'not built yet', fresh: true };
-  const missing = outputs.find((f) => !existsSync(f));
-  if (missing) return { reason: `${path.relative(root, missing)} is missing`, fresh: true };
+  if (outputs.length === 0) return 'not built yet';
   const builtAt = Math.max(mtime(path.join(target.dist, STAMP)), Math.min(...outputs.map(mtime)));
   const changed = target.inputs().find((f) => mtime(f) > builtAt);
-  if (changed) return { reason: `${path.relative(root, changed)} changed`, fresh: false };
+  if (changed) return `${path.relative(root, changed)} changed`;
   return undefined;
 }
 
@@ -87,10 +65,10 @@ let built = 0;
 for (const target of targets) {
   const stale = staleness(target);
   if (!stale) continue;
-  console.error(`build: ${target.name} (${stale.reason})`);
+  console.error(`build: ${target.name} (${stale})`);
   // Inputs edited while the build runs are newer than this, so the next start builds them again.
   const begun = new Date();
-  if (!target.build(stale.fresh)) {
+  if (!target.build()) {
     console.error(`build: ${target.name} failed`);
     process.exit(1);
   }

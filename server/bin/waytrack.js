@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The waytrack CLI. It runs the compiled service (server/dist), which `npm ci` builds through
-// the `prepare` script, `npm start` rebuilds when a source changed (scripts/build-if-stale.mjs)
-// and the end-to-end tests recompile, so it never runs stale code.
+// The waytrack CLI. It runs the built service (server/dist, bundled by server/scripts/build.mjs),
+// which `npm ci` builds through the `prepare` script, `npm start` rebuilds when a source changed
+// (scripts/build-if-stale.mjs) and the end-to-end tests rebuild, so it never runs stale code.
 import { existsSync } from 'node:fs';
 
 const main = new URL('../dist/main.js', import.meta.url);

@@ -12,6 +12,7 @@ import { authenticate, KeyStore } from './http/auth.js';
 import { capConnectionsPerClient } from './http/connection-limits.js';
 import { answerError, registerErrorHandling, toApiError } from './http/error-handler.js';
 import { idempotency } from './http/idempotency.js';
+import { LazySchemas } from './http/lazy-schemas.js';
 import { DOCS_UI, DOCUMENT } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
@@ -90,6 +91,7 @@ export interface AppDeps {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, database } = deps;
   const limits = { ...connectionLimitsOf(config), ...deps.limits };
+  const schemas = new LazySchemas();
   const app = Fastify({
     // Timed-out requests are found by a sweep every connectionsCheckingInterval.
     ...(deps.https
@@ -118,12 +120,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return answerError(error, request, reply as FastifyReply);
     },
     clientErrorHandler: answerClientError,
+    schemaController: { compilersFactory: { buildSerializer: schemas.serializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.headersTimeout = limits.headersMs;
   app.server.maxConnections = limits.maxConnections;
   capConnectionsPerClient(app.server, limits.maxConnectionsPerIp);
 
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(schemas.validators(validatorCompiler));
+  // Listening before every route's schemas are compiled (http/lazy-schemas.ts), then compiling them.
+  app.addHook('onListen', async () => schemas.warm());
+  app.addHook('onClose', async () => schemas.stop());
   app.removeContentTypeParser('text/plain');
   registerErrorHandling(app);
 

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { SCOPES } from './accounts/keys.js';
 import { type Config, loadConfig } from './config.js';
 import type { Database } from './db/database.js';
+import { SERVER_PACKAGE } from './paths.js';
 
 // The commands' modules load when a command runs, not before: `--help`, `--version` and usage
 // errors answer at once instead of loading the whole server first.
@@ -285,8 +286,7 @@ function secretsKeyReminder(config: Config): string {
 const GROUPS = [...new Set(COMMANDS.filter((c) => c.name.includes(' ')).map((c) => c.name.split(' ')[0] as string))];
 
 function version(): string {
-  // server/package.json, from src/ and from dist/ alike.
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  const pkg = JSON.parse(readFileSync(SERVER_PACKAGE, 'utf8')) as { version: string };
   return pkg.version;
 }
 

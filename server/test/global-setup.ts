@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -7,7 +6,7 @@ import { promisify } from 'node:util';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
- * Compiles the current server sources into server/dist and builds the dashboard, once, before
+ * Builds the current server sources into server/dist and builds the dashboard, once, before
  * any test file runs: end-to-end tests start the real `waytrack` (bin → dist) and browser tests
  * load the built dashboard. Building here rather than in each file's beforeAll means one compile
  * per run instead of one per file and engine, and no test worker blocked by a compile.
@@ -22,9 +21,8 @@ export default function setup(): Promise<void> {
 async function build(): Promise<void> {
   const started = Date.now();
   const run = promisify(execFile);
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   await Promise.all([
-    run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }),
+    run(process.execPath, ['server/scripts/build.mjs'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }),
     run('npm', ['run', 'build', '--silent', '--workspace', 'dashboard'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }),
   ]);
   console.log(`built server/dist and dashboard/dist for the end-to-end tests in ${Date.now() - started} ms`);

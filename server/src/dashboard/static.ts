@@ -1,12 +1,9 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { ApiError } from '../http/errors.js';
-
-/** Where `npm run build` puts the dashboard (dashboard/dist at the repository root). */
-export const DASHBOARD_DIST = fileURLToPath(new URL('../../../dashboard/dist/', import.meta.url));
+import { DASHBOARD_DIST } from '../paths.js';
 
 /** Vite names every asset after a hash of its content: a changed file is a new URL, so a year is safe. */
 const ONE_YEAR_MS = 365 * 24 * 60 * 60 * 1000;

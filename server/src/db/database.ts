@@ -12,33 +12,32 @@ export type Writer = Kysely<DB> | Transaction<DB>;
 
 /**
  * A read-only job run off the request path (`Database.background`): the module that exports it
- * (its `import.meta.url`) and the export's name, so that a worker thread can load it too.
+ * and the export's name, so that a worker thread can load it too. The module is named by its
+ * path under the code's root without extension (`analytics/rollups`), the same under server/src
+ * and server/dist, where the build makes it an entry point of its own (server/scripts/build.mjs).
  */
 export interface BackgroundJob<A, R> {
   module: string;
   name: string;
-  /** Only for the type: `(reader: Reader, arg: A) => Promise<R>`. */
-  readonly signature?: (reader: Reader, arg: A) => Promise<R>;
+  /** The export itself, for an engine that runs the job in this thread. */
+  run: (reader: Reader, arg: A) => Promise<R>;
 }
 
 export function backgroundJob<A, R>(
   module: string,
   name: string,
-  _fn: (reader: Reader, arg: A) => Promise<R>,
+  run: (reader: Reader, arg: A) => Promise<R>,
 ): BackgroundJob<A, R> {
-  return { module, name };
+  return { module, name, run };
 }
 
 /**
- * A write exported by a module (its `import.meta.url` and the export's name) whose argument and
- * result are plain data, run by `Database.runWrite` with `write`'s guarantees. Named by module
- * and export so that an engine can run it away from the caller's closure: PostgreSQL runs a
+ * A write whose argument and result are plain data, run by `Database.runWrite` with `write`'s
+ * guarantees, and described to the engine so that it can run it its own way: PostgreSQL runs a
  * one-statement job without a transaction around it; SQLite runs it in its group commit like
  * any write (a writer thread for these jobs was tried and withdrawn: bench/README.md).
  */
 export interface WriteJob<A, R> {
-  module: string;
-  name: string;
   run: (writer: Writer, arg: A) => Promise<R>;
   /**
    * On PostgreSQL the job writes with one statement (and may read after it): atomic by itself,
@@ -49,12 +48,10 @@ export interface WriteJob<A, R> {
 }
 
 export function writeJob<A, R>(
-  module: string,
-  name: string,
   run: (writer: Writer, arg: A) => Promise<R>,
   options: { oneStatement?: boolean } = {},
 ): WriteJob<A, R> {
-  return { module, name, run, ...options };
+  return { run, ...options };
 }
 
 /**

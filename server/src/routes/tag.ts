@@ -1,12 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../http/errors.js';
-
-/** Where `npm run build` puts the tag (packages/tag/dist at the repository root). */
-export const TAG_FILE = fileURLToPath(new URL('../../../packages/tag/dist/tag.js', import.meta.url));
+import { TAG_FILE } from '../paths.js';
 
 /**
  * Five minutes: a new release reaches pages soon, while a busy shop's visitors still fetch it

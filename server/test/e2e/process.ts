@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 /** Runs the real CLI the way README says (`npx waytrack …` resolves to this file). */
 export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/waytrack.js');
 
-// server/dist, which the CLI runs, is compiled from the current sources once per test run by
+// server/dist, which the CLI runs, is built from the current sources once per test run by
 // server/test/global-setup.ts.
 
 /**

@@ -20,7 +20,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
 import { clickBody } from '../helpers.js';

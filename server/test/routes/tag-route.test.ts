@@ -7,7 +7,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerErrorHandling } from '../../src/http/error-handler.js';
 import { newId } from '../../src/ids.js';
-import { TAG_FILE, tagRoutes } from '../../src/routes/tag.js';
+import { TAG_FILE } from '../../src/paths.js';
+import { tagRoutes } from '../../src/routes/tag.js';
 import { tempDir } from '../helpers.js';
 
 const SOURCE = '(()=>{window.waytrack={identifiers:()=>({fbc:null,fbp:null,fingerprint:null})}})();\n';

@@ -1,6 +1,6 @@
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import type { BackgroundJob, Database, Reader, Writer } from '../database.js';
+import type { Database, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
 import { ensurePartitions } from './partitions.js';
@@ -134,10 +134,8 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     runWrite: (job, arg) => (job.oneStatement ? withRetries(() => job.run(db, arg)) : write((trx) => job.run(trx, arg))),
     // A commit returns once PostgreSQL has made it durable (synchronous_commit).
     durable: async () => {},
-    async background<A, R>(job: BackgroundJob<A, R>, arg: A): Promise<R> {
-      const fn = ((await import(job.module)) as Record<string, unknown>)[job.name] as (reader: Reader, arg: A) => Promise<R>;
-      return fn(db, arg);
-    },
+    // The pool is shared by every instance's requests and jobs: a job runs here, in this thread.
+    background: (job, arg) => job.run(db, arg),
     migrate: () => migrateWithoutTimeout(url),
     checkSchema: () => checkSchema(db as unknown as Kysely<unknown>),
     async ping() {

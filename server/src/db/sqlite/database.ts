@@ -187,7 +187,7 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
     background: (job, arg) => background.run({ type: 'job', module: job.module, name: job.name, arg }),
     async migrate() {
       const applied = await migrateToLatest(db as unknown as Kysely<unknown>);
-      await wal.start(); // the database file exists now: the checkpoint worker can open it
+      wal.start(); // the database file exists now: the checkpoint worker can open it
       // Keep the planner's statistics current (bounded work), so lookups pick their own index.
       raw.pragma('analysis_limit = 1000');
       raw.pragma('optimize = 0x10002');

@@ -74,11 +74,16 @@ export class WalKeeper {
   }
 
   /**
-   * Starts the checkpoint worker ahead of the first checkpoint and resolves once it answers (a
-   * thread takes tens of milliseconds to start; the log would grow meanwhile under load).
+   * Starts the checkpoint worker ahead of the first checkpoint (a thread takes a few hundred
+   * milliseconds to load its modules; the log would grow meanwhile under load). The service does
+   * not wait for it: it starts while the rest of the service loads, on the other core, and a
+   * checkpoint due before it answers waits in its queue. A worker that cannot start is reported
+   * like a failed checkpoint.
    */
-  async start(): Promise<void> {
-    await this.worker.run({ type: 'ping' });
+  start(): void {
+    this.worker.run({ type: 'ping' }).catch((error: unknown) => {
+      if (!this.closed) this.onError(error);
+    });
   }
 
   /** Resolves once everything committed so far is on disk. */

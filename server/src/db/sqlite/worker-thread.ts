@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { CODE_EXTENSION, CODE_ROOT } from '../../paths.js';
 
 /** Messages to worker.ts: a log checkpoint, or a read-only job exported by a module. */
 export type WorkerRequest =
@@ -72,12 +73,12 @@ export class SqliteWorker {
 }
 
 /**
- * worker.js next to this module. Under the test runner the sources are TypeScript, which a
- * worker thread cannot load by itself: it registers tsx (a dev dependency) first.
+ * db/sqlite/worker under the code's root. Under the test runner the sources are TypeScript,
+ * which a worker thread cannot load by itself: it registers tsx (a dev dependency) first.
  */
 function startWorker(file: string, lowPriority: boolean): Worker {
-  const typescript = import.meta.url.endsWith('.ts');
-  const entry = new URL(typescript ? './worker.ts' : './worker.js', import.meta.url);
+  const typescript = CODE_EXTENSION === '.ts';
+  const entry = new URL(`db/sqlite/worker${CODE_EXTENSION}`, CODE_ROOT);
   // A job reads and folds a bounded number of rows: a small heap keeps the thread's memory
   // small (the process's resident memory target is 250 MB under the click benchmark).
   const options = {

@@ -36,11 +36,18 @@ function lowerThisThreadsPriority(): void {
   }
 }
 
+/**
+ * This module is server/src/db/sqlite/worker.ts, or its bundle at the same place in server/dist
+ * (a job's module is an entry point of the build too): the code's root is two levels up.
+ */
+const CODE_ROOT = new URL('../../', import.meta.url);
+const EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
 async function jobOf(module: string, name: string) {
   const key = `${module}#${name}`;
   let job = jobs.get(key);
   if (!job) {
-    const exported = ((await import(module)) as Record<string, unknown>)[name];
+    const exported = ((await import(new URL(module + EXTENSION, CODE_ROOT).href)) as Record<string, unknown>)[name];
     if (typeof exported !== 'function') throw new Error(`${module} exports no function ${name}`);
     job = exported as (reader: Reader, arg: unknown) => Promise<unknown>;
     jobs.set(key, job);
