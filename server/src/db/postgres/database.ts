@@ -38,7 +38,45 @@ const types = {
 };
 
 /**
- * The pool as Kysely sees it, with one difference: a connection on which a query timed out is
+ * Names for the statements this instance runs often, so that PostgreSQL parses and plans each
+ * once per connection instead of once per execution: `pg` sends a query without a name as an
+ * unnamed statement, which the server parses and plans every time (measured: most of the
+ * PostgreSQL CPU a click cost). A statement gets a name once it has run `MIN_USES` times, and at
+ * most `MAX_NAMED` statements ever do, so that one-off texts (an `IN` list of a rare length, DDL)
+ * never fill each connection's memory with statements run once. The same idea, and the same
+ * two bounds, as Npgsql's automatic preparation.
+ */
+export class StatementNames {
+  private readonly uses = new Map<string, number>();
+  private readonly names = new Map<string, string>();
+
+  constructor(
+    private readonly minUses = 3,
+    private readonly maxNamed = 500,
+  ) {}
+
+  /** The name to run `sql` under, or undefined to run it unnamed. */
+  nameOf(sql: string): string | undefined {
+    const name = this.names.get(sql);
+    if (name !== undefined || this.names.size >= this.maxNamed) return name;
+    if (!/^\s*(select|insert|update|delete|with)\b/i.test(sql)) return undefined;
+    const uses = (this.uses.get(sql) ?? 0) + 1;
+    if (uses < this.minUses) {
+      // Counting is bounded too: texts seen once or twice are forgotten when too many pile up.
+      if (this.uses.size >= this.maxNamed * 20) this.uses.clear();
+      this.uses.set(sql, uses);
+      return undefined;
+    }
+    this.uses.delete(sql);
+    const named = `waytrack_${this.names.size + 1}`;
+    this.names.set(sql, named);
+    return named;
+  }
+}
+
+/**
+ * The pool as Kysely sees it, with two differences. Frequent statements run named (see
+ * `StatementNames`). And a connection on which a query timed out is
  * closed instead of going back to the pool. pg's `query_timeout` fails the query but leaves it
  * active on its connection, and every later query there queues behind it: on a database that
  * went silent without closing anything (a half-open connection), that connection would answer
@@ -46,7 +84,7 @@ const types = {
  * Queries after the timeout on the same checkout (the transaction's ROLLBACK) fail at once
  * instead of waiting out another timeout.
  */
-function closingTimedOutConnections(pool: pg.Pool): PostgresPool {
+function kyselyPool(pool: pg.Pool, statements: StatementNames): PostgresPool {
   return {
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();
@@ -59,12 +97,9 @@ function closingTimedOutConnections(pool: pg.Pool): PostgresPool {
         const raised = /^set local statement_timeout = '(\d+)min'/.exec(sql);
         if (raised) longMs = Number(raised[1]) * 60_000;
         try {
-          if (longMs !== undefined) {
-            // pg reads query_timeout from a query's config (its types do not declare it).
-            const config = { text: sql, values: parameters as unknown[], query_timeout: longMs };
-            return await client.query(config as pg.QueryConfig);
-          }
-          return await client.query(sql, parameters as unknown[]);
+          // pg reads query_timeout from a query's config (its types do not declare it).
+          const config = { text: sql, values: parameters as unknown[], name: statements.nameOf(sql), query_timeout: longMs };
+          return await client.query(config as pg.QueryConfig);
         } catch (error) {
           if ((error as Error | undefined)?.message === 'Query read timeout') broken = error as Error;
           throw error;
@@ -105,7 +140,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   // and its release) makes its client emit 'error' with no pool listener attached: without
   // this one the process would end. The query in flight fails on its own (→ 503).
   pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: closingTimedOutConnections(pool) }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, new StatementNames()) }) });
   const partitionCheck = setInterval(
     () => ensurePartitions(db, Date.now()).catch((error) => options.onError?.(error)),
     PARTITION_CHECK_MS,

@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.js';
+import { openPostgres, StatementNames } from '../../src/db/postgres/database.js';
+import { ENGINE, schemaUrl } from '../engine.js';
+
+describe('statement names (PostgreSQL automatic preparation)', () => {
+  it('names a statement from its third use on, always the same name', () => {
+    const names = new StatementNames(3, 10);
+    const text = 'select id from stores where id = $1';
+    expect(names.nameOf(text)).toBeUndefined();
+    expect(names.nameOf(text)).toBeUndefined();
+    const name = names.nameOf(text);
+    expect(name).toMatch(/^waytrack_\d+$/);
+    expect(names.nameOf(text)).toBe(name);
+    expect(names.nameOf(`${text} `)).toBeUndefined(); // another text is another statement
+  });
+
+  it('never names what is not a query (DDL, SET, transaction control)', () => {
+    const names = new StatementNames(1, 10);
+    for (const text of ['begin', 'commit', "set local statement_timeout = '5min'", 'create table t (id int)']) {
+      expect(names.nameOf(text)).toBeUndefined();
+    }
+    expect(names.nameOf('  WITH x AS (select 1) select * from x')).toBe('waytrack_1');
+  });
+
+  it('names at most maxNamed statements: the rest run unnamed', () => {
+    const names = new StatementNames(1, 2);
+    expect(names.nameOf('select 1')).toBe('waytrack_1');
+    expect(names.nameOf('select 2')).toBe('waytrack_2');
+    expect(names.nameOf('select 3')).toBeUndefined();
+    expect(names.nameOf('select 1')).toBe('waytrack_1');
+  });
+});
+
+if (ENGINE !== 'postgres') console.log('skipped: set DATABASE_URL (statement names are PostgreSQL only)');
+
+describe.skipIf(ENGINE !== 'postgres')('statement names on a PostgreSQL connection', () => {
+  const schema = `wt_test_${randomBytes(6).toString('hex')}`;
+  let database: Database;
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+
+  beforeAll(async () => {
+    await admin(`create schema ${schema}`);
+    // One connection: every query below runs on the connection whose statements it lists.
+    database = openPostgres(schemaUrl(schema), { poolSize: 1 });
+  });
+  afterAll(async () => {
+    await database.close();
+    await admin(`drop schema if exists ${schema} cascade`);
+  });
+
+  it('prepares a frequent query once on the connection and runs it by name after that', async () => {
+    const db = database.read as unknown as Kysely<unknown>;
+    const probe = (n: number) => sql<{ waytrack_probe: number }>`select ${n}::int + 1 as waytrack_probe`.execute(db);
+    for (let n = 0; n < 5; n++) expect((await probe(n)).rows).toEqual([{ waytrack_probe: n + 1 }]);
+    const prepared = await sql<{ name: string }>`
+      select name from pg_prepared_statements where statement like '%as waytrack_probe'`.execute(db);
+    expect(prepared.rows).toEqual([{ name: expect.stringMatching(/^waytrack_\d+$/) }]);
+  });
+
+  it('a named statement whose preparation failed is prepared again on its next use', async () => {
+    const db = database.read as unknown as Kysely<unknown>;
+    const probe = (on: Kysely<unknown>) => sql<{ waytrack_retry: number }>`select ${7}::int as waytrack_retry`.execute(on);
+    await probe(db);
+    await probe(db);
+    // Its third use (the first named one) lands in a transaction that already failed: PostgreSQL
+    // refuses to prepare anything there.
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await sql`select 1 / 0`.execute(trx).catch(() => {});
+        await probe(trx);
+      }),
+    ).rejects.toThrow(/current transaction is aborted/);
+    expect((await probe(db)).rows).toEqual([{ waytrack_retry: 7 }]);
+  });
+});
