@@ -8,7 +8,7 @@
 // and the repository's other files by relative location (src/paths.ts):
 // - main          the CLI and the service (bin/waytrack.js runs it);
 // - db/sqlite/worker   the embedded database's worker thread (db/sqlite/worker-thread.ts);
-// - every module that exports a background job the worker loads by name (`backgroundJob`).
+// - every module that exports a job a worker thread loads by name (`backgroundJob`, `writeJob`).
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,7 @@ const server = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(server, 'src');
 const dist = path.join(server, 'dist');
 
-const ENTRIES = ['main', 'db/sqlite/worker', 'analytics/rollups'];
+const ENTRIES = ['main', 'db/sqlite/worker', 'analytics/rollups', 'db/repositories/clicks'];
 
 // Left as imports of node_modules: a native addon, and packages that read files of their own
 // (their assets, their worker scripts) relative to where they are installed.
@@ -44,8 +44,7 @@ const result = await build({
   external: EXTERNAL,
   banner: { js: BANNER },
   // Smaller to parse at startup; names are kept, so stack traces still read.
-  minifyWhitespace: true,
-  minifySyntax: true,
+  minify: true,
   keepNames: true,
   sourcemap: 'linked',
   metafile: true,

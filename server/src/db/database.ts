@@ -32,12 +32,18 @@ export function backgroundJob<A, R>(
 }
 
 /**
- * A write whose argument and result are plain data, run by `Database.runWrite` with `write`'s
- * guarantees, and described to the engine so that it can run it its own way: PostgreSQL runs a
- * one-statement job without a transaction around it; SQLite runs it in its group commit like
- * any write (a writer thread for these jobs was tried and withdrawn: bench/README.md).
+ * A write exported by a module whose argument and result are plain data, so that
+ * `Database.runWrite` can run it where it costs requests least: on SQLite a writer thread with a
+ * connection of its own (the event loop only hands over the argument and gets the result), on
+ * PostgreSQL the pool, as `write` does. The module is named as a `BackgroundJob`'s is (its path
+ * under the code root, an entry point of the build). For the hot writes (a click); `write(work)`
+ * stays the way for everything else. A job reports what happened as its result: an error it
+ * throws crosses the thread as a plain Error with its message and `code` (an ApiError would lose
+ * its class and be answered 500).
  */
 export interface WriteJob<A, R> {
+  module: string;
+  name: string;
   run: (writer: Writer, arg: A) => Promise<R>;
   /**
    * On PostgreSQL the job writes with one statement (and may read after it): atomic by itself,
@@ -47,11 +53,21 @@ export interface WriteJob<A, R> {
   oneStatement?: boolean;
 }
 
+const writeJobModules = new Set<string>();
+
 export function writeJob<A, R>(
+  module: string,
+  name: string,
   run: (writer: Writer, arg: A) => Promise<R>,
   options: { oneStatement?: boolean } = {},
 ): WriteJob<A, R> {
-  return { run, ...options };
+  writeJobModules.add(module);
+  return { module, name, run, ...options };
+}
+
+/** The modules of the write jobs defined so far: an engine may load them ahead of the first write. */
+export function knownWriteJobModules(): string[] {
+  return [...writeJobModules];
 }
 
 /**
@@ -62,8 +78,9 @@ export function writeJob<A, R>(
  *   a failing job rolls back alone. Concurrent writes may share a commit (SQLite's group
  *   commit) or run side by side (PostgreSQL): a job must hold its own invariants through
  *   unique constraints and the rows it reads inside the transaction.
- * - `runWrite(job, arg)` is `write` for a `WriteJob`: the same guarantees (atomic, durable
- *   before it resolves, a failing job rolls back alone).
+ * - `runWrite(job, arg)` is `write` for a `WriteJob`: the same guarantees (transaction,
+ *   durable before it resolves, a failing job rolls back alone), and on SQLite the job's
+ *   statements run on the writer thread instead of the event loop.
  * - `durable()` resolves once everything committed so far is on disk: a read that found a row
  *   another request wrote awaits it before answering with that row as settled fact.
  * - `background(job, arg)` runs a read-only job where it costs requests least: a worker thread

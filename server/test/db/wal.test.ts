@@ -1,10 +1,12 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { threadId } from 'node:worker_threads';
 import SqliteDriver from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Database, isUnavailableError } from '../../src/db/database.js';
 import { openSqlite } from '../../src/db/sqlite/database.js';
 import { call, conversionBody, createTestContext, makeStore, tempDir } from '../helpers.js';
+import { NOTE } from './write-job.fixture.js';
 
 // Every fdatasync of the log is held until the test releases it, so a test can see what is
 // answered before and after the disk confirms.
@@ -68,27 +70,59 @@ const insert = (db: Database, n: number) =>
   );
 
 describe('group commit on the write-ahead log', () => {
-  it('acknowledges a write only after the log is synced; writes arriving meanwhile share the next commit', async () => {
+  it('acknowledges a write only after a sync that began after its commit; writes arriving meanwhile commit at once and share the next sync', async () => {
     const db = await open();
     syncs.hold = true;
     const answered: number[] = [];
     const first = insert(db, 1).then(() => answered.push(1));
     await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // committed, its sync pending
     const later = [2, 3, 4].map((n) => insert(db, n).then(() => answered.push(n)));
+    // They commit while the disk works (readable, see Database.durable), unanswered, and start
+    // no sync of their own while one is in flight.
+    await vi.waitFor(async () => expect(await count(db)).toBe(4));
     await new Promise((r) => setTimeout(r, 30));
     expect(answered).toEqual([]);
-    expect(syncs.waiting.length).toBe(1); // the later writes wait for the disk, not in a commit of their own
-    // Committed rows are readable before they are acknowledged (see Database.durable).
-    expect(await count(db)).toBe(1);
+    expect(syncs.waiting.length).toBe(1);
     release();
     await first;
-    expect(answered).toEqual([1]);
-    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // one commit, one sync for the three
-    expect(await count(db)).toBe(4);
+    expect(answered).toEqual([1]); // that sync began before their commit: it does not count for them
+    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // one more sync, for the three
+    await new Promise((r) => setTimeout(r, 30));
     expect(answered).toEqual([1]);
     release();
     await Promise.all(later);
     expect(answered.sort()).toEqual([1, 2, 3, 4]);
+  });
+
+  it('runs WriteJobs on the writer thread in the group commit: a failing job rolls back alone, errors keep their code', async () => {
+    const db = await open();
+    const outcomes = await Promise.allSettled([
+      db.runWrite(NOTE, { n: 1 }),
+      db.runWrite(NOTE, { n: 2, fail: true }),
+      db.write((trx) =>
+        trx
+          .insertInto('notes' as never)
+          .values({ n: 3 } as never)
+          .execute(),
+      ),
+      db.runWrite(NOTE, { n: 4 }),
+      db.runWrite(NOTE, { n: 5, table: 'no_such_table' }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'rejected']);
+    const [one, two, , four, five] = outcomes;
+    // Not this thread: the writer thread's.
+    expect(one).toMatchObject({ status: 'fulfilled', value: { threadId: expect.any(Number) } });
+    expect((one as PromiseFulfilledResult<{ threadId: number }>).value.threadId).not.toBe(threadId);
+    expect((four as PromiseFulfilledResult<{ threadId: number }>).value.threadId).not.toBe(threadId);
+    expect((two as PromiseRejectedResult).reason).toMatchObject({ message: 'job 2 failed after its insert' });
+    expect((five as PromiseRejectedResult).reason).toMatchObject({ code: 'SQLITE_ERROR' });
+    const rows = (await db.read
+      .selectFrom('notes' as never)
+      .select('n' as never)
+      .orderBy('n' as never)
+      .execute()) as Array<{ n: number }>;
+    expect(rows.map((r) => r.n)).toEqual([1, 3, 4]); // job 2's insert rolled back with it, alone
+    expect(syncs.calls).toBeGreaterThanOrEqual(1); // the closure's commit was synced here (the jobs' on the writer thread)
   });
 
   it('never acknowledges a write whose sync failed, and goes on with later writes', async () => {

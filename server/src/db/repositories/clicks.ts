@@ -47,7 +47,7 @@ export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<{
 }
 
 /** `insertClickOnce` as a `WriteJob`: on PostgreSQL its one statement (below) runs without a transaction around it. */
-export const INSERT_CLICK = writeJob(insertClickOnce, { oneStatement: true });
+export const INSERT_CLICK = writeJob('db/repositories/clicks', 'insertClickOnce', insertClickOnce, { oneStatement: true });
 
 /**
  * PostgreSQL: the partitioned table cannot hold (store, mode, fbclid) unique; `click_keys` does

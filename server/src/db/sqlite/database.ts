@@ -3,26 +3,35 @@ import SqliteDriver from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { crashPoint, testWalOptions } from '../../crash-point.js';
 import { makePrivateDir, touchPrivateFile } from '../../data-dir.js';
-import type { Database, Writer } from '../database.js';
+import { type Database, knownWriteJobModules, type WriteJob, type Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
+import { commitBatch, type Outcome } from './batch.js';
 import { sqliteKysely } from './connection.js';
+import { SyncSequence } from './sync-sequence.js';
 import { WalKeeper, type WalOptions } from './wal.js';
-import { SqliteWorker } from './worker-thread.js';
+import { rebuiltError, SqliteWorker, type ThreadedError } from './worker-thread.js';
 
 /**
  * The embedded engine. SQLite has one writer: writes of concurrent requests share one
- * transaction and one fsync (group commit); each runs inside its own savepoint, so one failing
- * write rolls back alone and never takes its neighbours with it. The fsync runs on the thread
- * pool (wal.ts), so the event loop serves requests while the disk works.
+ * transaction and one fsync (group commit), and one failing write rolls back alone and never
+ * takes its neighbours with it (batch.ts). The fsync runs on the thread pool (wal.ts), so the
+ * event loop serves requests while the disk works. A batch's `WriteJob`s (`runWrite`) run on
+ * the writer thread, on a connection of its own, and its closures (`write`) on the event loop;
+ * the two never hold the write lock at once (the writer thread commits first, then the event
+ * loop), so neither waits on SQLite's lock.
  */
-interface WriteJob {
-  work: (trx: Writer) => Promise<unknown>;
+interface QueuedWrite {
+  /** A closure, run on this thread… */
+  work?: (trx: Writer) => Promise<unknown>;
+  /** …or a module's job, run on the writer thread. */
+  job?: { module: string; name: string; arg: unknown };
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+type ThreadedJob = NonNullable<QueuedWrite['job']>;
+type ThreadedOutcome = { ok: true; value: unknown } | { ok: false; error: ThreadedError };
 
 const MAX_BATCH = 256;
 
@@ -30,28 +39,52 @@ const MAX_BATCH = 256;
 const QUIET_MS = 5;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Batches of `WriteJob`s handed to the writer thread and not yet answered (committed and synced) by it. */
+const MAX_THREADED_IN_FLIGHT = 3;
+
 class GroupCommitter {
-  private queue: WriteJob[] = [];
+  private queue: QueuedWrite[] = [];
   private scheduled = false;
-  private flushing = false;
+  /** A batch of closures is committing on this thread. */
+  private committingHere = false;
+  /** Batches of jobs sent to the writer thread, not yet answered. */
+  private threadedInFlight = 0;
   private lastActivity = 0;
+  /** Batches committed and not yet answered (waiting for their sync). */
+  private unsynced = 0;
+  private readonly syncs: SyncSequence;
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly wal: WalKeeper,
-  ) {}
+    private readonly writer: SqliteWorker,
+  ) {
+    this.syncs = new SyncSequence(() => wal.sync());
+  }
 
   enqueue<T>(work: (trx: Writer) => Promise<T>): Promise<T> {
+    return this.push({ work });
+  }
+
+  enqueueJob<A, R>(job: WriteJob<A, R>, arg: A): Promise<R> {
+    return this.push({ job: { module: job.module, name: job.name, arg } });
+  }
+
+  private push<T>(write: Pick<QueuedWrite, 'work' | 'job'>): Promise<T> {
     this.lastActivity = performance.now();
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ ...write, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
   }
 
+  private get busy(): boolean {
+    return this.scheduled || this.committingHere || this.threadedInFlight > 0 || this.queue.length > 0;
+  }
+
   /** Waits until every queued write has been committed and synced, or rejected. */
   async drain(): Promise<void> {
-    while (this.queue.length > 0 || this.flushing || this.scheduled) {
+    while (this.busy || this.unsynced > 0) {
       await new Promise((r) => setImmediate(r));
     }
   }
@@ -65,89 +98,124 @@ class GroupCommitter {
     const deadline = performance.now() + maxWaitMs;
     for (;;) {
       const now = performance.now();
-      const busy = this.flushing || this.scheduled || this.queue.length > 0;
-      const idleFor = busy ? 0 : now - this.lastActivity;
+      const idleFor = this.busy ? 0 : now - this.lastActivity;
       if (idleFor >= QUIET_MS || now >= deadline) return;
       await sleep(Math.min(QUIET_MS - idleFor, deadline - now));
     }
   }
 
   private schedule(): void {
-    if (this.scheduled || this.flushing) return;
+    if (this.scheduled) return;
     this.scheduled = true;
     // setImmediate lets every request already parsed in this turn of the event loop join the batch.
-    setImmediate(() => void this.flush());
+    setImmediate(() => this.flush());
   }
 
   /**
-   * Commits one batch, syncs it and answers its writes. The next batch waits for this sync:
-   * writes that arrive meanwhile join it, so under load a commit and a sync serve many
-   * requests (the disk sets the pace), while an idle server commits at once.
+   * Starts what can be committed now. The writer thread takes batches of jobs back to back
+   * (up to `MAX_THREADED_IN_FLIGHT` queued there, so it never idles while the event loop parses
+   * the next requests); a batch of closures commits here once the writer thread has finished
+   * what it was given, and no jobs are handed over meanwhile. Closures waiting hold back the
+   * jobs queued after them, so neither kind starves.
    */
-  private async flush(): Promise<void> {
+  private flush(): void {
     this.scheduled = false;
-    this.flushing = true;
-    const jobs = this.queue.splice(0, MAX_BATCH);
-    try {
-      let outcomes: Outcome[];
-      try {
-        await this.wal.beforeCommit();
-        try {
-          outcomes = await this.transaction(jobs);
-        } finally {
-          this.wal.afterCommit();
-        }
-      } catch (error) {
-        // The transaction itself failed (disk full, I/O error): nothing of this batch is durable.
-        for (const job of jobs) job.reject(error);
-        return;
-      }
-      crashPoint('commit'); // test hook (crash-point.ts): committed, not synced nor answered
-      try {
-        await this.wal.sync(); // on the thread pool: requests are served meanwhile
-      } catch (error) {
-        // Committed but perhaps not on disk: never acknowledge it as durable.
-        for (const job of jobs) job.reject(error);
-        return;
-      }
-      jobs.forEach((job, i) => {
-        const outcome = outcomes[i] as Outcome;
-        if (outcome.ok) job.resolve(outcome.value);
-        else job.reject(outcome.error);
-      });
-    } finally {
-      this.flushing = false;
-      this.lastActivity = performance.now();
-      if (this.queue.length > 0) this.schedule();
+    if (this.committingHere || this.queue.length === 0) return;
+    const closureWaiting = this.queue.some((write) => write.work);
+    if (closureWaiting) {
+      if (this.threadedInFlight > 0) return; // flushed again when the writer thread is done
+      const batch = this.takeBatch((write) => write.work !== undefined);
+      this.committingHere = true;
+      const works = batch.map((write) => write.work as (trx: Writer) => Promise<unknown>);
+      void this.commit(
+        batch,
+        async () => ({ outcomes: await commitBatch(this.db, works), synced: false }),
+        () => {
+          this.committingHere = false;
+          this.schedule();
+        },
+      );
+      return;
     }
+    if (this.threadedInFlight >= MAX_THREADED_IN_FLIGHT) return;
+    const batch = this.takeBatch((write) => write.job !== undefined);
+    this.threadedInFlight++;
+    const jobs = batch.map((write) => write.job as ThreadedJob);
+    void this.commit(
+      batch,
+      () => this.commitThreaded(jobs),
+      () => {
+        this.threadedInFlight--;
+        if (this.queue.length > 0) this.schedule();
+      },
+    );
   }
 
-  /** Runs each job in its own savepoint of one transaction and commits it (not yet synced). */
-  private async transaction(jobs: WriteJob[]): Promise<Outcome[]> {
-    const outcomes: Outcome[] = [];
-    const trx = await this.db.startTransaction().execute();
-    try {
-      for (const job of jobs) {
-        const sp = await trx.savepoint('job').execute();
-        try {
-          const value = await job.work(sp);
-          await sp.releaseSavepoint('job').execute();
-          outcomes.push({ ok: true, value });
-        } catch (error) {
-          await sp.rollbackToSavepoint('job').execute();
-          await sp.releaseSavepoint('job').execute();
-          outcomes.push({ ok: false, error });
-        }
-      }
-      await trx.commit().execute();
-    } catch (error) {
-      await trx
-        .rollback()
-        .execute()
-        .catch(() => {});
-      throw error;
+  /** Up to MAX_BATCH queued writes of one kind, in order, taken off the queue. */
+  private takeBatch(ofKind: (write: QueuedWrite) => boolean): QueuedWrite[] {
+    const batch: QueuedWrite[] = [];
+    const rest: QueuedWrite[] = [];
+    for (const write of this.queue) {
+      if (batch.length < MAX_BATCH && ofKind(write)) batch.push(write);
+      else rest.push(write);
     }
-    return outcomes;
+    this.queue = rest;
+    return batch;
+  }
+
+  /**
+   * Commits one batch and answers its writes once a sync that began after the commit has
+   * finished. The next batch does not wait for that sync: it commits while the disk works, and
+   * its sync starts when the one in flight ends (syncs never overlap; one covers every commit
+   * made before it began). Under load a sync serves many requests and the event loop never
+   * idles waiting for the disk; an idle server commits and syncs at once.
+   */
+  private async commit(
+    batch: QueuedWrite[],
+    transaction: () => Promise<{ outcomes: Outcome[]; synced: boolean }>,
+    committed: () => void,
+  ): Promise<void> {
+    let outcomes: Outcome[];
+    let synced: boolean;
+    await this.wal.beforeCommit();
+    try {
+      ({ outcomes, synced } = await transaction());
+    } catch (error) {
+      // The transaction itself failed (disk full, I/O error): nothing of this batch is durable.
+      for (const write of batch) write.reject(error);
+      return;
+    } finally {
+      this.wal.afterCommit();
+      this.lastActivity = performance.now();
+      committed();
+    }
+    if (!synced) {
+      crashPoint('commit'); // test hook (crash-point.ts): committed, not synced nor answered
+      this.unsynced++;
+      try {
+        await this.syncs.afterNow(); // on the thread pool: requests are served meanwhile
+      } catch (error) {
+        // Committed but perhaps not on disk: never acknowledge it as durable.
+        for (const write of batch) write.reject(error);
+        return;
+      } finally {
+        this.unsynced--;
+      }
+    }
+    batch.forEach((write, i) => {
+      const outcome = outcomes[i] as Outcome;
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.error);
+    });
+  }
+
+  /**
+   * The batch's `WriteJob`s, committed and synced on the writer thread (worker.ts); errors come
+   * back with their message and code.
+   */
+  private async commitThreaded(jobs: ThreadedJob[]): Promise<{ outcomes: Outcome[]; synced: true }> {
+    const outcomes = await this.writer.run<ThreadedOutcome[]>({ type: 'write', jobs });
+    return { outcomes: outcomes.map((o) => (o.ok ? o : { ok: false, error: rebuiltError(o.error) })), synced: true };
   }
 }
 
@@ -177,17 +245,23 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
     { ...testWalOptions(), ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs) },
     options.onError,
   );
-  const committer: GroupCommitter = new GroupCommitter(db, wal);
+  const writer = new SqliteWorker(file);
+  const committer: GroupCommitter = new GroupCommitter(db, wal, writer);
   const background = new SqliteWorker(file, true);
   return {
     read: db,
     write: (work) => committer.enqueue(work),
-    runWrite: (job, arg) => committer.enqueue((trx) => job.run(trx, arg)),
+    runWrite: (job, arg) => committer.enqueueJob(job, arg),
     durable: () => wal.sync(),
     background: (job, arg) => background.run({ type: 'job', module: job.module, name: job.name, arg }),
     async migrate() {
+      // The worker threads start loading while the migrations run (~0.15 s here): the checkpoint
+      // worker (it must be up before writes come in, or the log would grow meanwhile under load)
+      // and the writer thread, with the write jobs' modules loaded.
+      const threads = Promise.all([wal.start(), writer.run({ type: 'ping', preload: knownWriteJobModules() })]);
+      threads.catch(() => {}); // awaited below, after the migrations (which may throw first)
       const applied = await migrateToLatest(db as unknown as Kysely<unknown>);
-      wal.start(); // the database file exists now: the checkpoint worker can open it
+      await threads;
       // Keep the planner's statistics current (bounded work), so lookups pick their own index.
       raw.pragma('analysis_limit = 1000');
       raw.pragma('optimize = 0x10002');
@@ -200,6 +274,7 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
     },
     async close() {
       await committer.drain();
+      await writer.close();
       await background.close();
       await wal.close();
       await db.destroy(); // the last connection to close checkpoints the log and removes it

@@ -51,7 +51,8 @@ export class WalKeeper {
    * progress] → finishing (step 2) → idle
    */
   private phase: 'idle' | 'copying' | 'quieting' | 'waiting' | 'finishing' = 'idle';
-  private committing = false;
+  /** Commits in progress (the writer thread may have a few batches in hand). */
+  private committing = 0;
   private paused: Promise<void> | undefined;
   private resume: (() => void) | undefined;
   private lastCheckpointAt = 0;
@@ -74,16 +75,11 @@ export class WalKeeper {
   }
 
   /**
-   * Starts the checkpoint worker ahead of the first checkpoint (a thread takes a few hundred
-   * milliseconds to load its modules; the log would grow meanwhile under load). The service does
-   * not wait for it: it starts while the rest of the service loads, on the other core, and a
-   * checkpoint due before it answers waits in its queue. A worker that cannot start is reported
-   * like a failed checkpoint.
+   * Starts the checkpoint worker ahead of the first checkpoint and resolves once it answers (a
+   * thread takes tens of milliseconds to start; the log would grow meanwhile under load).
    */
-  start(): void {
-    this.worker.run({ type: 'ping' }).catch((error: unknown) => {
-      if (!this.closed) this.onError(error);
-    });
+  async start(): Promise<void> {
+    await this.worker.run({ type: 'ping' });
   }
 
   /** Resolves once everything committed so far is on disk. */
@@ -96,14 +92,14 @@ export class WalKeeper {
   /** Before a commit: waits while a checkpoint's last step runs (step 2 above). */
   async beforeCommit(): Promise<void> {
     while (this.paused) await this.paused;
-    this.committing = true;
+    this.committing++;
   }
 
   /** After a commit (or its failure): lets a waiting checkpoint finish, or starts one when due. */
   afterCommit(now = Date.now()): void {
-    this.committing = false;
+    this.committing--;
     if (this.phase === 'waiting') {
-      this.finish();
+      if (this.committing === 0) this.finish();
       return;
     }
     if (this.closed || this.phase !== 'idle' || now - this.lastCheckpointAt < this.checkpointIntervalMs) return;
@@ -123,12 +119,17 @@ export class WalKeeper {
     this.fd = undefined;
   }
 
-  /** Step 2: pauses commits and copies what was committed during step 1. */
-  private finish(): void {
-    this.phase = 'finishing';
-    this.paused = new Promise((resolve) => {
+  /** Holds new commits back (beforeCommit waits) until step 2 is done. */
+  private pause(): void {
+    this.paused ??= new Promise((resolve) => {
       this.resume = resolve;
     });
+  }
+
+  /** Step 2: with commits paused, copies what was committed during step 1. */
+  private finish(): void {
+    this.phase = 'finishing';
+    this.pause();
     this.checkpoint();
   }
 
@@ -139,9 +140,11 @@ export class WalKeeper {
       this.phase = 'quieting';
       void this.quiet().then(() => {
         if (this.phase !== 'quieting') return;
-        if (this.committing)
-          this.phase = 'waiting'; // finished by afterCommit
-        else this.finish();
+        if (this.committing > 0) {
+          // Commits in progress end first (no new one starts); the last one finishes step 2.
+          this.pause();
+          this.phase = 'waiting';
+        } else this.finish();
       });
       return;
     }

@@ -1,12 +1,27 @@
 import { Worker } from 'node:worker_threads';
 import { CODE_EXTENSION, CODE_ROOT } from '../../paths.js';
 
-/** Messages to worker.ts: a log checkpoint, or a read-only job exported by a module. */
+/**
+ * Messages to worker.ts: a log checkpoint, a read-only job exported by a module, or a batch of
+ * write jobs to run in one transaction (answered with an outcome per job, errors as `ThreadedError`).
+ */
 export type WorkerRequest =
-  | { type: 'ping' }
+  | { type: 'ping'; preload?: string[] }
   | { type: 'checkpoint' }
-  | { type: 'job'; module: string; name: string; arg: unknown };
-type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; message: string };
+  | { type: 'job'; module: string; name: string; arg: unknown }
+  | { type: 'write'; jobs: Array<{ module: string; name: string; arg: unknown }> };
+
+/** An error thrown on the worker, as it crosses back: its message and code (a SQLite error's). */
+export interface ThreadedError {
+  message: string;
+  code?: string;
+}
+/** A `ThreadedError` as an Error again, with its code (so that a full disk still reads as unavailable). */
+export function rebuiltError(error: ThreadedError): Error {
+  return Object.assign(new Error(error.message), error.code === undefined ? {} : { code: error.code });
+}
+
+type Reply = { id: number; ok: true; value: unknown } | ({ id: number; ok: false } & ThreadedError);
 
 interface Waiting {
   resolve: (value: unknown) => void;
@@ -53,7 +68,7 @@ export class SqliteWorker {
       const waiting = this.waiting.get(reply.id);
       this.waiting.delete(reply.id);
       if (reply.ok) waiting?.resolve(reply.value);
-      else waiting?.reject(new Error(reply.message));
+      else waiting?.reject(rebuiltError(reply));
     });
     const lost = (message: string) => {
       if (this.worker !== worker) return;
