@@ -40,8 +40,9 @@ export async function startServer(
   const loose = tightenDataDir(config.dataDir);
   // Background database work (log checkpoints) reports failures here; it retries by itself.
   const database = openDatabase(config, (err) => app?.log.warn({ err }, 'database log checkpoint failed; retrying'));
-  const applied = await database.migrate();
-  const tls = await loadTls(config);
+  // Migrating (and starting the database's threads) and loading, or first creating, the TLS
+  // certificate wait on different things: side by side.
+  const [applied, tls] = await Promise.all([database.migrate(), loadTls(config)]);
   // REDIS_URL: one bucket per key shared by every instance (per instance while Redis is away).
   const limiter = config.redisUrl
     ? new RedisRateLimiter(config.redisUrl, {
