@@ -66,6 +66,9 @@ export async function waitForStatus(ctx: TestContext, id: string, status: string
  * that the next look (`ctx.app.forwarding.wake()`) claims at once.
  */
 export async function queueBacklog(ctx: TestContext, storeId: string, count: number, prefix = 'backlog'): Promise<string[]> {
+  // After the look the dispatcher makes at start (slow on a fresh PostgreSQL schema): it would
+  // otherwise claim the first rows of the backlog while the rest is still being written.
+  await ctx.app.forwarding.settled();
   const tenant = { accountId: ctx.a.accountId, livemode: true };
   const ids: string[] = [];
   for (let start = 0; start < count; start += 250) {
