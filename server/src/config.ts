@@ -11,6 +11,8 @@ export interface Config {
   trustProxy: boolean;
   dataDir: string;
   databaseUrl: string | undefined;
+  /** PostgreSQL: run frequent statements as named prepared statements (DATABASE_PREPARED_STATEMENTS, default true). */
+  preparedStatements: boolean;
   redisUrl: string | undefined;
   metaGraphUrl: string;
   metaGraphVersion: string;
@@ -171,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy,
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl: url(env, 'DATABASE_URL', undefined, ['postgres:', 'postgresql:']),
+    preparedStatements: bool(env, 'DATABASE_PREPARED_STATEMENTS', true),
     redisUrl: url(env, 'REDIS_URL', undefined, ['redis:', 'rediss:']),
     metaGraphUrl: url(env, 'META_GRAPH_URL', 'https://graph.facebook.com', ['http:', 'https:']) as string,
     metaGraphVersion: graphVersion,

@@ -471,7 +471,8 @@ export async function run(argv: string[]): Promise<void> {
 /** The database the configuration names (the one `serve` opens). */
 async function openDatabase(config: Config): Promise<Database> {
   const { openDatabase: open } = await import('./db/open.js');
-  return open({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const { databaseUrl, preparedStatements, dataDir } = config;
+  return open({ databaseUrl, preparedStatements, dataDir });
 }
 
 async function withDatabase<T>(config: Config, work: (db: Database) => Promise<T>): Promise<T> {

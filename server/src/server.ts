@@ -15,7 +15,8 @@ import { startRetention } from './retention.js';
 import { loadTls } from './tls.js';
 
 export function openDatabase(config: Config, onError?: (error: unknown) => void): Database {
-  return openEngine({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, onError });
+  const { databaseUrl, preparedStatements, dataDir } = config;
+  return openEngine({ databaseUrl, preparedStatements, dataDir, onError });
 }
 
 export interface RunningServer {

@@ -6,6 +6,8 @@ import { withWriteHealth } from './write-health.js';
 export interface DatabaseSettings {
   /** `postgres://…`: PostgreSQL; unset: the embedded database in `dataDir`. */
   databaseUrl?: string;
+  /** PostgreSQL: frequent statements as named prepared statements (default true). */
+  preparedStatements?: boolean;
   dataDir: string;
   /** Background database work (log checkpoints, dropped idle connections) reports failures here. */
   onError?: (error: unknown) => void;
@@ -14,7 +16,7 @@ export interface DatabaseSettings {
 /** The engine the configuration names, behind the one `Database` port. */
 export function openDatabase(settings: DatabaseSettings): Database {
   const database = settings.databaseUrl
-    ? openPostgres(settings.databaseUrl, { onError: settings.onError })
+    ? openPostgres(settings.databaseUrl, { onError: settings.onError, preparedStatements: settings.preparedStatements })
     : openSqlite(settings.dataDir, { onError: settings.onError });
   return withWriteHealth(database);
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { openPostgres, StatementNames } from '../../src/db/postgres/database.js';
 import { ENGINE, schemaUrl } from '../engine.js';
@@ -24,6 +25,14 @@ describe('statement names (PostgreSQL automatic preparation)', () => {
       expect(names.nameOf(text)).toBeUndefined();
     }
     expect(names.nameOf('  WITH x AS (select 1) select * from x')).toBe('waytrack_1');
+  });
+
+  it('DATABASE_PREPARED_STATEMENTS=false turns naming off (maxNamed 0); anything but a boolean stops the start', () => {
+    expect(loadConfig({}).preparedStatements).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).preparedStatements).toBe(false);
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(ConfigError);
+    const off = new StatementNames(1, 0);
+    for (let i = 0; i < 5; i++) expect(off.nameOf('select 1')).toBeUndefined();
   });
 
   it('names at most maxNamed statements: the rest run unnamed', () => {

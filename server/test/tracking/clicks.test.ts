@@ -364,6 +364,9 @@ describe('POST /v1/track/click — bots', () => {
 describe('POST /v1/track/click — stores', () => {
   it('answers store_not_found for an inactive store and records nothing', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
+    // A click first: the active store is now in this instance's store cache, which the PATCH
+    // below must clear at once (stores/lookup.ts), not after its 2 s.
+    expect((await trackClick(clickBody(storeId, { fbclid: 'before_inactive_click' }))).status).toBe(200);
     const patched = await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { status: 'inactive' } });
     expect(patched.status).toBe(200);
     expect(patched.body.data.status).toBe('inactive');

@@ -23,6 +23,12 @@ export interface PostgresOptions {
    * answers within seconds instead of hanging.
    */
   timeoutMs?: number;
+  /**
+   * Frequent statements as named prepared statements (default true; `StatementNames`). Off for
+   * a connection pooler that cannot keep them (PgBouncer before 1.21, or without
+   * `max_prepared_statements`, in transaction mode).
+   */
+  preparedStatements?: boolean;
   onError?: (error: unknown) => void;
 }
 
@@ -140,7 +146,11 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   // and its release) makes its client emit 'error' with no pool listener attached: without
   // this one the process would end. The query in flight fails on its own (→ 503).
   pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: kyselyPool(pool, new StatementNames()) }) });
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({
+      pool: kyselyPool(pool, new StatementNames(3, options.preparedStatements === false ? 0 : 500)),
+    }),
+  });
   const partitionCheck = setInterval(
     () => ensurePartitions(db, Date.now()).catch((error) => options.onError?.(error)),
     PARTITION_CHECK_MS,
