@@ -47,8 +47,8 @@ const types = {
  * Names for the statements this instance runs often, so that PostgreSQL parses and plans each
  * once per connection instead of once per execution: `pg` sends a query without a name as an
  * unnamed statement, which the server parses and plans every time (measured: most of the
- * PostgreSQL CPU a click cost). A statement gets a name once it has run `MIN_USES` times, and at
- * most `MAX_NAMED` statements ever do, so that one-off texts (an `IN` list of a rare length, DDL)
+ * PostgreSQL CPU a click cost). A statement gets a name once it has run `minUses` times, and at
+ * most `maxNamed` statements ever do, so that one-off texts (an `IN` list of a rare length, DDL)
  * never fill each connection's memory with statements run once. The same idea, and the same
  * two bounds, as Npgsql's automatic preparation.
  */

@@ -46,7 +46,10 @@ export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<{
   return { row: existing, duplicate: true };
 }
 
-/** `insertClickOnce` as a `WriteJob`: on PostgreSQL its one statement (below) runs without a transaction around it. */
+/**
+ * `insertClickOnce` as a `WriteJob`: on SQLite it runs on the writer thread; on PostgreSQL its
+ * one statement (below) runs without a transaction around it.
+ */
 export const INSERT_CLICK = writeJob('db/repositories/clicks', 'insertClickOnce', insertClickOnce, { oneStatement: true });
 
 /**
