@@ -51,6 +51,13 @@ export interface WriteJob<A, R> {
    * job in its batch's transaction.)
    */
   oneStatement?: boolean;
+  /**
+   * On PostgreSQL, calls that arrive together may run as one batch (db/postgres/batcher.ts): one
+   * statement writes them all and answers each, in order, what `run` would have answered had
+   * they run one after another in that order. A batch is atomic like a `oneStatement` call; if
+   * it fails, its calls run again one by one. (SQLite's group commit batches every write.)
+   */
+  runBatch?: (writer: Writer, args: A[]) => Promise<R[]>;
 }
 
 const writeJobModules = new Set<string>();
@@ -59,7 +66,7 @@ export function writeJob<A, R>(
   module: string,
   name: string,
   run: (writer: Writer, arg: A) => Promise<R>,
-  options: { oneStatement?: boolean } = {},
+  options: Pick<WriteJob<A, R>, 'oneStatement' | 'runBatch'> = {},
 ): WriteJob<A, R> {
   writeJobModules.add(module);
   return { module, name, run, ...options };

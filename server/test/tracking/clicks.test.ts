@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { insertClicksOnce } from '../../src/db/repositories/clicks.js';
+import type { ClicksTable } from '../../src/db/schema.js';
 import { call, clickBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
 
 const MINUTE = 60_000;
@@ -189,6 +191,99 @@ describe('POST /v1/track/click — idempotency', () => {
     const rows = await clickRows('concurrent_click');
     expect(rows).toHaveLength(1);
     expect(rows[0]?.id).toBe([...ids][0]);
+  });
+
+  it('a burst of new and repeated clicks (batched together): each fbclid stored and counted once, every answer its own', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    const earlier = await Promise.all([0, 1, 2].map((i) => trackClick(clickBody(storeId, { fbclid: `burst_old_${i}` }))));
+    // 20 new fbclids three times each and the 3 stored ones twice, interleaved, all at once.
+    const fbclids = [
+      ...Array.from({ length: 3 }, () => Array.from({ length: 20 }, (_, i) => `burst_new_${i}`)).flat(),
+      ...Array.from({ length: 2 }, () => [0, 1, 2].map((i) => `burst_old_${i}`)).flat(),
+    ];
+    const timestamp = new Date(Date.now() - 60_000).toISOString();
+    const responses = await Promise.all(fbclids.map((fbclid) => trackClick(clickBody(storeId, { fbclid, timestamp }))));
+    for (const res of responses) expect(res.status, JSON.stringify(res.body)).toBe(200);
+    for (const [i, fbclid] of fbclids.entries()) expect(responses[i]?.body.data.fbclid).toBe(fbclid);
+    for (const fbclid of new Set(fbclids)) {
+      const answers = responses.filter((r) => r.body.data.fbclid === fbclid).map((r) => r.body.data);
+      const rows = await clickRows(fbclid);
+      expect(rows, fbclid).toHaveLength(1);
+      expect(new Set(answers.map((a) => a.clickId)), fbclid).toEqual(new Set([rows[0]?.id]));
+      const firsts = answers.filter((a) => a.duplicate === false);
+      expect(firsts, fbclid).toHaveLength(fbclid.startsWith('burst_new_') ? 1 : 0);
+    }
+    for (const [i, res] of earlier.entries()) expect((await clickRows(`burst_old_${i}`))[0]?.id).toBe(res.body.data.clickId);
+    // Each click queued for the rollups exactly once: the analytics count 23 clicks.
+    const [yesterday, today] = [Date.now() - DAY, Date.now()].map((t) => new Date(t).toISOString().slice(0, 10));
+    const metrics = await call(
+      ctx.app,
+      'GET',
+      `/v1/analytics/metrics?storeId=${storeId}&startDate=${yesterday}&endDate=${today}`,
+      {
+        key: ctx.a.live,
+      },
+    );
+    expect(metrics.status, JSON.stringify(metrics.body)).toBe(200);
+    expect(metrics.body.data.totalClicks).toBe(23);
+  });
+});
+
+describe('insertClicksOnce (one statement for a batch on PostgreSQL)', () => {
+  it('answers each click in order: new, repeated within the batch, or stored before', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    const stored = await trackClick(clickBody(storeId, { fbclid: 'batch_stored' }));
+    const now = Date.now();
+    const click = (id: string, fbclid: string): ClicksTable => ({
+      id,
+      account_id: ctx.a.accountId,
+      store_id: storeId,
+      livemode: 1,
+      fbclid,
+      click_time: now - 1000,
+      created_at: now,
+      landing_page: 'https://shop.acme.test/?utm_source=fb',
+      referrer: null,
+      ip_address: '203.0.113.7',
+      user_agent: null,
+      fingerprint: null,
+      derived_fingerprint: null,
+      fbp: 'fb.1.1.2',
+      fbc: `fb.1.${now - 1000}.${fbclid}`,
+      utm_source: 'fb',
+      utm_medium: null,
+      utm_campaign: null,
+      utm_content: null,
+      utm_term: null,
+      campaign_id: null,
+      adset_id: null,
+      ad_id: null,
+      is_bot: 0,
+    });
+    const batch = [
+      click('clk_batch_a1', 'batch_a'),
+      click('clk_batch_s1', 'batch_stored'),
+      click('clk_batch_a2', 'batch_a'),
+      click('clk_batch_b1', 'batch_b'),
+    ];
+    const answers = await ctx.database.write((trx) => insertClicksOnce(trx, batch));
+    expect(answers.map((a) => [a.row.id, a.duplicate])).toEqual([
+      ['clk_batch_a1', false],
+      [stored.body.data.clickId, true],
+      ['clk_batch_a1', true],
+      ['clk_batch_b1', false],
+    ]);
+    expect(answers[0]?.row).toEqual(batch[0]);
+    const row = (await clickRows('batch_a'))[0];
+    expect(row).toMatchObject({
+      id: 'clk_batch_a1',
+      fbp: 'fb.1.1.2',
+      utm_source: 'fb',
+      ip_address: '203.0.113.7',
+      referrer: null,
+    });
+    expect(await clickRows('batch_b')).toHaveLength(1);
+    expect(await clickRows('batch_stored')).toHaveLength(1);
   });
 });
 

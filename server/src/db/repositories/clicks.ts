@@ -32,9 +32,15 @@ const clickById = preparedQuery((db, v: { clickId: string; accountId: string; li
     .where('livemode', '=', v.livemode),
 );
 
+/** A click as stored, and whether it was there before (the same fbclid tracked again). */
+export interface StoredClick {
+  row: ClicksTable;
+  duplicate: boolean;
+}
+
 /** Inserts a click unless (store, mode, fbclid) exists; returns the stored row either way. */
-export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
-  if (isPostgres(db)) return insertClickOnceByKey(db, click);
+export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<StoredClick> {
+  if (isPostgres(db)) return (await insertClicksOnceByKey(db, [click]))[0] as StoredClick;
   // SQLite: the unique constraint decides.
   const inserted = await insertClick(db, click);
   if (Number(inserted.numAffectedRows ?? 0n) > 0) {
@@ -46,39 +52,103 @@ export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<{
   return { row: existing, duplicate: true };
 }
 
-/**
- * `insertClickOnce` as a `WriteJob`: on SQLite it runs on the writer thread; on PostgreSQL its
- * one statement (below) runs without a transaction around it.
- */
-export const INSERT_CLICK = writeJob('db/repositories/clicks', 'insertClickOnce', insertClickOnce, { oneStatement: true });
+/** `insertClickOnce` for each click, in order; on PostgreSQL one statement for them all. */
+export async function insertClicksOnce(db: Writer, clicks: ClicksTable[]): Promise<StoredClick[]> {
+  if (isPostgres(db)) return insertClicksOnceByKey(db, clicks);
+  const stored: StoredClick[] = [];
+  for (const click of clicks) stored.push(await insertClickOnce(db, click));
+  return stored;
+}
 
 /**
- * PostgreSQL: the partitioned table cannot hold (store, mode, fbclid) unique; `click_keys` does
- * (migration 0007). The key goes in first: of two writers of one fbclid the second waits on the
- * key until the first commits, then finds it taken and reads the first's click. Key, click and
- * rollup queue row are one statement (PostgreSQL-only SQL: data-modifying CTEs), one round trip
- * instead of three.
+ * `insertClickOnce` as a `WriteJob`: on SQLite it runs on the writer thread; on PostgreSQL its
+ * one statement (below) runs without a transaction around it, and clicks that arrive together
+ * run as one batch (`insertClicksOnce`).
  */
-async function insertClickOnceByKey(db: Writer, click: ClicksTable): Promise<{ row: ClicksTable; duplicate: boolean }> {
-  const columns = Object.keys(click) as Array<keyof ClicksTable>;
+export const INSERT_CLICK = writeJob('db/repositories/clicks', 'insertClickOnce', insertClickOnce, {
+  oneStatement: true,
+  runBatch: insertClicksOnce,
+});
+
+const CLICK_COLUMNS = [
+  'id',
+  'account_id',
+  'store_id',
+  'livemode',
+  'fbclid',
+  'click_time',
+  'created_at',
+  'landing_page',
+  'referrer',
+  'ip_address',
+  'user_agent',
+  'fingerprint',
+  'derived_fingerprint',
+  'fbp',
+  'fbc',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'utm_content',
+  'utm_term',
+  'campaign_id',
+  'adset_id',
+  'ad_id',
+  'is_bot',
+] as const satisfies ReadonlyArray<keyof ClicksTable>;
+
+/**
+ * PostgreSQL: clicks inserted once each, in one statement however many (a `WriteJob` batch).
+ * The partitioned table cannot hold (store, mode, fbclid) unique; `click_keys` does (migration
+ * 0007). The keys go in first: of two writers of one fbclid the second waits on the key until
+ * the first commits, then finds it taken and reads the first's click. Keys, clicks and rollup
+ * queue rows are one statement (PostgreSQL-only SQL: data-modifying CTEs), one round trip. The
+ * rows travel as one JSON parameter typed by the table's own row type, so the statement's text
+ * is the same for any number of clicks (a named statement, see db/postgres/database.ts). Keys
+ * go in sorted, so two batches sharing keys wait for each other in one order instead of
+ * deadlocking. A click whose key was taken (by an earlier click of its batch, or by another
+ * writer) answers the stored click, as one after the other would have.
+ */
+async function insertClicksOnceByKey(db: Writer, clicks: ClicksTable[]): Promise<Array<StoredClick>> {
+  const firstOfKey = new Map<string, ClicksTable>();
+  for (const click of clicks) {
+    const key = `${click.store_id}\n${click.livemode}\n${click.fbclid}`;
+    if (!firstOfKey.has(key)) firstOfKey.set(key, click);
+  }
+  const unique = [...firstOfKey.values()];
+  const columns = sql.join(CLICK_COLUMNS.map((c) => sql.ref(c)));
   const inserted = await sql<{ id: string }>`
-    with key as (
+    with input as (
+      select * from json_populate_recordset(null::clicks, ${JSON.stringify(unique)}::json)
+    ), key as (
       insert into click_keys (store_id, livemode, fbclid, click_id, click_time)
-      values (${click.store_id}, ${click.livemode}, ${click.fbclid}, ${click.id}, ${click.click_time})
+      select store_id, livemode, fbclid, id, click_time from input order by store_id, livemode, fbclid
       on conflict (store_id, livemode, fbclid) do nothing
       returning click_id
     ), click as (
-      insert into clicks (${sql.join(columns.map((c) => sql.ref(c)))})
-      select ${sql.join(columns.map((c) => sql`${click[c]}`))} from key
+      insert into clicks (${columns})
+      select ${columns} from input where id in (select click_id from key)
       returning id, store_id
     )
     insert into rollup_queue (id, store_id, kind, version)
     select id, store_id, 'click', 0 from click
     returning id`.execute(db);
-  if (inserted.rows.length > 0) return { row: click, duplicate: false };
-  const existing = await findClickByFbclid(db, click.store_id, click.livemode, click.fbclid);
-  if (!existing) throw new Error('click dedup conflict without a stored row');
-  return { row: existing, duplicate: true };
+  const insertedIds = new Set(inserted.rows.map((r) => r.id));
+  const stored = new Map<ClicksTable, StoredClick>();
+  for (const click of unique) {
+    if (insertedIds.has(click.id)) {
+      stored.set(click, { row: click, duplicate: false });
+      continue;
+    }
+    const existing = await findClickByFbclid(db, click.store_id, click.livemode, click.fbclid);
+    if (!existing) throw new Error('click dedup conflict without a stored row');
+    stored.set(click, { row: existing, duplicate: true });
+  }
+  return clicks.map((click) => {
+    const first = firstOfKey.get(`${click.store_id}\n${click.livemode}\n${click.fbclid}`) as ClicksTable;
+    const answer = stored.get(first) as StoredClick;
+    return first === click ? answer : { row: answer.row, duplicate: true };
+  });
 }
 
 /** PostgreSQL: by its key, then by id and time (one partition; a lookup by fbclid would probe every month). */

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { Batcher } from '../../src/db/postgres/batcher.js';
+
+/** A batcher whose database is a list of calls the test answers by hand. */
+function harness(maxInFlight: number, maxBatch = 200) {
+  const sent: Array<{ args: number[]; alone: boolean; answer: (fail?: unknown) => void }> = [];
+  const send = (args: number[], alone: boolean) =>
+    new Promise<number[]>((resolve, reject) => {
+      sent.push({ args, alone, answer: (fail) => (fail ? reject(fail) : resolve(args.map((a) => a * 10))) });
+    });
+  const batcher = new Batcher<number, number>(
+    (args) => send(args, false),
+    async (arg) => {
+      if (arg < 0) throw new Error(`bad ${arg}`);
+      return (await send([arg], true))[0] as number;
+    },
+    maxInFlight,
+    maxBatch,
+  );
+  return { batcher, sent };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('Batcher (PostgreSQL write batches)', () => {
+  it('sends the first call at once, alone; calls arriving while the slots are taken go together, answered in order', async () => {
+    const { batcher, sent } = harness(1);
+    const first = batcher.run(1);
+    await settle();
+    expect(sent.map((s) => [s.args, s.alone])).toEqual([[[1], true]]);
+    const rest = [2, 3, 4].map((n) => batcher.run(n));
+    await settle();
+    expect(sent).toHaveLength(1); // the one slot is taken
+    sent[0]?.answer();
+    expect(await first).toBe(10);
+    await settle();
+    expect(sent.map((s) => [s.args, s.alone])).toEqual([
+      [[1], true],
+      [[2, 3, 4], false],
+    ]);
+    sent[1]?.answer();
+    expect(await Promise.all(rest)).toEqual([20, 30, 40]);
+  });
+
+  it('keeps at most maxInFlight batches out, each at most maxBatch calls', async () => {
+    const { batcher, sent } = harness(2, 3);
+    const all = Array.from({ length: 9 }, (_, i) => batcher.run(i + 1));
+    await settle();
+    // Two slots: the first two calls go at once; the other seven wait.
+    expect(sent.map((s) => s.args)).toEqual([[1], [2]]);
+    sent[0]?.answer();
+    await settle();
+    expect(sent.map((s) => s.args)).toEqual([[1], [2], [3, 4, 5]]);
+    sent[1]?.answer();
+    await settle();
+    expect(sent.map((s) => s.args)).toEqual([[1], [2], [3, 4, 5], [6, 7, 8]]);
+    sent[2]?.answer();
+    await settle();
+    expect(sent.map((s) => s.args)).toEqual([[1], [2], [3, 4, 5], [6, 7, 8], [9]]);
+    sent[3]?.answer();
+    sent[4]?.answer();
+    expect(await Promise.all(all)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90]);
+  });
+
+  it('a batch that fails runs again call by call: the bad call fails alone', async () => {
+    const { batcher, sent } = harness(1);
+    const first = batcher.run(1);
+    const calls = [2, -3, 4].map((n) =>
+      batcher.run(n).then(
+        (value) => ({ value }),
+        (error: Error) => ({ error: error.message }),
+      ),
+    );
+    await settle();
+    sent[0]?.answer();
+    await first;
+    await settle();
+    sent[1]?.answer(Object.assign(new Error('value too long'), { code: '22001' }));
+    await settle();
+    const alone = sent.slice(2);
+    expect(alone.map((s) => [s.args, s.alone])).toEqual([
+      [[2], true],
+      [[4], true],
+    ]);
+    for (const s of alone) s.answer();
+    expect(await Promise.all(calls)).toEqual([{ value: 20 }, { error: 'bad -3' }, { value: 40 }]);
+  });
+
+  it('a database that cannot be reached fails the whole batch at once, without running it again', async () => {
+    const { batcher, sent } = harness(1);
+    const first = batcher.run(1);
+    const calls = [2, 3].map((n) => batcher.run(n).catch((error: { code?: string }) => error.code));
+    await settle();
+    sent[0]?.answer();
+    await first;
+    await settle();
+    sent[1]?.answer(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
+    expect(await Promise.all(calls)).toEqual(['ECONNREFUSED', 'ECONNREFUSED']);
+    expect(sent).toHaveLength(2);
+  });
+});
