@@ -31,9 +31,9 @@ import {
   build,
   cannon,
   createBenchDatabase,
-  dist,
   machineContext,
   postgresContext,
+  source,
   startServer,
   waitForQuiet,
 } from './lib.js';
@@ -272,9 +272,9 @@ async function postgresSink(database) {
  * the last 90 days. Returns the keys, the store id and recent clicks conversions can name.
  */
 async function generate(target, { clicks, conversions }) {
-  const { openDatabase } = await import(dist('db/open.js'));
-  const { createAccount } = await import(dist('accounts/accounts.js'));
-  const { createStore } = await import(dist('stores/stores.js'));
+  const { openDatabase } = await source('db/open.ts');
+  const { createAccount } = await source('accounts/accounts.ts');
+  const { createStore } = await source('stores/stores.ts');
   const database = openDatabase({ databaseUrl: target.database?.url, dataDir: target.dataDir });
   await database.migrate();
   const account = await createAccount(database, { email: 'bench@example.com' });

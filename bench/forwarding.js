@@ -19,7 +19,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDriver from 'better-sqlite3';
-import { bin, cannon, dist, startServer } from './lib.js';
+import { bin, cannon, source, startServer } from './lib.js';
 
 const QUEUED = Number(process.env.BENCH_QUEUED ?? 10_000);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -30,11 +30,11 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PIXEL = '123456789012345';
 const TOKEN = 'EAAB-bench-token';
 
-const { openSqlite } = await import(dist('db/sqlite/database.js'));
-const { createAccount } = await import(dist('accounts/accounts.js'));
-const { createStore } = await import(dist('stores/stores.js'));
-const { loadSecretsKey, SecretBox } = await import(dist('capi/secrets.js'));
-const { trackConversion } = await import(dist('tracking/conversions.js'));
+const { openSqlite } = await source('db/sqlite/database.ts');
+const { createAccount } = await source('accounts/accounts.ts');
+const { createStore } = await source('stores/stores.ts');
+const { loadSecretsKey, SecretBox } = await source('capi/secrets.ts');
+const { trackConversion } = await source('tracking/conversions.ts');
 
 /** The fake Graph API of the test suite, reduced to what the bench needs: acknowledge every batch. */
 async function startFake(latencyMs) {

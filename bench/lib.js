@@ -5,7 +5,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 
@@ -13,8 +13,17 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 /** The server the bench runs: the repository's, or a snapshot of a commit (`build` with --ref). */
 let serverDir = path.join(root, 'server');
 export let bin = path.join(serverDir, 'bin/waytrack.js');
-/** A compiled module of the server the bench runs, e.g. dist('db/open.js'). */
-export const dist = (file) => path.join(serverDir, 'dist', file);
+let tsxRegistered;
+/**
+ * A module of the sources of the server the bench runs, e.g. source('db/open.ts'), loaded
+ * through tsx: for a bench's setup (writing a data set), not for what it measures. The built
+ * server is a few bundles (server/scripts/build.mjs), not a module per source file.
+ */
+export async function source(file) {
+  tsxRegistered ??= import('tsx/esm/api').then((tsx) => tsx.register());
+  await tsxRegistered;
+  return import(pathToFileURL(path.join(serverDir, 'src', file)).href);
+}
 
 // The servers a bench starts get the database the bench chooses (below), never the one in the
 // caller's environment: DATABASE_URL names the PostgreSQL server to make bench databases on.
@@ -158,7 +167,12 @@ export function cli(args, env) {
  */
 export async function startServer(env, timeoutMs = 60_000) {
   const startedAt = performance.now();
-  const child = spawn(process.execPath, [bin, 'serve'], { env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env } });
+  // BENCH_CPU_PROF=DIR: the server writes a V8 CPU profile per thread into DIR when it stops
+  // (open in Chrome DevTools or speedscope) — where a figure's time goes.
+  const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
+  const child = spawn(process.execPath, [...profile, bin, 'serve'], {
+    env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env },
+  });
   let out = '';
   child.stdout.on('data', (d) => {
     out += d;
