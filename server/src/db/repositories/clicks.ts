@@ -70,33 +70,6 @@ export const INSERT_CLICK = writeJob('db/repositories/clicks', 'insertClickOnce'
   runBatch: insertClicksOnce,
 });
 
-const CLICK_COLUMNS = [
-  'id',
-  'account_id',
-  'store_id',
-  'livemode',
-  'fbclid',
-  'click_time',
-  'created_at',
-  'landing_page',
-  'referrer',
-  'ip_address',
-  'user_agent',
-  'fingerprint',
-  'derived_fingerprint',
-  'fbp',
-  'fbc',
-  'utm_source',
-  'utm_medium',
-  'utm_campaign',
-  'utm_content',
-  'utm_term',
-  'campaign_id',
-  'adset_id',
-  'ad_id',
-  'is_bot',
-] as const satisfies ReadonlyArray<keyof ClicksTable>;
-
 /**
  * PostgreSQL: clicks inserted once each, in one statement however many (a `WriteJob` batch).
  * The partitioned table cannot hold (store, mode, fbclid) unique; `click_keys` does (migration
@@ -109,14 +82,13 @@ const CLICK_COLUMNS = [
  * deadlocking. A click whose key was taken (by an earlier click of its batch, or by another
  * writer) answers the stored click, as one after the other would have.
  */
-async function insertClicksOnceByKey(db: Writer, clicks: ClicksTable[]): Promise<Array<StoredClick>> {
+async function insertClicksOnceByKey(db: Writer, clicks: ClicksTable[]): Promise<StoredClick[]> {
+  if (clicks.length === 0) return [];
+  const keyOf = (click: ClicksTable) => `${click.store_id}\n${click.livemode}\n${click.fbclid}`;
   const firstOfKey = new Map<string, ClicksTable>();
-  for (const click of clicks) {
-    const key = `${click.store_id}\n${click.livemode}\n${click.fbclid}`;
-    if (!firstOfKey.has(key)) firstOfKey.set(key, click);
-  }
+  for (const click of clicks) if (!firstOfKey.has(keyOf(click))) firstOfKey.set(keyOf(click), click);
   const unique = [...firstOfKey.values()];
-  const columns = sql.join(CLICK_COLUMNS.map((c) => sql.ref(c)));
+  const columns = sql.join((Object.keys(clicks[0] as ClicksTable) as Array<keyof ClicksTable>).map((c) => sql.ref(c)));
   const inserted = await sql<{ id: string }>`
     with input as (
       select * from json_populate_recordset(null::clicks, ${JSON.stringify(unique)}::json)
@@ -145,7 +117,7 @@ async function insertClicksOnceByKey(db: Writer, clicks: ClicksTable[]): Promise
     stored.set(click, { row: existing, duplicate: true });
   }
   return clicks.map((click) => {
-    const first = firstOfKey.get(`${click.store_id}\n${click.livemode}\n${click.fbclid}`) as ClicksTable;
+    const first = firstOfKey.get(keyOf(click)) as ClicksTable;
     const answer = stored.get(first) as StoredClick;
     return first === click ? answer : { row: answer.row, duplicate: true };
   });
