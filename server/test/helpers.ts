@@ -7,7 +7,9 @@ import { buildApp } from '../src/app.js';
 import type { DispatcherTuning } from '../src/capi/dispatcher.js';
 import { type Config, loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
+import type { ClicksTable } from '../src/db/schema.js';
 import type { RateLimiter } from '../src/http/rate-limit.js';
+import { newId } from '../src/ids.js';
 import { openTestDatabase, type TestDatabase } from './engine.js';
 
 export interface TestAccount {
@@ -160,4 +162,43 @@ export function expectError(res: ApiResponse, status: number, code: string) {
     throw new Error(`bad error envelope: ${JSON.stringify(res.body)}`);
   }
   return res.body.error as { code: string; message: string; details?: Record<string, unknown> };
+}
+
+/**
+ * A click row as the tracking endpoint stores it, for tests that write rows directly (times the
+ * endpoint refuses, a chosen id, a batch): account a, live mode, no optional signals; `fields`
+ * override any of it.
+ */
+export function clickRow(
+  ctx: TestContext,
+  storeId: string,
+  fields: Partial<ClicksTable> & Pick<ClicksTable, 'fbclid'>,
+): ClicksTable {
+  const time = fields.click_time ?? Date.now();
+  return {
+    id: newId('click', time),
+    account_id: ctx.a.accountId,
+    store_id: storeId,
+    livemode: 1,
+    click_time: time,
+    created_at: time,
+    landing_page: 'https://shop.acme.test/',
+    referrer: null,
+    ip_address: null,
+    user_agent: null,
+    fingerprint: null,
+    derived_fingerprint: null,
+    fbp: null,
+    fbc: `fb.1.${time}.${fields.fbclid}`,
+    utm_source: null,
+    utm_medium: null,
+    utm_campaign: null,
+    utm_content: null,
+    utm_term: null,
+    campaign_id: null,
+    adset_id: null,
+    ad_id: null,
+    is_bot: 0,
+    ...fields,
+  };
 }

@@ -13,7 +13,7 @@ import type { Writer } from '../../src/db/database.js';
 import { insertClickOnce } from '../../src/db/repositories/clicks.js';
 import { queueSize } from '../../src/db/repositories/rollup-queue.js';
 import { ENGINE } from '../engine.js';
-import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
+import { call, clickRow, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { addDays, analyticsApi, DAY_MS, utcDaysAgo } from './fixtures.js';
 import { aggregateConversions, countClicks } from './reference-queries.js';
 
@@ -480,32 +480,15 @@ describe('analytics rollups', () => {
       // An id taken before the folded ones, committed only now: what a slow transaction of
       // another instance does. A fold "above the highest id folded" would never see it.
       await ctx.database.write((trx) =>
-        insertClickOnce(trx, {
-          id: 'clk_00000000000000000000000001',
-          account_id: ctx.a.accountId,
-          store_id: storeId,
-          livemode: 1,
-          fbclid: 'late',
-          click_time: Date.parse(`${day}T12:00:00Z`),
-          created_at: Date.now() - 60_000,
-          landing_page: 'https://shop.acme.test/',
-          referrer: null,
-          ip_address: null,
-          user_agent: null,
-          fingerprint: null,
-          derived_fingerprint: null,
-          fbp: null,
-          fbc: 'fb.1.0.late',
-          utm_source: null,
-          utm_medium: null,
-          utm_campaign: null,
-          utm_content: null,
-          utm_term: null,
-          campaign_id: null,
-          adset_id: null,
-          ad_id: null,
-          is_bot: 0,
-        }),
+        insertClickOnce(
+          trx,
+          clickRow(ctx, storeId, {
+            id: 'clk_00000000000000000000000001',
+            fbclid: 'late',
+            click_time: Date.parse(`${day}T12:00:00Z`),
+            created_at: Date.now() - 60_000,
+          }),
+        ),
       );
       expect(await api.getOk(`/v1/analytics/metrics?${range}`)).toMatchObject({ totalClicks: 4 });
     });

@@ -10,7 +10,7 @@ import type { ClicksTable, ConversionsTable } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
 import { startRetention } from '../../src/retention.js';
 import { ENGINE } from '../engine.js';
-import { call, clickBody, conversionBody, createTestContext, makeStore, type TestContext } from '../helpers.js';
+import { call, clickBody, clickRow, conversionBody, createTestContext, makeStore, type TestContext } from '../helpers.js';
 
 const DAY_MS = 86_400_000;
 const RETENTION_DAYS = 30;
@@ -18,33 +18,15 @@ const RETENTION_DAYS = 30;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A click row as the tracking endpoint stores it (for times the endpoint refuses: over 90 days old). */
-function clickRow(ctx: TestContext, storeId: string, time: number, fbclid: string): ClicksTable {
-  return {
-    id: newId('click', time),
-    account_id: ctx.a.accountId,
-    store_id: storeId,
-    livemode: 1,
+function expiredClick(ctx: TestContext, storeId: string, time: number, fbclid: string): ClicksTable {
+  return clickRow(ctx, storeId, {
     fbclid,
     click_time: time,
-    created_at: time,
     landing_page: `https://shop.acme.test/p?fbclid=${fbclid}&campaign_id=old`,
-    referrer: null,
     ip_address: '203.0.113.9',
     user_agent: 'Mozilla/5.0',
-    fingerprint: null,
-    derived_fingerprint: null,
-    fbp: null,
-    fbc: `fb.1.${time}.${fbclid}`,
-    utm_source: null,
-    utm_medium: null,
-    utm_campaign: null,
-    utm_content: null,
-    utm_term: null,
     campaign_id: 'old',
-    adset_id: null,
-    ad_id: null,
-    is_bot: 0,
-  };
+  });
 }
 
 function conversionRow(ctx: TestContext, storeId: string, time: number, orderId: string, click?: ClicksTable): ConversionsTable {
@@ -202,7 +184,7 @@ describe(`retention (${ENGINE})`, () => {
 
   it('deletes exactly the expired clicks and conversions and their dependants, and leaves the rollups as they were', async () => {
     // Expired: a click too old for the API (200 days) and its conversion, with an outbox job.
-    const ancientClick = clickRow(ctx, storeId, now - 200 * DAY_MS, 'fb_ancient');
+    const ancientClick = expiredClick(ctx, storeId, now - 200 * DAY_MS, 'fb_ancient');
     const ancientConversion = conversionRow(ctx, storeId, now - 199 * DAY_MS, 'order_ancient', ancientClick);
     await ctx.database.write(async (trx) => {
       await insertClickOnce(trx, ancientClick);

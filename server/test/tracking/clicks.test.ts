@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertClicksOnce } from '../../src/db/repositories/clicks.js';
-import type { ClicksTable } from '../../src/db/schema.js';
-import { call, clickBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
+import { call, clickBody, clickRow, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;
@@ -234,32 +233,17 @@ describe('insertClicksOnce (one statement for a batch on PostgreSQL)', () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
     const stored = await trackClick(clickBody(storeId, { fbclid: 'batch_stored' }));
     const now = Date.now();
-    const click = (id: string, fbclid: string): ClicksTable => ({
-      id,
-      account_id: ctx.a.accountId,
-      store_id: storeId,
-      livemode: 1,
-      fbclid,
-      click_time: now - 1000,
-      created_at: now,
-      landing_page: 'https://shop.acme.test/?utm_source=fb',
-      referrer: null,
-      ip_address: '203.0.113.7',
-      user_agent: null,
-      fingerprint: null,
-      derived_fingerprint: null,
-      fbp: 'fb.1.1.2',
-      fbc: `fb.1.${now - 1000}.${fbclid}`,
-      utm_source: 'fb',
-      utm_medium: null,
-      utm_campaign: null,
-      utm_content: null,
-      utm_term: null,
-      campaign_id: null,
-      adset_id: null,
-      ad_id: null,
-      is_bot: 0,
-    });
+    const click = (id: string, fbclid: string) =>
+      clickRow(ctx, storeId, {
+        id,
+        fbclid,
+        click_time: now - 1000,
+        created_at: now,
+        landing_page: 'https://shop.acme.test/?utm_source=fb',
+        ip_address: '203.0.113.7',
+        fbp: 'fb.1.1.2',
+        utm_source: 'fb',
+      });
     const batch = [
       click('clk_batch_a1', 'batch_a'),
       click('clk_batch_s1', 'batch_stored'),
