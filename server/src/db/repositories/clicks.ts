@@ -85,8 +85,12 @@ export const INSERT_CLICK = writeJob('db/repositories/clicks', 'insertClickOnce'
 async function insertClicksOnceByKey(db: Writer, clicks: ClicksTable[]): Promise<StoredClick[]> {
   if (clicks.length === 0) return [];
   const keyOf = (click: ClicksTable) => `${click.store_id}\n${click.livemode}\n${click.fbclid}`;
+  const keys = clicks.map(keyOf);
   const firstOfKey = new Map<string, ClicksTable>();
-  for (const click of clicks) if (!firstOfKey.has(keyOf(click))) firstOfKey.set(keyOf(click), click);
+  clicks.forEach((click, i) => {
+    const key = keys[i] as string;
+    if (!firstOfKey.has(key)) firstOfKey.set(key, click);
+  });
   const unique = [...firstOfKey.values()];
   const columns = sql.join((Object.keys(clicks[0] as ClicksTable) as Array<keyof ClicksTable>).map((c) => sql.ref(c)));
   const inserted = await sql<{ id: string }>`
@@ -116,8 +120,8 @@ async function insertClicksOnceByKey(db: Writer, clicks: ClicksTable[]): Promise
     if (!existing) throw new Error('click dedup conflict without a stored row');
     stored.set(click, { row: existing, duplicate: true });
   }
-  return clicks.map((click) => {
-    const first = firstOfKey.get(keyOf(click)) as ClicksTable;
+  return clicks.map((click, i) => {
+    const first = firstOfKey.get(keys[i] as string) as ClicksTable;
     const answer = stored.get(first) as StoredClick;
     return first === click ? answer : { row: answer.row, duplicate: true };
   });
