@@ -16,6 +16,7 @@
 //                                                     waytrack_bench_attr_… on that server, dropped at the end
 //   … --engine sqlite|postgres                        choose explicitly
 //   … --clicks 200000                                 a smaller large store (conversions: a tenth)
+//   node bench/attribution.js fold [CLICKS]           only the initial rollup build (default 200,000 clicks)
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -36,6 +37,7 @@ import {
   source,
   startServer,
   waitForQuiet,
+  withCpu,
 } from './lib.js';
 
 const DAY_MS = 86_400_000;
@@ -790,6 +792,34 @@ async function conversionRuns(dir, runs) {
   }
 }
 
+/** The initial rollup build alone: generate CLICKS clicks (and a tenth as many conversions), time the first read. */
+async function foldRun(clicks) {
+  const engine = benchEngine();
+  const code = build();
+  process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+  const target = await benchTarget(engine, 'fold');
+  let server;
+  try {
+    const data = await generate(target, { clicks, conversions: clicks / 10 });
+    server = await startBenchServer(target);
+    const { value, cpu, wallMs } = await withCpu({ server: server.child.pid }, () =>
+      slowGet(`${server.url}/v1/analytics/metrics?storeId=${data.storeId}&startDate=2000-01-01&endDate=2000-01-01`, {
+        authorization: `Bearer ${data.key}`,
+      }),
+    );
+    if (value.status !== 200) throw new Error(`first read: ${value.status} ${value.body.slice(0, 200)}`);
+    const shares =
+      engine.name === 'postgres' ? `instance ${cpu.server} %, PostgreSQL ${cpu.postgres} %` : `server ${cpu.server} %`;
+    console.log(
+      `${engine.label}, server ${code}: initial rollup build of ${size(clicks * 1.1)} rows in ${(wallMs / 1000).toFixed(1)} s ` +
+        `(CPU, % of a core: ${shares})`,
+    );
+  } finally {
+    await server?.stop();
+    await target.remove();
+  }
+}
+
 if (process.argv[2] === 'generate') {
   // `node bench/attribution.js generate DIR [CLICKS] [CONVERSIONS]`: only write a data set (to
   // explore it, or for `conversions DIR`).
@@ -800,6 +830,10 @@ if (process.argv[2] === 'generate') {
   );
   writeFileSync(path.join(dir, 'bench.json'), JSON.stringify(value));
   console.log(JSON.stringify({ seconds: Math.round(ms / 100) / 10, storeId: value.storeId, key: value.key }));
+} else if (process.argv[2] === 'fold') {
+  // `node bench/attribution.js fold [CLICKS]`: only the initial rollup build (the first read after
+  // a bulk import) on a fresh data set of the configured engine, for work on the fold path.
+  await foldRun(Number(process.argv[3] ?? 200_000));
 } else if (process.argv[2] === 'conversions') {
   const [dir, runs = '1'] = process.argv.slice(3);
   if (!dir) throw new Error('usage: node bench/attribution.js conversions DIR [RUNS]');

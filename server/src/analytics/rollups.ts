@@ -116,16 +116,39 @@ export async function applyFold(trx: Writer, pending: PendingFold): Promise<void
   crashPoint('fold'); // test hook (crash-point.ts): deltas written, the transaction not committed
 }
 
-/** Folds and writes one step; 'stale' when another fold got there first (nothing written). */
-async function foldStep(database: Database, pending: PendingFold | null): Promise<'done' | 'more' | 'stale'> {
-  if (!pending) return 'done';
-  try {
-    await database.write((trx) => applyFold(trx, pending));
-  } catch (error) {
-    if (error instanceof StaleFold) return 'stale';
-    throw error;
-  }
-  return pending.more ? 'more' : 'done';
+/** The last fold step started on each database by this process (see `foldStep`). */
+const lastFoldStep = new WeakMap<Database, Promise<unknown>>();
+
+/**
+ * Reads (with `read`), folds and writes one step; 'stale' when another fold got there first
+ * (nothing written). Steps on one database take turns within the process: the refresher and
+ * reads fold from the head of the same queue, so concurrent steps would mostly compute folds of
+ * the same rows only for all but one to be thrown away (measured: each queued row read 2.1 times
+ * on average by an initial build with the refresher running). Other instances may still race;
+ * the queue versions keep that exact.
+ */
+async function foldStep(
+  database: Database,
+  read: () => Promise<PendingFold | null>,
+): Promise<{ step: 'done' | 'more' | 'stale'; pending: PendingFold | null }> {
+  const run = async () => {
+    const pending = await read();
+    if (!pending) return { step: 'done' as const, pending };
+    try {
+      await database.write((trx) => applyFold(trx, pending));
+    } catch (error) {
+      if (error instanceof StaleFold) return { step: 'stale' as const, pending };
+      throw error;
+    }
+    return { step: pending.more ? ('more' as const) : ('done' as const), pending };
+  };
+  const previous = lastFoldStep.get(database) ?? Promise.resolve();
+  const step = previous.then(run, run);
+  lastFoldStep.set(
+    database,
+    step.catch(() => undefined),
+  );
+  return step;
 }
 
 /**
@@ -152,7 +175,7 @@ export async function refreshRollups(database: Database, store: { id: string; ti
   }
   // A stale step means another fold took some of these rows first: read the queue again.
   for (;;) {
-    const step = await foldStep(database, await foldQueued(database.read, { limit: READ_CHUNK, storeId: store.id }));
+    const { step } = await foldStep(database, () => foldQueued(database.read, { limit: READ_CHUNK, storeId: store.id }));
     if (step === 'done') return;
   }
 }
@@ -277,8 +300,9 @@ export function startRollupRefresher(
     // One fold may span ticks (a stale step, a failure): its progress goes on until the queue is empty.
     if (options.log) progress ??= new FoldProgress(database, options.log, options.progressEveryMs ?? 5000);
     while (!stopped) {
-      const pending = await database.background(FOLD_QUEUED, { limit: options.chunk ?? BACKGROUND_CHUNK });
-      const step = await foldStep(database, pending);
+      const { step, pending } = await foldStep(database, () =>
+        database.background(FOLD_QUEUED, { limit: options.chunk ?? BACKGROUND_CHUNK }),
+      );
       if (step !== 'stale' && pending) await progress?.folded(pending.queued.length);
       if (step === 'done') {
         progress?.finished();
