@@ -1,7 +1,6 @@
 import { sha256Hex } from '../capi/pii.js';
 import type { Reader } from '../db/database.js';
-import { findClick, findClickByFbclid, findClicksByIds, findClicksMatching } from '../db/repositories/clicks.js';
-import { identityLinkedClickIds } from '../db/repositories/conversions.js';
+import { evidenceClicks } from '../db/repositories/evidence.js';
 import type { ClicksTable } from '../db/schema.js';
 import {
   type Attribution,
@@ -58,7 +57,7 @@ export function toClickFacts(row: ClicksTable): ClickFacts {
 }
 
 /**
- * Loads the clicks that may explain a conversion, one index-backed lookup per signal (each an
+ * Loads the clicks that may explain a conversion (an index-backed lookup per signal, each an
  * exact key inside the window), and the conversion's facts for the pure scoring in model.ts.
  */
 export async function gatherEvidence(
@@ -74,29 +73,23 @@ export async function gatherEvidence(
     to: clues.time + CLICK_AFTER_CONVERSION_TOLERANCE_MS,
   };
   const fbclids = [clues.fbclid, clues.fbc ? fbclidFromFbc(clues.fbc) : undefined].filter((f): f is string => Boolean(f));
-  const found: ClicksTable[] = [];
-  const add = (rows: Array<ClicksTable | undefined>) => {
-    for (const row of rows) if (row) found.push(row);
-  };
-
-  if (clues.clickId) add([await findClick(db, clues.accountId, livemode, clues.clickId)]);
-  for (const fbclid of new Set(fbclids)) add([await findClickByFbclid(db, clues.storeId, livemode, fbclid)]);
-  if (clues.fingerprint) add(await findClicksMatching(db, scope, 'fingerprint', clues.fingerprint, CANDIDATES_PER_SIGNAL));
   const derived = new Set(
     [
       clues.fingerprint,
       clues.ipAddress && clues.userAgent ? sha256Hex(`${clues.ipAddress}|${clues.userAgent}`) : undefined,
     ].filter((v): v is string => Boolean(v)),
   );
-  for (const value of derived) add(await findClicksMatching(db, scope, 'derived_fingerprint', value, CANDIDATES_PER_SIGNAL));
-  const identityClickIds = await identityLinkedClickIds(
-    db,
-    { storeId: clues.storeId, livemode, before: clues.time, excludeId: clues.conversionId },
-    { emailHash: clues.emailHash, phoneHash: clues.phoneHash },
-    CANDIDATES_PER_SIGNAL,
-  );
-  add(await findClicksByIds(db, clues.storeId, livemode, identityClickIds));
-  if (clues.ipAddress) add(await findClicksMatching(db, scope, 'ip_address', clues.ipAddress, CANDIDATES_PER_SIGNAL));
+  const found = await evidenceClicks(db, {
+    accountId: clues.accountId,
+    scope,
+    clickId: clues.clickId,
+    fbclids: [...new Set(fbclids)],
+    fingerprint: clues.fingerprint,
+    derivedFingerprints: [...derived],
+    ipAddress: clues.ipAddress,
+    identity: { emailHash: clues.emailHash, phoneHash: clues.phoneHash, before: clues.time, excludeId: clues.conversionId },
+    limit: CANDIDATES_PER_SIGNAL,
+  });
 
   return {
     conversion: {
@@ -108,9 +101,9 @@ export async function gatherEvidence(
       fingerprint: clues.fingerprint,
       ipAddress: clues.ipAddress,
       userAgent: clues.userAgent,
-      identityClickIds: new Set(identityClickIds),
+      identityClickIds: new Set(found.identityClickIds),
     },
-    clicks: found.map(toClickFacts),
+    clicks: found.clicks.map(toClickFacts),
   };
 }
 
