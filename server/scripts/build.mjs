@@ -18,7 +18,7 @@ const server = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(server, 'src');
 const dist = path.join(server, 'dist');
 
-const ENTRIES = ['main', 'db/sqlite/worker', 'analytics/rollups', 'db/repositories/clicks'];
+const ENTRIES = ['main', 'db/sqlite/worker', 'analytics/rollups', 'db/repositories/clicks', 'db/repositories/conversions'];
 
 // Left as imports of node_modules: a native addon, and packages that read files of their own
 // (their assets, their worker scripts) relative to where they are installed.

@@ -1,7 +1,7 @@
-import type { Database, Reader, Writer } from '../db/database.js';
+import type { Database, Reader } from '../db/database.js';
 import { findClick } from '../db/repositories/clicks.js';
 import { findConversion } from '../db/repositories/conversions.js';
-import { insertOutboxJob, requeueOutboxJob } from '../db/repositories/outbox.js';
+import { requeueOutboxJob } from '../db/repositories/outbox.js';
 import { findStore } from '../db/repositories/stores.js';
 import type { CapiOutboxTable, ConversionsTable, StoresTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
@@ -90,7 +90,8 @@ async function jobFor(db: Reader, store: StoresTable, conversion: ConversionsTab
 /**
  * The delivery job for a conversion about to be recorded, or why it is not forwarded (store not
  * configured, test mode without a test code, or older than 7 days → `skipped`).
- * Reads only; the job is written by `enqueueDelivery` in the conversion's own write.
+ * Reads only; the job is written with the conversion, in the same statement or transaction
+ * (`recordConversionOnce`).
  */
 export async function planDelivery(
   db: Reader,
@@ -119,11 +120,6 @@ function skipReasonOf(row: ConversionsTable): SkipReason | undefined {
   if (stored !== null && (SKIP_REASONS as readonly string[]).includes(stored)) return stored as SkipReason;
   if (row.created_at - row.event_time > MAX_EVENT_AGE_MS) return 'expired';
   return row.livemode === 1 ? 'not_configured' : undefined;
-}
-
-/** Inside the write that inserts the conversion: the job commits with it, or not at all. */
-export async function enqueueDelivery(trx: Writer, job: CapiOutboxTable): Promise<void> {
-  await insertOutboxJob(trx, job);
 }
 
 /** The forwarding state of a conversion, as the resend endpoint answers it. */

@@ -36,7 +36,7 @@ export function backgroundJob<A, R>(
  * `Database.runWrite` can run it where it costs requests least: on SQLite a writer thread with a
  * connection of its own (the event loop only hands over the argument and gets the result), on
  * PostgreSQL the pool, as `write` does. The module is named as a `BackgroundJob`'s is (its path
- * under the code root, an entry point of the build). For the hot writes (a click); `write(work)`
+ * under the code root, an entry point of the build). For the hot writes (a click, a conversion); `write(work)`
  * stays the way for everything else. A job reports what happened as its result: an error it
  * throws crosses the thread as a plain Error with its message and `code` (an ApiError would lose
  * its class and be answered 500).

@@ -9,15 +9,15 @@ import {
 } from '../attribution/conversion.js';
 import { attributeConversion } from '../attribution/evidence.js';
 import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
-import { enqueueDelivery, type Forwarder, planDelivery, presentForwarding, skippedColumns } from '../capi/forwarding.js';
+import { type Forwarder, planDelivery, presentForwarding, skippedColumns } from '../capi/forwarding.js';
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
 import type { Database } from '../db/database.js';
 import {
   type ConversionFilter,
   findConversion,
   findConversionByKey,
-  insertConversionOnce,
   listConversions,
+  RECORD_CONVERSION,
 } from '../db/repositories/conversions.js';
 import type { Page } from '../db/repositories/keyset.js';
 import type { ConversionsTable } from '../db/schema.js';
@@ -227,12 +227,8 @@ export async function trackConversion(
   } else if ('skip' in plan) {
     Object.assign(row, skippedColumns(plan.skip));
   }
-  const stored = await database.write(async (trx) => {
-    const inserted = await insertConversionOnce(trx, row, touchpoints);
-    // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
-    if (delivery && !inserted.duplicate) await enqueueDelivery(trx, delivery);
-    return inserted;
-  });
+  // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
+  const stored = await database.runWrite(RECORD_CONVERSION, { conversion: row, touchpoints, delivery });
   // A concurrent identical request may have committed first: then this one is its duplicate.
   if (stored.duplicate) return duplicateResult(stored.row, input, given);
   const result = resultOf(stored.row, false);

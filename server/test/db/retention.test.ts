@@ -3,7 +3,7 @@ import { refreshRollups } from '../../src/analytics/rollups.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { insertClickOnce } from '../../src/db/repositories/clicks.js';
-import { insertConversionOnce } from '../../src/db/repositories/conversions.js';
+import { recordConversionOnce } from '../../src/db/repositories/conversions.js';
 import { insertOutboxJob } from '../../src/db/repositories/outbox.js';
 import { deleteExpiredEvents } from '../../src/db/repositories/retention.js';
 import type { ClicksTable, ConversionsTable } from '../../src/db/schema.js';
@@ -188,16 +188,19 @@ describe(`retention (${ENGINE})`, () => {
     const ancientConversion = conversionRow(ctx, storeId, now - 199 * DAY_MS, 'order_ancient', ancientClick);
     await ctx.database.write(async (trx) => {
       await insertClickOnce(trx, ancientClick);
-      await insertConversionOnce(trx, ancientConversion, [
-        {
-          conversion_id: ancientConversion.id,
-          click_id: ancientClick.id,
-          signal: 'explicit',
-          score: 100,
-          click_time: ancientClick.click_time,
-        },
-      ]);
-      await insertOutboxJob(trx, outboxJob(ancientConversion));
+      await recordConversionOnce(trx, {
+        conversion: ancientConversion,
+        touchpoints: [
+          {
+            conversion_id: ancientConversion.id,
+            click_id: ancientClick.id,
+            signal: 'explicit',
+            score: 100,
+            click_time: ancientClick.click_time,
+          },
+        ],
+        delivery: outboxJob(ancientConversion),
+      });
     });
     // Expired, through the API: clicks 40 and 35 days old, a conversion of 39 days on the first.
     const oldClick = await click(40, 'fb_old');

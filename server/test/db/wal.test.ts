@@ -192,14 +192,20 @@ describe('group commit on the write-ahead log', () => {
     expect(Number((count as { n: number }).n)).toBe(WRITES);
   });
 
-  it('answers a duplicate conversion only once the original is on disk', async () => {
+  it('answers a duplicate conversion only after a sync of the log that began after it found the original', async () => {
+    // The original is written and synced on the writer thread (a WriteJob); its commit may reach
+    // the disk only with its own sync. A duplicate that finds it must not answer before a sync
+    // of this thread's that began after the read: that one covers the original's commit however
+    // far the writer thread's own sync got (a sync of the log covers every commit before it).
     const ctx = await createTestContext();
     try {
       const storeId = await makeStore(ctx.app, ctx.a.live);
       const post = () =>
         call(ctx.app, 'POST', '/v1/track/conversion', { key: ctx.a.live, body: conversionBody(storeId, { orderId: 'sync-1' }) });
       // The key's first use is recorded by a write of its own after the answer (once a minute per
-      // key): let it reach the disk before syncs are held, so only the conversions' syncs wait.
+      // key): let it reach the disk before syncs are held, so only the duplicate's sync waits.
+      const original = await post();
+      expect(original.body.data.duplicate).toBe(false);
       await vi.waitFor(async () => {
         const key = await ctx.database.read
           .selectFrom('api_keys')
@@ -211,19 +217,16 @@ describe('group commit on the write-ahead log', () => {
       });
       await new Promise((r) => setTimeout(r, 50));
       syncs.hold = true;
-      const original = post();
-      await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // committed and readable, not yet on disk
       let answered = false;
       const duplicate = post().then((res) => {
         answered = true;
         return res;
       });
-      await vi.waitFor(() => expect(syncs.waiting.length).toBe(2)); // the duplicate found it and waits for a sync
+      await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // the duplicate found it and waits for a sync
       await new Promise((r) => setTimeout(r, 30));
       expect(answered).toBe(false);
       syncs.hold = false;
       release();
-      expect((await original).body.data.duplicate).toBe(false);
       const second = await duplicate;
       expect(second.status).toBe(200);
       expect(second.body.data.duplicate).toBe(true);

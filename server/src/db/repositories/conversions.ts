@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
-import type { Reader, Writer } from '../database.js';
+import { type Reader, type Writer, writeJob } from '../database.js';
 import { isPostgres } from '../dialect.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
-import type { ConversionsTable, TouchpointsTable } from '../schema.js';
+import type { CapiOutboxTable, ConversionsTable, TouchpointsTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
+import { insertOutboxJob } from './outbox.js';
 import { enqueueForRollups } from './rollup-queue.js';
 
 type ConversionKey = { storeId: string; livemode: number; eventType: string; orderId: string };
@@ -50,19 +51,28 @@ const insertConversion = prepared((db, row: ConversionsTable) =>
 
 const insertTouchpoint = prepared((db, row: TouchpointsTable) => db.insertInto('touchpoints').values(row));
 
+/** A conversion to record: its row, its touchpoints, and its delivery job when it is forwarded to Meta. */
+export interface ConversionRecord {
+  conversion: ConversionsTable;
+  touchpoints: TouchpointsTable[];
+  delivery?: CapiOutboxTable;
+}
+
 /**
- * Inserts a conversion and its touchpoints unless (store, mode, eventType, orderId) exists;
- * returns the stored row either way. Not a prior read but a unique key decides: the table's own
- * on SQLite, `conversion_keys` on PostgreSQL (a partitioned table cannot hold it; migration
- * 0007), inserted before the conversion.
+ * Records a conversion unless (store, mode, eventType, orderId) exists, with its touchpoints,
+ * its rollup queue row and its delivery job (the outbox: the job commits with the conversion,
+ * so an acknowledged conversion is never lost to Meta); returns the stored row either way. Not
+ * a prior read but a unique key decides: the table's own on SQLite, `conversion_keys` on
+ * PostgreSQL (a partitioned table cannot hold it; migration 0007), inserted before the
+ * conversion.
  */
-export async function insertConversionOnce(
+export async function recordConversionOnce(
   db: Writer,
-  conversion: ConversionsTable,
-  touchpoints: TouchpointsTable[],
+  record: ConversionRecord,
 ): Promise<{ row: ConversionsTable; duplicate: boolean }> {
+  const { conversion, touchpoints, delivery } = record;
   const inserted = isPostgres(db)
-    ? await insertConversionOnceByKey(db, conversion, touchpoints)
+    ? await recordConversionByKey(db, record)
     : Number((await insertConversion(db, conversion)).numAffectedRows ?? 0n) > 0;
   if (!inserted) {
     const key = {
@@ -78,23 +88,36 @@ export async function insertConversionOnce(
   if (!isPostgres(db)) {
     for (const touchpoint of touchpoints) await insertTouchpoint(db, touchpoint);
     await enqueueForRollups(db, 'conversion', [conversion]);
+    if (delivery) await insertOutboxJob(db, delivery);
   }
   return { row: conversion, duplicate: false };
 }
 
 /**
- * PostgreSQL: the key, the conversion, its touchpoints and its rollup queue row in one statement
- * (PostgreSQL-only SQL: data-modifying CTEs), one round trip instead of four or more; the rows
+ * `recordConversionOnce` as a `WriteJob`: on SQLite it runs on the writer thread; on PostgreSQL
+ * its one statement (below) runs without a transaction around it.
+ */
+export const RECORD_CONVERSION = writeJob('db/repositories/conversions', 'recordConversionOnce', recordConversionOnce, {
+  oneStatement: true,
+});
+
+/**
+ * PostgreSQL: the key, the conversion, its touchpoints, its rollup queue row and its delivery
+ * job in one statement (PostgreSQL-only SQL: data-modifying CTEs), one round trip; the rows
  * travel as JSON typed by the tables' own row types. The key goes in first: of two writers of
  * one order the second waits on the key until the first commits, then finds it taken and
  * writes nothing. True when this conversion was inserted.
  */
-async function insertConversionOnceByKey(
-  db: Writer,
-  conversion: ConversionsTable,
-  touchpoints: TouchpointsTable[],
-): Promise<boolean> {
-  const columns = sql.join((Object.keys(conversion) as Array<keyof ConversionsTable>).map((c) => sql.ref(c)));
+async function recordConversionByKey(db: Writer, { conversion, touchpoints, delivery }: ConversionRecord): Promise<boolean> {
+  const columnsOf = (row: object) => sql.join(Object.keys(row).map((c) => sql.ref(c)));
+  const columns = columnsOf(conversion);
+  const outbox = delivery
+    ? sql`, outbox as (
+      insert into capi_outbox (${columnsOf(delivery)})
+      select ${columnsOf(delivery)} from json_populate_record(null::capi_outbox, ${JSON.stringify(delivery)}::json)
+      where exists (select from conversion)
+    )`
+    : sql``;
   const inserted = await sql<{ id: string }>`
     with input as (
       select * from json_populate_record(null::conversions, ${JSON.stringify(conversion)}::json)
@@ -112,7 +135,7 @@ async function insertConversionOnceByKey(
       select conversion_id, click_id, signal, score, click_time
       from json_populate_recordset(null::touchpoints, ${JSON.stringify(touchpoints)}::json)
       where exists (select from conversion)
-    )
+    )${outbox}
     insert into rollup_queue (id, store_id, kind, version)
     select id, store_id, 'conversion', 0 from conversion
     returning id`.execute(db);
