@@ -88,8 +88,6 @@ export function knownWriteJobModules(): string[] {
  * - `runWrite(job, arg)` is `write` for a `WriteJob`: the same guarantees (transaction,
  *   durable before it resolves, a failing job rolls back alone), and on SQLite the job's
  *   statements run on the writer thread instead of the event loop.
- * - `durable()` resolves once everything committed so far is on disk: a read that found a row
- *   another request wrote awaits it before answering with that row as settled fact.
  * - `background(job, arg)` runs a read-only job where it costs requests least: a worker thread
  *   with a connection of its own on SQLite, the connection pool on PostgreSQL.
  */
@@ -97,7 +95,6 @@ export interface Database {
   readonly read: Reader;
   write<T>(work: (trx: Writer) => Promise<T>): Promise<T>;
   runWrite<A, R>(job: WriteJob<A, R>, arg: A): Promise<R>;
-  durable(): Promise<void>;
   background<A, R>(job: BackgroundJob<A, R>, arg: A): Promise<R>;
   /** Applies pending migrations; refuses a database migrated by newer code. */
   migrate(): Promise<string[]>;

@@ -12,13 +12,7 @@ import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
 import { type Forwarder, planDelivery, presentForwarding, skippedColumns } from '../capi/forwarding.js';
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
 import type { Database } from '../db/database.js';
-import {
-  type ConversionFilter,
-  findConversion,
-  findConversionByKey,
-  listConversions,
-  RECORD_CONVERSION,
-} from '../db/repositories/conversions.js';
+import { type ConversionFilter, findConversion, listConversions, RECORD_CONVERSION } from '../db/repositories/conversions.js';
 import type { Page } from '../db/repositories/keyset.js';
 import type { ConversionsTable } from '../db/schema.js';
 import { fieldError, invalid } from '../http/errors.js';
@@ -177,13 +171,8 @@ export async function trackConversion(
   const eventType = normalizeEventType(input.eventType);
   const store = await requireActiveStore(database.read, tenant, input.storeId);
   const livemode = modeFlag(tenant);
-  const key = { storeId: store.id, livemode, eventType, orderId: input.orderId };
-  const existing = await findConversionByKey(database.read, key);
-  if (existing) {
-    await database.durable(); // the original may have been committed a moment ago, its sync still running
-    return duplicateResult(existing, input, given);
-  }
-
+  // No lookup of the order first: the write finds a duplicate itself (below), atomically, and
+  // a resend is the rare case — checking every new conversion first cost each one a statement.
   const userData = hashCustomerData(input.customerData);
   const id = newId('conversion', now);
   const recorded: ConversionsTable = {
@@ -229,7 +218,8 @@ export async function trackConversion(
   }
   // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
   const stored = await database.runWrite(RECORD_CONVERSION, { conversion: row, touchpoints, delivery });
-  // A concurrent identical request may have committed first: then this one is its duplicate.
+  // The order was recorded before (a resend, or a concurrent identical request that committed
+  // first): this one is its duplicate, answered after the original's commit is durable.
   if (stored.duplicate) return duplicateResult(stored.row, input, given);
   const result = resultOf(stored.row, false);
   // capiSent is true only if Meta acknowledged the event before this response (CAPI_SYNC_WAIT_MS).

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Database, isUnavailableError } from '../../src/db/database.js';
 import { openSqlite } from '../../src/db/sqlite/database.js';
 import { call, conversionBody, createTestContext, makeStore, tempDir } from '../helpers.js';
-import { NOTE } from './write-job.fixture.js';
+import { NOTE, TRACE_SYNCS } from './write-job.fixture.js';
 
 // Every fdatasync of the log is held until the test releases it, so a test can see what is
 // answered before and after the disk confirms.
@@ -77,7 +77,7 @@ describe('group commit on the write-ahead log', () => {
     const first = insert(db, 1).then(() => answered.push(1));
     await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // committed, its sync pending
     const later = [2, 3, 4].map((n) => insert(db, n).then(() => answered.push(n)));
-    // They commit while the disk works (readable, see Database.durable), unanswered, and start
+    // They commit while the disk works (readable by then), unanswered, and start
     // no sync of their own while one is in flight.
     await vi.waitFor(async () => expect(await count(db)).toBe(4));
     await new Promise((r) => setTimeout(r, 30));
@@ -192,18 +192,18 @@ describe('group commit on the write-ahead log', () => {
     expect(Number((count as { n: number }).n)).toBe(WRITES);
   });
 
-  it('answers a duplicate conversion only after a sync of the log that began after it found the original', async () => {
-    // The original is written and synced on the writer thread (a WriteJob); its commit may reach
-    // the disk only with its own sync. A duplicate that finds it must not answer before a sync
-    // of this thread's that began after the read: that one covers the original's commit however
-    // far the writer thread's own sync got (a sync of the log covers every commit before it).
+  it('answers a duplicate conversion only after a sync of the log, on the writer thread, that began after the request', async () => {
+    // The write finds the duplicate itself, on the writer thread; the original's commit may still
+    // be waiting for its sync there (a concurrent identical request). The duplicate writes
+    // nothing, yet its batch must be answered only after a sync that began after it: that one
+    // covers the original's commit (a sync of the log covers every commit before it).
     const ctx = await createTestContext();
     try {
       const storeId = await makeStore(ctx.app, ctx.a.live);
       const post = () =>
         call(ctx.app, 'POST', '/v1/track/conversion', { key: ctx.a.live, body: conversionBody(storeId, { orderId: 'sync-1' }) });
       // The key's first use is recorded by a write of its own after the answer (once a minute per
-      // key): let it reach the disk before syncs are held, so only the duplicate's sync waits.
+      // key): let it reach the disk first, so that only the duplicate's batch syncs meanwhile.
       const original = await post();
       expect(original.body.data.duplicate).toBe(false);
       await vi.waitFor(async () => {
@@ -216,23 +216,18 @@ describe('group commit on the write-ahead log', () => {
         expect(key).toBeDefined();
       });
       await new Promise((r) => setTimeout(r, 50));
-      syncs.hold = true;
-      let answered = false;
-      const duplicate = post().then((res) => {
-        answered = true;
-        return res;
-      });
-      await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // the duplicate found it and waits for a sync
-      await new Promise((r) => setTimeout(r, 30));
-      expect(answered).toBe(false);
-      syncs.hold = false;
-      release();
-      const second = await duplicate;
+      const traced = await ctx.database.runWrite(TRACE_SYNCS, { on: true });
+      expect(traced.threadId).not.toBe(threadId); // the writer thread's syncs are the ones traced
+      const clock = () => performance.timeOrigin + performance.now();
+      const sent = clock();
+      const second = await post();
+      const answered = clock();
+      const { syncs: writerSyncs } = await ctx.database.runWrite(TRACE_SYNCS, { on: false });
       expect(second.status).toBe(200);
       expect(second.body.data.duplicate).toBe(true);
+      const during = writerSyncs.filter((s) => s.started > sent && s.finished < answered);
+      expect(during).toHaveLength(1);
     } finally {
-      syncs.hold = false;
-      release();
       await ctx.close();
     }
   });

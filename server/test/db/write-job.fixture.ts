@@ -1,4 +1,6 @@
 // A WriteJob for test/db/wal.test.ts: a module of its own, as the writer thread imports the jobs it runs.
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { threadId } from 'node:worker_threads';
 import { type Writer, writeJob } from '../../src/db/database.js';
 
@@ -13,3 +15,36 @@ export async function note(db: Writer, arg: { n: number; fail?: boolean; table?:
 
 // Named by its path from the code root (server/src), as the writer thread resolves it.
 export const NOTE = writeJob('../test/db/write-job.fixture', 'note', note);
+
+// The writer thread's log syncs, recorded (for the duplicate-conversion test): node:fs's
+// fdatasync is wrapped in that thread and its ES module binding updated, so the thread's own
+// `import { fdatasync }` sees the wrapper. Times are the thread's clock (timeOrigin + now, ms).
+const traced: Array<{ started: number; finished: number }> = [];
+let original: typeof fs.fdatasync | undefined;
+const clock = () => performance.timeOrigin + performance.now();
+
+export async function traceSyncs(
+  _db: Writer,
+  arg: { on: boolean },
+): Promise<{ threadId: number; syncs: Array<{ started: number; finished: number }> }> {
+  if (arg.on && !original) {
+    const fdatasync = fs.fdatasync;
+    original = fdatasync;
+    traced.length = 0;
+    fs.fdatasync = ((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+      const started = clock();
+      fdatasync(fd, (error) => {
+        traced.push({ started, finished: clock() });
+        callback(error);
+      });
+    }) as typeof fs.fdatasync;
+    syncBuiltinESMExports();
+  } else if (!arg.on && original) {
+    fs.fdatasync = original;
+    original = undefined;
+    syncBuiltinESMExports();
+  }
+  return { threadId, syncs: [...traced] };
+}
+
+export const TRACE_SYNCS = writeJob('../test/db/write-job.fixture', 'traceSyncs', traceSyncs);

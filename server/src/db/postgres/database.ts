@@ -206,8 +206,6 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     read: db,
     write,
     runWrite,
-    // A commit returns once PostgreSQL has made it durable (synchronous_commit).
-    durable: async () => {},
     // The pool is shared by every instance's requests and jobs: a job runs here, in this thread.
     background: (job, arg) => job.run(db, arg),
     migrate: () => migrateWithoutTimeout(url),

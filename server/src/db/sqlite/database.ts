@@ -252,7 +252,6 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
     read: db,
     write: (work) => committer.enqueue(work),
     runWrite: (job, arg) => committer.enqueueJob(job, arg),
-    durable: () => wal.sync(),
     background: (job, arg) => background.run({ type: 'job', module: job.module, name: job.name, arg }),
     async migrate() {
       // The worker threads start loading while the migrations run (~0.15 s here): the checkpoint
