@@ -530,7 +530,8 @@ const size = (n) =>
  * buyer's IP and user agent, and with `allSignals` also a fingerprint and an email (the email of
  * earlier attributed conversions: the identity signal finds them).
  */
-async function conversionLatency(url, data, label, { allSignals = true, readEveryMs = 0 } = {}) {
+async function conversionLatency(server, data, label, { allSignals = true, readEveryMs = 0 } = {}) {
+  const { url } = server;
   const headers = { authorization: `Bearer ${data.key}`, 'content-type': 'application/json' };
   let n = 0;
   const body = () => {
@@ -563,23 +564,32 @@ async function conversionLatency(url, data, label, { allSignals = true, readEver
       reads.push(performance.now() - started);
     }
   })();
-  const result = await cannon({
-    url: `${url}/v1/track/conversion`,
-    connections: 10,
-    duration: WRITE_SECONDS,
-    overallRate: 500,
-    requests: [request],
-  });
+  const { value: result, cpu } = await withCpu({ server: server.child.pid, client: process.pid }, () =>
+    cannon({
+      url: `${url}/v1/track/conversion`,
+      connections: 10,
+      duration: WRITE_SECONDS,
+      overallRate: 500,
+      requests: [request],
+    }),
+  );
   measuring = false;
   await dashboard;
   // Non-2xx answers are reported in the table (latencyNote), not hidden: a 503 under load is a finding.
   reads.sort((a, b) => a - b);
-  return { ...result, reads };
+  // CPU per conversion, µs (a share of one core over the run ÷ requests per second).
+  const perRequest = (share) => Math.round((share * 10_000) / result.requests.average);
+  const cost = { server: perRequest(cpu.server), postgres: perRequest(cpu.postgres), client: perRequest(cpu.client) };
+  return { ...result, reads, cpu, cost };
 }
 
 const latencyNote = (r) =>
   `p99 ${r.exact.p99} ms, ${r.requests.average.toFixed(0)} req/s${r.non2xx ? `, ${r.non2xx} NON-2XX (${statusList(r)})` : ''}` +
-  `${r.errors ? `, ${r.errors} errors/timeouts` : ''}`;
+  `${r.errors ? `, ${r.errors} errors/timeouts` : ''}${r.cost ? `; CPU/request ${costNote(r.cost)}` : ''}`;
+
+/** CPU per request, µs: the server's, PostgreSQL's (when it runs) and the client's (autocannon, in this process). */
+const costNote = (cost) =>
+  `server ${cost.server} µs${cost.postgres > 0 ? `, PostgreSQL ${cost.postgres} µs` : ''}, client ${cost.client} µs`;
 
 /** The status codes of a run, e.g. "200×4990 503×10". */
 const statusList = (r) =>
@@ -661,8 +671,8 @@ async function main() {
     });
     server = await settle(small, server);
     await quietNote('10k-store runs');
-    const smallRun = await conversionLatency(server.url, smallData, 'small');
-    const smallPlain = await conversionLatency(server.url, smallData, 'small_plain', { allSignals: false });
+    const smallRun = await conversionLatency(server, smallData, 'small');
+    const smallPlain = await conversionLatency(server, smallData, 'small_plain', { allSignals: false });
     await server.stop();
 
     server = await startBenchServer(large);
@@ -682,14 +692,14 @@ async function main() {
     server = await settle(large, server);
     await quietNote(`${big}-store runs`);
 
-    const largeRun = await conversionLatency(server.url, largeData, 'large');
+    const largeRun = await conversionLatency(server, largeData, 'large');
     const ratio = largeRun.exact.p50 / smallRun.exact.p50;
     row('conversion p50, 10k clicks', `${smallRun.exact.p50} ms`, latencyNote(smallRun));
     row(`conversion p50, ${big} clicks`, `${largeRun.exact.p50} ms`, latencyNote(largeRun));
     row(`conversion p50 ratio ${big} ÷ 10k`, ratio.toFixed(2), 'target ≤ 1.5');
     row(`conversion p99 at 500/s, ${big} clicks`, `${largeRun.exact.p99} ms`, `target ≤ 20 ms (max ${largeRun.exact.max} ms)`);
     // The same while a dashboard reads the store's metrics twice a second.
-    const withReads = await conversionLatency(server.url, largeData, 'large_dash', { readEveryMs: 500 });
+    const withReads = await conversionLatency(server, largeData, 'large_dash', { readEveryMs: 500 });
     const readsP50 = withReads.reads[Math.floor(withReads.reads.length / 2)] ?? Number.NaN;
     row(
       `conversion p99 at 500/s, ${big}, metrics read 2×/s`,
@@ -697,7 +707,7 @@ async function main() {
       `${withReads.reads.length} reads, p50 ${readsP50.toFixed(1)} ms, max ${(withReads.reads.at(-1) ?? Number.NaN).toFixed(1)} ms`,
     );
     // The same with fbclid, IP and user agent only (no fingerprint, no customer data).
-    const plainLarge = await conversionLatency(server.url, largeData, 'large_plain', { allSignals: false });
+    const plainLarge = await conversionLatency(server, largeData, 'large_plain', { allSignals: false });
     row('fbclid+ip+ua only: conversion p50, 10k', `${smallPlain.exact.p50} ms`, latencyNote(smallPlain));
     row(`fbclid+ip+ua only: conversion p50, ${big}`, `${plainLarge.exact.p50} ms`, latencyNote(plainLarge));
     row(`fbclid+ip+ua only: p50 ratio ${big} ÷ 10k`, (plainLarge.exact.p50 / smallPlain.exact.p50).toFixed(2), 'target ≤ 1.5');
@@ -777,8 +787,8 @@ async function conversionRuns(dir, runs) {
       await foldAll(copy); // nothing to fold unless the rollup code changed since
       const server = await startBenchServer({ dataDir: copy });
       try {
-        const all = await conversionLatency(server.url, data, `run${run}`);
-        const plain = await conversionLatency(server.url, data, `run${run}_plain`, { allSignals: false });
+        const all = await conversionLatency(server, data, `run${run}`);
+        const plain = await conversionLatency(server, data, `run${run}_plain`, { allSignals: false });
         console.log(
           `run ${run}: all signals p50 ${all.exact.p50} ms, ${latencyNote(all)}, max ${all.exact.max} ms; ` +
             `fbclid+ip+ua p50 ${plain.exact.p50} ms, ${latencyNote(plain)}`,
