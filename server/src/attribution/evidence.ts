@@ -1,7 +1,6 @@
 import { sha256Hex } from '../capi/pii.js';
 import type { Reader } from '../db/database.js';
-import { evidenceClicks } from '../db/repositories/evidence.js';
-import type { ClicksTable } from '../db/schema.js';
+import { type EvidenceClick, evidenceClicks } from '../db/repositories/evidence.js';
 import {
   type Attribution,
   type AttributionPolicy,
@@ -41,7 +40,7 @@ export function fbclidFromFbc(fbc: string): string | undefined {
   return /^fb\.\d\.\d+\.([A-Za-z0-9_.-]{1,500})$/.exec(fbc)?.[1];
 }
 
-export function toClickFacts(row: ClicksTable): ClickFacts {
+export function toClickFacts(row: EvidenceClick): ClickFacts {
   return {
     id: row.id,
     fbclid: row.fbclid,
