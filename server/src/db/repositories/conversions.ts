@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type CompiledQuery, sql } from 'kysely';
 import { type Reader, type Writer, writeJob } from '../database.js';
 import { isPostgres } from '../dialect.js';
 import { prepared, preparedQuery } from '../prepared.js';
@@ -108,7 +108,36 @@ export const RECORD_CONVERSION = writeJob('db/repositories/conversions', 'record
  * one order the second waits on the key until the first commits, then finds it taken and
  * writes nothing. True when this conversion was inserted.
  */
-async function recordConversionByKey(db: Writer, { conversion, touchpoints, delivery }: ConversionRecord): Promise<boolean> {
+async function recordConversionByKey(db: Writer, record: ConversionRecord): Promise<boolean> {
+  const { conversion, touchpoints, delivery } = record;
+  const parameters = [JSON.stringify(conversion), JSON.stringify(touchpoints), ...(delivery ? [JSON.stringify(delivery)] : [])];
+  const compiled = recordStatementFor(db, record, parameters);
+  const inserted = await db.executeQuery<{ id: string }>({ ...compiled, parameters });
+  return inserted.rows.length > 0;
+}
+
+/**
+ * The statement's text depends only on the columns of the conversion and of the delivery job:
+ * it is built and compiled by Kysely once per such shape (a conversion paid ~2–3 % of its CPU
+ * for building it every time), then run with the three JSON values as its parameters.
+ */
+const recordStatements = new Map<string, CompiledQuery>();
+
+function recordStatementFor(db: Writer, record: ConversionRecord, parameters: string[]): CompiledQuery {
+  const shape = `${Object.keys(record.conversion)}|${record.delivery ? Object.keys(record.delivery) : '-'}`;
+  let compiled = recordStatements.get(shape);
+  if (!compiled) {
+    compiled = recordStatement(record).compile(db);
+    // The values must be exactly the parameters, in this order, for the text to be reused.
+    if (compiled.parameters.length !== parameters.length || compiled.parameters.some((p, i) => p !== parameters[i])) {
+      throw new Error('the conversion statement binds other parameters than its three JSON values');
+    }
+    recordStatements.set(shape, compiled);
+  }
+  return compiled;
+}
+
+function recordStatement({ conversion, touchpoints, delivery }: ConversionRecord) {
   const columnsOf = (row: object) => sql.join(Object.keys(row).map((c) => sql.ref(c)));
   const columns = columnsOf(conversion);
   const outbox = delivery
@@ -118,7 +147,7 @@ async function recordConversionByKey(db: Writer, { conversion, touchpoints, deli
       where exists (select from conversion)
     )`
     : sql``;
-  const inserted = await sql<{ id: string }>`
+  return sql<{ id: string }>`
     with input as (
       select * from json_populate_record(null::conversions, ${JSON.stringify(conversion)}::json)
     ), key as (
@@ -138,8 +167,7 @@ async function recordConversionByKey(db: Writer, { conversion, touchpoints, deli
     )${outbox}
     insert into rollup_queue (id, store_id, kind, version)
     select id, store_id, 'conversion', 0 from conversion
-    returning id`.execute(db);
-  return inserted.rows.length > 0;
+    returning id`;
 }
 
 export async function findConversion(
