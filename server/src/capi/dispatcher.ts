@@ -314,10 +314,16 @@ export class Dispatcher implements Forwarder {
   private async deliverBatch(group: OutboxGroup, jobs: CapiOutboxTable[]): Promise<void> {
     const first = jobs[0] as CapiOutboxTable;
     const now = Date.now();
-    const expired = jobs.filter((j) => j.expires_at <= now);
-    if (expired.length > 0) {
-      await this.recordFailed(group, expired, 0, 'Not delivered within 7 days of the event; Meta no longer accepts it', null);
+    // A job tried before keeps its last error: its retry was due by its limit and ran late.
+    const expiredBy = new Map<string, CapiOutboxTable[]>();
+    for (const job of jobs.filter((j) => j.expires_at <= now)) {
+      const error =
+        job.attempts > 0 && job.last_error !== null
+          ? `Not delivered within 7 days of the event; last error: ${job.last_error}`
+          : 'Not delivered within 7 days of the event; Meta no longer accepts it';
+      expiredBy.set(error, [...(expiredBy.get(error) ?? []), job]);
     }
+    for (const [error, expired] of expiredBy) await this.recordFailed(group, expired, 0, error, undefined);
     const live = jobs.filter((j) => j.expires_at > now);
     if (live.length === 0) return;
     // The store's current token: a rotated token applies to jobs already queued.
@@ -412,7 +418,8 @@ export class Dispatcher implements Forwarder {
     jobs: CapiOutboxTable[],
     attempts: number,
     error: string,
-    fbtraceId: string | null,
+    /** undefined: the jobs keep the fbtrace_id they have. */
+    fbtraceId: string | null | undefined,
   ) {
     const ids = jobs.map((j) => j.conversion_id);
     const now = Date.now();
