@@ -393,14 +393,20 @@ const CASES: Case[] = [
     run: (db, s) =>
       identityLinkedClickIds(db, { storeId: s.storeId, livemode: 1, before: s.now }, { emailHash: s.emailHash }, 10),
     index: { sqlite: 'conversions_email_hash', postgres: 'conversions_email_hash' },
-    ordered: true,
+    // PostgreSQL, on this seed's few rows per monthly partition, may find them with a bitmap and
+    // sort them (a top-10 of a handful) instead of merging the partitions' index order: which
+    // one depends on how the 60 days fall across months, so only SQLite's order is asserted.
+    ordered: 'sqlite',
   },
   {
     name: 'attribution: identity by phone hash',
     run: (db, s) =>
       identityLinkedClickIds(db, { storeId: s.storeId, livemode: 1, before: s.now }, { phoneHash: s.phoneHash }, 10),
     index: { sqlite: 'conversions_phone_hash', postgres: 'conversions_phone_hash' },
-    ordered: true,
+    // PostgreSQL, on this seed's few rows per monthly partition, may find them with a bitmap and
+    // sort them (a top-10 of a handful) instead of merging the partitions' index order: which
+    // one depends on how the 60 days fall across months, so only SQLite's order is asserted.
+    ordered: 'sqlite',
   },
   {
     // PostgreSQL runs a conversion's lookups as one statement (SQLite: the cases above, one each).
