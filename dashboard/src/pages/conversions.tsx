@@ -94,7 +94,12 @@ export function Conversions() {
                     <td>{storeName(c.storeId)}</td>
                     <td>{c.eventType}</td>
                     <td>
-                      <Link href={`${BASE}/conversions/${c.conversionId}`} onClick={(e: MouseEvent) => e.stopPropagation()}>
+                      <Link
+                        href={`${BASE}/conversions/${c.conversionId}`}
+                        class="clip"
+                        title={c.orderId}
+                        onClick={(e: MouseEvent) => e.stopPropagation()}
+                      >
                         {c.orderId}
                       </Link>
                     </td>

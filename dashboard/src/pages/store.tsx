@@ -6,7 +6,7 @@ import { ErrorMessage, Loading } from '../components/status.js';
 import { platformName, type StoreFields, StoreForm } from '../components/store-form.js';
 import { TagSnippet } from '../components/tag-snippet.js';
 import { BASE, Link, useLocation } from '../router.js';
-import type { Store } from '../types.js';
+import type { ApiKey, Store } from '../types.js';
 import { useApi } from '../use-api.js';
 import { PublishableKeyButton } from './publishable-key.js';
 
@@ -45,6 +45,12 @@ export function StorePage({ id }: { id: string }) {
   const [saved, setSaved] = useState(false);
   const [publishableKey, setPublishableKey] = useState<string>();
   const current = store?.id === id ? store : loaded.data;
+  // Whether the store already has a publishable key in this mode (the snippet says which one it needs).
+  const keys = useApi('keys', () => api.get<{ keys: ApiKey[] }>('/keys'));
+  const existingKey = keys.data?.keys.find(
+    (k) => k.kind === 'publishable' && k.storeId === id && k.mode === mode && k.revokedAt === null,
+  );
+  const existingHint = keys.data ? (existingKey?.hint ?? null) : undefined;
 
   if (loaded.error) {
     return (
@@ -87,7 +93,7 @@ export function StorePage({ id }: { id: string }) {
           Paste this into the <code>&lt;head&gt;</code> of every page of the shop. It records visits from Meta ads with a {mode}{' '}
           publishable key of this store (it can only record clicks, from {current.domain}).
         </p>
-        <TagSnippet publishableKey={publishableKey} />
+        <TagSnippet publishableKey={publishableKey} existingHint={existingHint} />
         <PublishableKeyButton store={current} onCreated={setPublishableKey} />
       </section>
 
