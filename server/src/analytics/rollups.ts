@@ -264,7 +264,10 @@ class FoldProgress {
  * and writing each step in one short write. Folding less often folds more events into each
  * rollup row (measured under 250 conversions/s: 1 s instead of 250 ms halves the upserts);
  * reads fold first, so this never makes a result stale. Errors (e.g. the database is
- * unreachable) are reported to `onError` once and retried on every tick.
+ * unreachable, the disk full) are retried on every tick and reported to `onError` once per
+ * failure streak; its end is logged (`log`) with how many tries failed and for how long. A
+ * streak ends only at a tick that did all of its work: the ticks between two folds, which do not
+ * fold, say nothing about whether folding works again.
  */
 export function startRollupRefresher(
   database: Database,
@@ -282,12 +285,14 @@ export function startRollupRefresher(
 ): RollupRefresher {
   let running: Promise<void> | undefined;
   let stopped = false;
-  let failing = false; // report a failure once, not on every tick
+  // The current failure streak: reported once when it starts, logged when it ends.
+  let streak: { failures: number; since: number } | undefined;
   let foldedAt = performance.now();
   let progress: FoldProgress | undefined;
-  const tick = async () => {
+  /** One round of the work; true when it did all of it (it folded), false when it stopped early. */
+  const tick = async (): Promise<boolean> => {
     for (const store of await storesNeedingRebuild(database.read, TZDATA)) {
-      if (stopped) return;
+      if (stopped) return false;
       if (await database.write((trx) => rebuildIfZoneChanged(trx, store))) {
         options.log?.info(
           { storeId: store.id, timezone: store.timezone },
@@ -295,7 +300,7 @@ export function startRollupRefresher(
         );
       }
     }
-    if (performance.now() - foldedAt < (options.foldEveryMs ?? 1000)) return;
+    if (performance.now() - foldedAt < (options.foldEveryMs ?? 1000)) return false;
     foldedAt = performance.now();
     // One fold may span ticks (a stale step, a failure): its progress goes on until the queue is empty.
     if (options.log) progress ??= new FoldProgress(database, options.log, options.progressEveryMs ?? 5000);
@@ -310,16 +315,28 @@ export function startRollupRefresher(
       }
       if (step !== 'more') break;
     }
+    return !stopped;
   };
   const timer = setInterval(() => {
     if (running || stopped) return;
     running = tick()
-      .then(() => {
-        failing = false;
+      .then((complete) => {
+        if (!complete || !streak) return;
+        const { failures, since } = streak;
+        streak = undefined;
+        const seconds = Math.round((performance.now() - since) / 100) / 10;
+        options.log?.info(
+          { failedAttempts: failures, seconds },
+          `analytics rollups are refreshed again, after ${failures} failed attempts over ${seconds} s`,
+        );
       })
       .catch((error) => {
-        if (!failing && !stopped) options.onError?.(error);
-        failing = true;
+        if (stopped) return;
+        if (!streak) {
+          streak = { failures: 0, since: performance.now() };
+          options.onError?.(error);
+        }
+        streak.failures++;
       })
       .finally(() => {
         running = undefined;

@@ -85,3 +85,68 @@ describe('analytics rollups: progress of long folds', () => {
     expect(lines).toEqual([]);
   });
 });
+
+// docs/operations.md: "analytics rollups could not be refreshed; retrying" once per failure
+// streak (its error carries a stack of about 1 KB), and a line when the rollups are refreshed again.
+describe('analytics rollups: a failure streak is reported once, and its end', () => {
+  let ctx: TestContext;
+  let refresher: RollupRefresher | undefined;
+  beforeEach(async () => {
+    ctx = await createTestContext();
+  });
+  afterEach(async () => {
+    await refresher?.stop();
+    refresher = undefined;
+    await ctx.close();
+  });
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('a fold failing on every try (the disk is full) warns once, however many ticks pass in between', {
+    timeout: 60_000,
+  }, async () => {
+    let failing = true;
+    // The fold fails while everything else works: the ticks between two folds succeed.
+    const database = new Proxy(ctx.database, {
+      get(target, name, receiver) {
+        if (name === 'background' && failing) return () => Promise.reject(new Error('database or disk is full'));
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const errors: unknown[] = [];
+    const lines: Line[] = [];
+    refresher = startRollupRefresher(database, {
+      intervalMs: 5,
+      foldEveryMs: 25,
+      onError: (error) => errors.push(error),
+      log: { info: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) },
+    });
+    await sleep(400); // about 16 failed folds, 80 ticks
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toContain('disk is full');
+    expect(lines).toEqual([]);
+
+    failing = false;
+    // The first real fold starts the background worker: seconds on a busy machine.
+    const deadline = Date.now() + 25_000;
+    while (!lines.some((l) => l.msg.startsWith('analytics rollups are refreshed again'))) {
+      if (Date.now() > deadline) throw new Error('no recovery line');
+      await sleep(10);
+    }
+    const recovered = lines.filter((l) => l.msg.startsWith('analytics rollups are refreshed again'));
+    expect(recovered).toHaveLength(1);
+    expect(recovered[0]?.obj.failedAttempts).toBeGreaterThanOrEqual(5);
+    expect(recovered[0]?.msg).toMatch(/^analytics rollups are refreshed again, after \d+ failed attempts over [\d.]+ s$/);
+
+    // A new streak is reported again, once.
+    failing = true;
+    const again = Date.now() + 10_000;
+    while (errors.length < 2) {
+      if (Date.now() > again) throw new Error('the new streak was not reported');
+      await sleep(10);
+    }
+    await sleep(300);
+    expect(errors).toHaveLength(2);
+  });
+});
