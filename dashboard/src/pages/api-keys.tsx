@@ -35,7 +35,7 @@ function NewKey({ created, onDone }: { created: CreatedKey; onDone(): void }) {
   );
 }
 
-/** Asks before revoking: applications using the key stop working within seconds. */
+/** Asks before revoking: applications using the key stop working within 2 seconds (docs/api.md). */
 function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKey; onClose(): void; onRevoked(): void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [error, setError] = useState<ApiError>();
@@ -57,7 +57,7 @@ function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKey; onClose(
     <dialog ref={dialog} aria-labelledby="revoke-heading" onClose={onClose}>
       <h2 id="revoke-heading">Revoke {apiKey.name}?</h2>
       <p>
-        Requests with <code>{apiKey.hint}</code> will be refused within 5 seconds, on every instance. This cannot be undone.
+        Requests with <code>{apiKey.hint}</code> will be refused within 2 seconds, on every instance. This cannot be undone.
       </p>
       {error && <ErrorMessage error={error} />}
       <div class="actions">

@@ -110,7 +110,7 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ database: Database }> = asyn
     },
   );
 
-  // POST /dashboard/api/keys/:id/revoke — revoke a key (refused by /v1 within 5 s on every instance)
+  // POST /dashboard/api/keys/:id/revoke — revoke a key (refused by /v1 within 2 s on every instance)
   app.post(
     '/keys/:id/revoke',
     {

@@ -42,7 +42,11 @@ interface CachedKey {
   publishable?: { storeId: string; rule: OriginRule };
 }
 
-/** Revocation must reach every instance within 5 s; cached lookups live for less than that. */
+/**
+ * How long an instance trusts a key it looked up: a revoked key is refused by every instance
+ * within this time (the contract allows 5 s). The docs state it as "within 2 s" (README,
+ * docs/api.md, docs/dashboard.md, the dashboard's Revoke dialog; server/test/routes/documented.test.ts).
+ */
 export const KEY_CACHE_TTL_MS = 2_000;
 
 /** API keys looked up by SHA-256 with a short cache; the plaintext key is never stored. */
