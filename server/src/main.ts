@@ -486,6 +486,9 @@ async function withDatabase<T>(config: Config, work: (db: Database) => Promise<T
 }
 
 async function serve(config: Config): Promise<void> {
+  // A reader of standard output that goes away (`serve | head -1`) must not stop the server.
+  const { guardStandardStreams } = await import('./stdio.js');
+  guardStandardStreams();
   const { startServer } = await import('./server.js');
   const server = await startServer(config);
   const stop = (signal: string) => {
