@@ -150,8 +150,8 @@ const COMMANDS: Command[] = [
     async run({ config, values }) {
       const email = values.email as string;
       const { readPassword } = await import('./password-input.js');
-      const password = await readPassword();
-      const { setPassword } = await accounts();
+      const { setPassword, checkPassword } = await accounts();
+      const password = await readPassword(checkPassword);
       const { accountId } = await withDatabase(config, (db) => setPassword(db, email, password));
       console.log(
         `Dashboard password set for ${email.trim().toLowerCase()} (${accountId}); its dashboard sessions were signed out.`,
