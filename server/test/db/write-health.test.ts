@@ -61,7 +61,7 @@ describe('readiness covers writes (a full disk)', () => {
       wrapDatabase: (inner) =>
         withWriteHealth(failingWrites(inner, disk, pgFull), {
           location: 'PostgreSQL db.internal:5432/waytrack',
-          recoverAfterMs: 400,
+          recoverAfterMs: 2000,
         }),
     });
     disk.full = true;
@@ -86,7 +86,7 @@ describe('readiness covers writes (a full disk)', () => {
     // …and a write that succeeds (one that needed no room) does not make it ready either.
     expect((await call(ctx.app, 'GET', '/v1/stores', { key: ctx.a.live })).status).toBe(200);
     expect((await call(ctx.app, 'GET', '/readyz')).status).toBe(503);
-    await new Promise((r) => setTimeout(r, 450));
+    await new Promise((r) => setTimeout(r, 2100));
     expect((await call(ctx.app, 'GET', '/readyz')).status).toBe(200);
   });
 });
