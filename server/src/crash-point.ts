@@ -18,11 +18,24 @@ import { writeSync } from 'node:fs';
  * It writes one line to stderr first (`crash point <point> reached`): the evidence that the kill
  * landed there. Counts are per thread (checkpoints run on their own worker thread).
  *
+ * WAYTRACK_TEST_MAX_PAGE_COUNT=<n> — see testMaxPageCount below.
+ *
  * WAYTRACK_TEST_CHECKPOINT_BYTES=<n> — SQLite log checkpoints start once the log reaches n bytes
  * (instead of 4 MiB), with no least interval between two and at most 20 ms of waiting for a
  * quiet moment before the last step, so that a short test under load sees many checkpoints and
  * log restarts.
  */
+/**
+ * WAYTRACK_TEST_MAX_PAGE_COUNT=<n> — every SQLite connection opens with `max_page_count = n` (SQLite
+ * raises it to the database's size then, so `1` means "as large as it is now"): a write that
+ * needs the file to grow fails with SQLITE_FULL, as on a full disk, without needing one
+ * (server/test/db/write-health.test.ts).
+ */
+export function testMaxPageCount(): number | undefined {
+  const pages = Number(process.env.WAYTRACK_TEST_MAX_PAGE_COUNT);
+  return pages > 0 ? pages : undefined;
+}
+
 const [armed, nth] = parseCrashAt(process.env.WAYTRACK_TEST_CRASH_AT);
 let reached = 0;
 

@@ -9,9 +9,36 @@ import path from 'node:path';
 export const PRIVATE_FILE = 0o600;
 export const PRIVATE_DIR = 0o700;
 
-/** Creates `dir` (and missing parents) 0700; an existing directory is left as it is. */
+/** A directory Waytrack needs cannot be made (the CLI prints the message and exits 1). */
+export class DataDirError extends Error {}
+
+/**
+ * Creates `dir` (and missing parents) 0700; an existing directory is left as it is. One parent
+ * at a time: Node's own `mkdirSync(…, { recursive: true })` loops for ever where a directory
+ * cannot be made in a parent that exists (`DATA_DIR=/proc/nope`); here that is a DataDirError.
+ */
 export function makePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR });
+  const made = (target: string): NodeJS.ErrnoException | undefined => {
+    try {
+      mkdirSync(target, { mode: PRIVATE_DIR });
+      return undefined;
+    } catch (error) {
+      const failure = error as NodeJS.ErrnoException;
+      if (failure.code === 'EEXIST' && statSync(target, { throwIfNoEntry: false })?.isDirectory()) return undefined;
+      return failure;
+    }
+  };
+  let failure = made(dir);
+  if (failure?.code === 'ENOENT' && path.dirname(dir) !== dir) {
+    makePrivateDir(path.dirname(dir));
+    failure = made(dir);
+  }
+  if (failure) {
+    const why = failure.code === 'EEXIST' ? 'it exists and is not a directory' : failure.message.replace(/, mkdir .*$/, '');
+    throw new DataDirError(
+      `cannot create the directory ${dir} (${why}); set DATA_DIR to a directory Waytrack can create and write`,
+    );
+  }
 }
 
 /** Creates `file` empty and 0600 unless it exists (so a library opening it later keeps that mode). */

@@ -150,8 +150,8 @@ const COMMANDS: Command[] = [
     async run({ config, values }) {
       const email = values.email as string;
       const { readPassword } = await import('./password-input.js');
-      const password = await readPassword();
-      const { setPassword } = await accounts();
+      const { setPassword, checkPassword } = await accounts();
+      const password = await readPassword(checkPassword);
       const { accountId } = await withDatabase(config, (db) => setPassword(db, email, password));
       console.log(
         `Dashboard password set for ${email.trim().toLowerCase()} (${accountId}); its dashboard sessions were signed out.`,
@@ -486,6 +486,9 @@ async function withDatabase<T>(config: Config, work: (db: Database) => Promise<T
 }
 
 async function serve(config: Config): Promise<void> {
+  // A reader of standard output that goes away (`serve | head -1`) must not stop the server.
+  const { guardStandardStreams } = await import('./stdio.js');
+  guardStandardStreams();
   const { startServer } = await import('./server.js');
   const server = await startServer(config);
   const stop = (signal: string) => {

@@ -8,6 +8,7 @@ import { queueSize } from './db/repositories/rollup-queue.js';
 import { errorBody } from './http/envelope.js';
 import { ApiError } from './http/errors.js';
 import { newId } from './ids.js';
+import { LogOutput } from './stdio.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -72,14 +73,16 @@ export const LOG_REDACT = ['req.headers.authorization', 'req.headers.cookie', 'r
 /**
  * The server's logger: one JSON object per line (for journald, Docker and log shippers), or,
  * when standard output is a terminal, the same lines made readable by pino-pretty (one line
- * each, local time, colours). Loaded only for a terminal.
+ * each, local time, colours). Loaded only for a terminal. The JSON lines go through a
+ * `LogOutput` (stdio.ts): a slow or vanished reader of standard output never blocks or stops
+ * the server.
  */
 export async function serverLogger(
   config: Pick<Config, 'logLevel'>,
   stdout: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout,
 ): Promise<NonNullable<FastifyServerOptions['logger']>> {
   const options = { level: config.logLevel, redact: LOG_REDACT };
-  if (!stdout.isTTY) return options;
+  if (!stdout.isTTY) return { ...options, stream: new LogOutput(1) };
   const { default: pretty } = await import('pino-pretty');
   const stream = pretty({
     destination: stdout, // a terminal: written synchronously

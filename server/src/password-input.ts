@@ -60,13 +60,23 @@ async function firstLine(input: NodeJS.ReadableStream): Promise<string> {
   return line;
 }
 
+/**
+ * `check` refuses a password that would be refused anyway (too short): at a terminal it runs
+ * after the first entry, so nobody types a refused password twice.
+ */
 export async function readPassword(
+  check: (password: string) => void = () => {},
   input: TerminalInput = process.stdin,
   output: NodeJS.WritableStream = process.stderr,
 ): Promise<string> {
-  if (!input.isTTY) return firstLine(input);
+  if (!input.isTTY) {
+    const line = await firstLine(input);
+    check(line);
+    return line;
+  }
   const password = await typeSilently(input, output, 'New dashboard password: ');
   if (password === '') throw new PasswordInputError('no password typed');
+  check(password);
   // Nothing was shown while typing: a second entry catches a typo.
   const again = await typeSilently(input, output, 'Repeat the password: ');
   if (again !== password) throw new PasswordInputError('the two passwords differ; nothing was changed');

@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
 import { ConfigError } from './config.js';
+import { makePrivateDir } from './data-dir.js';
 import { writeFileDurably } from './durable-file.js';
 
 export interface TlsMaterial {
@@ -26,7 +27,7 @@ export async function loadTls(config: Config): Promise<TlsMaterial> {
   const present = (file: string) => (statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0;
   if (!present(certPath) || !present(keyPath)) {
     // DATA_DIR and DATA_DIR/tls are 0700, the files 0600 (data-dir.ts).
-    mkdirSync(path.dirname(certPath), { recursive: true, mode: 0o700 });
+    makePrivateDir(path.dirname(certPath));
     const notAfter = new Date();
     notAfter.setFullYear(notAfter.getFullYear() + 2);
     // Loaded only when a certificate must be made: it is slow to import and rarely needed.

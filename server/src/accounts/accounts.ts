@@ -54,7 +54,8 @@ export interface KeySummary {
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 8;
 
-function checkPassword(password: string): void {
+/** Refuses a password too short to be set (AccountError). */
+export function checkPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) {
     throw new AccountError(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }

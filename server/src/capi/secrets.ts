@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { makePrivateDir } from '../data-dir.js';
 import { writeFileDurably } from '../durable-file.js';
 
 /**
@@ -55,7 +56,7 @@ export class SecretBox {
 export function loadSecretsKey(options: { secretsKey: Buffer | undefined; dataDir: string }): Buffer {
   if (options.secretsKey) return options.secretsKey;
   const file = path.join(options.dataDir, KEY_FILE);
-  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  makePrivateDir(options.dataDir);
   try {
     // Exclusive: never overwrite a key another process just wrote (that would orphan its
     // ciphertexts); durable: a power cut leaves no key or the whole key, never an empty file.

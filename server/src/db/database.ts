@@ -129,6 +129,33 @@ export function isUnavailableError(error: unknown): boolean {
   );
 }
 
+/**
+ * True for errors that mean "the disk the database writes to is full": SQLite's SQLITE_FULL (a
+ * full file system, or the file's size limit), ENOSPC from our own syncs, PostgreSQL's 53100
+ * disk_full. A full disk reads as unavailable too (503, safe to retry) — but says what it is.
+ */
+export function isDiskFullError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_FULL') || code === 'ENOSPC' || code === '53100');
+}
+
+/**
+ * A write that failed because the database's disk is full, and where: the database file on
+ * SQLite, the server (and the file PostgreSQL names, if it does) on PostgreSQL. It keeps the
+ * engine's `code`, so it is still an unavailable error.
+ */
+export class DiskFullError extends Error {
+  readonly code: string;
+  constructor(
+    /** Where the disk is full: `/var/lib/waytrack/waytrack.db`, `PostgreSQL db.internal:5432/waytrack (base/16384/2619)`. */
+    readonly location: string,
+    cause: unknown,
+  ) {
+    super(`disk full: ${location}`, { cause });
+    this.code = String((cause as { code?: unknown }).code);
+  }
+}
+
 /** A backup or restore that was refused or cannot be done here; the message says what to do. */
 export class BackupError extends Error {}
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Database } from './database.js';
 import { openPostgres } from './postgres/database.js';
 import { openSqlite } from './sqlite/database.js';
@@ -18,5 +19,19 @@ export function openDatabase(settings: DatabaseSettings): Database {
   const database = settings.databaseUrl
     ? openPostgres(settings.databaseUrl, { onError: settings.onError, preparedStatements: settings.preparedStatements })
     : openSqlite(settings.dataDir, { onError: settings.onError });
-  return withWriteHealth(database);
+  // Where a full disk is: the database file, or the PostgreSQL server (never its credentials).
+  const location = settings.databaseUrl
+    ? `PostgreSQL ${postgresLocation(settings.databaseUrl)}`
+    : path.join(settings.dataDir, 'waytrack.db');
+  return withWriteHealth(database, { location });
+}
+
+/** `host:port/database` of a PostgreSQL URL. */
+function postgresLocation(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    return `${url.host || 'localhost'}${url.pathname || '/'}`;
+  } catch {
+    return 'server';
+  }
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isUnavailableError } from '../db/database.js';
+import { DiskFullError, isUnavailableError } from '../db/database.js';
 import { errorBody } from './envelope.js';
 import { ApiError } from './errors.js';
 import { fromSchemaErrors } from './validation.js';
@@ -53,10 +53,23 @@ export function toApiError(error: unknown): ApiError {
   if (fastifyError.validation) return fromSchemaErrors(fastifyError.validation as never, fastifyError.validationContext);
   const framework = fromFramework(fastifyError);
   if (framework) return framework;
-  if (isUnavailableError(error)) {
-    return new ApiError('service_unavailable', 'The database is unreachable; the request was not processed. Retry shortly.');
-  }
+  if (isUnavailableError(error)) return unavailable(error, 'the request was not processed. Retry shortly.');
   return new ApiError('internal_error', 'Something went wrong on our side. Quote the request id when reporting it.');
+}
+
+/**
+ * The database failing (503 service_unavailable), in words that say what is wrong: a full disk
+ * and where (`details.reason` disk_full, `details.path`), or the database unreachable. `then`
+ * ends the message.
+ */
+export function unavailable(error: unknown, then: string): ApiError {
+  if (error instanceof DiskFullError) {
+    return new ApiError('service_unavailable', `The database cannot write: disk full at ${error.location}; ${then}`, {
+      reason: 'disk_full',
+      path: error.location,
+    });
+  }
+  return new ApiError('service_unavailable', `The database is unreachable; ${then}`);
 }
 
 /** The client went away while sending its body: nobody will read an answer, and it is not our failure. */

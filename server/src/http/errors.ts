@@ -45,7 +45,9 @@ export type ErrorReason =
   // Errors that teach (docs/api.md "Errors that teach and other decisions").
   | 'duplicate_entry'
   | 'legacy_alias'
-  | 'exists_in_other_mode';
+  | 'exists_in_other_mode'
+  // The database's disk is full (503 service_unavailable): details.path says where.
+  | 'disk_full';
 
 export interface ErrorDetails {
   field?: string;

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import { Type } from 'typebox';
 import type { Database } from '../db/database.js';
 import { ok } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
+import { unavailable } from '../http/error-handler.js';
 import { describeResponses, errorResponse, errorResponses } from '../http/openapi.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 
@@ -71,8 +71,8 @@ export const healthRoutes: FastifyPluginAsync<{ database: Database; registry: Re
     async (request) => {
       try {
         await database.ping();
-      } catch {
-        throw new ApiError('service_unavailable', 'The database is unreachable');
+      } catch (error) {
+        throw unavailable(error, 'this instance cannot serve requests until it is back');
       }
       // Redis down does not make the instance unready: it limits on its own meanwhile.
       const shared = limiter?.status?.();

@@ -192,6 +192,38 @@ describe('group commit on the write-ahead log', () => {
     expect(Number((count as { n: number }).n)).toBe(WRITES);
   });
 
+  it('truncates the log once a burst is over, and writes go on after it', async () => {
+    // One checkpoint a minute at most: the burst leaves the log at its peak (a restarted log keeps its size).
+    const db = await open({
+      wal: { checkpointBytes: 64 * 1024, checkpointIntervalMs: 60_000, idleTruncateMs: 300, idleTruncateBytes: 64 * 1024 },
+    });
+    const wal = path.join(dataDir, 'waytrack.db-wal');
+    const payload = 'y'.repeat(2000);
+    await db.write((trx) => trx.schema.createTable('blobs').addColumn('b', 'text').execute());
+    let largest = 0;
+    for (let batch = 0; batch < 20; batch++) {
+      await Promise.all(
+        Array.from({ length: 25 }, (_, i) =>
+          db.write((trx) =>
+            trx
+              .insertInto('blobs' as never)
+              .values({ b: `${batch}-${i}${payload}` } as never)
+              .execute(),
+          ),
+        ),
+      );
+      largest = Math.max(largest, statSync(wal).size);
+    }
+    expect(largest).toBeGreaterThan(500 * 1024);
+    // Quiet now: within the idle time (and the checkpoint's own), the file is cut to nothing.
+    await vi.waitFor(() => expect(statSync(wal).size).toBe(0), { timeout: 3000, interval: 50 });
+    // The log starts again from its beginning: writes work and are readable.
+    await insert(db, 42);
+    expect(await count(db)).toBe(1);
+    expect(statSync(wal).size).toBeGreaterThan(0);
+    expect(statSync(wal).size).toBeLessThan(64 * 1024);
+  });
+
   it('answers a duplicate conversion only after a sync of the log, on the writer thread, that began after the request', async () => {
     // The write finds the duplicate itself, on the writer thread; the original's commit may still
     // be waiting for its sync there (a concurrent identical request). The duplicate writes

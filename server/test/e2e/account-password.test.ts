@@ -125,6 +125,12 @@ describe('waytrack account password', () => {
     expect(ok.output).not.toContain('typed at a tty');
     expect(await verifyCredentials(database, EMAIL, 'typed at a tty')).toBeDefined();
 
+    // A password too short is refused after its first entry, not after typing it twice.
+    const short = await typed(['7 chars']);
+    expect(short.status, short.output).toBe(1);
+    expect(short.output).toContain('password must be at least 8 characters');
+    expect(short.output).not.toContain('Repeat the password');
+
     const differ = await typed(['one password', 'another password']);
     expect(differ.status).toBe(1);
     expect(differ.output).toContain('the two passwords differ; nothing was changed');

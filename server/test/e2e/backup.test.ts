@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -140,6 +140,8 @@ describe.runIf(ENGINE === 'sqlite')('waytrack backup / restore on the embedded d
     expect((await cliAsync(['account', 'create', '--email', 'first@example.com'], env)).status).toBe(0);
     const file = path.join(dataDir, 'first.db');
     expect((await cliAsync(['backup', file], env)).status).toBe(0);
+    // Like everything in DATA_DIR: readable by its owner only, whatever the umask (here 022).
+    expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
     expect((await cliAsync(['account', 'create', '--email', 'second@example.com'], env)).status).toBe(0);
     const emails = async () =>
       JSON.parse((await cliAsync(['account', 'list', '--json'], env)).stdout).map((a: { email: string }) => a.email);
@@ -192,7 +194,7 @@ describe.runIf(ENGINE === 'postgres')('waytrack backup / restore on PostgreSQL (
 
     const backup = await cliAsync(['backup', file], env);
     expect(backup.status).toBe(1);
-    expect(backup.stderr).toContain('pg_dump --format=custom');
+    expect(backup.stderr).toContain('(umask 077 && pg_dump --format=custom');
     expect(backup.stderr).toContain(`--file=${file} ${database}`);
     if (schema) expect(backup.stderr).toContain(`--schema=${schema}`);
     expect(backup.stderr + backup.stdout).not.toContain('n0t-to-be-printed');

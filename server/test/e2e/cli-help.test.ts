@@ -193,3 +193,15 @@ describe('waytrack --help, --version, usage errors and account list (end to end)
     expect(readme).toContain('waytrack --help');
   }, 120_000);
 });
+
+describe('a DATA_DIR that cannot be made', () => {
+  it('is one line on stderr and exit 1, for serve and for a command (Node’s recursive mkdir loops there)', async () => {
+    for (const args of [['serve'], ['account', 'list']]) {
+      const result = await cliAsync(args, { DATA_DIR: '/proc/nope', PORT: '0' });
+      expect(result.status, `${args.join(' ')}: ${result.stderr}`).toBe(1);
+      expect(result.stderr).toBe(
+        'waytrack: cannot create the directory /proc/nope (ENOENT: no such file or directory); set DATA_DIR to a directory Waytrack can create and write\n',
+      );
+    }
+  }, 60_000);
+});

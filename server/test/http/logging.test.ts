@@ -5,6 +5,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { LOG_REDACT, serverLogger } from '../../src/observability.js';
+import { LogOutput } from '../../src/stdio.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { call, clickBody, conversionBody, makeStore, tempDir } from '../helpers.js';
 
@@ -123,9 +124,11 @@ describe('logs', () => {
 
 describe('the log format', () => {
   it('is JSON when standard output is not a terminal, one readable line per entry when it is', async () => {
+    // JSON lines go to standard output through a LogOutput (stdio.ts: never blocks, never stops the server).
     expect(await serverLogger({ logLevel: 'info' }, Object.assign(new Writable(), { isTTY: false }))).toEqual({
       level: 'info',
       redact: LOG_REDACT,
+      stream: expect.any(LogOutput),
     });
 
     const written: string[] = [];

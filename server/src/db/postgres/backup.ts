@@ -21,7 +21,8 @@ export function postgresBackupAdvice(kind: 'backup' | 'restore', databaseUrl: st
           `Waytrack runs on PostgreSQL here (${where}): back it up with pg_dump, which takes a consistent`,
           'snapshot while the instances keep serving. Nothing was written. Run:',
           '',
-          `  pg_dump --format=custom ${[...connection, ...(schema ? [`--schema=${quote(schema)}`] : [])].join(' ')} --file=${quote(file)} ${quote(database)}`,
+          // umask 077: the dump holds every click and conversion; only its owner may read it (0600).
+          `  (umask 077 && pg_dump --format=custom ${[...connection, ...(schema ? [`--schema=${quote(schema)}`] : [])].join(' ')} --file=${quote(file)} ${quote(database)})`,
         ]
       : [
           `Waytrack runs on PostgreSQL here (${where}): restore with pg_restore. Nothing was changed.`,

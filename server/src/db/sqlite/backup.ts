@@ -5,7 +5,6 @@ import {
   createWriteStream,
   existsSync,
   fsyncSync,
-  mkdirSync,
   openSync,
   renameSync,
   statSync,
@@ -15,6 +14,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import SqliteDriver from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
+import { makePrivateDir, touchPrivateFile } from '../../data-dir.js';
 import { BackupError, type BackupResult, type RestoreResult } from '../database.js';
 import { checkSchema, SchemaError } from '../migrations/index.js';
 
@@ -85,6 +85,9 @@ export async function backupSqlite(dataDir: string, target: string): Promise<Bac
   if (!existsSync(path.dirname(file))) throw new BackupError(`the directory of ${file} does not exist`);
   if (file === source) throw new BackupError('the backup must not overwrite the database itself');
   const temp = tempBeside(file, 'partial');
+  // 0600 from the start, whatever the umask: the copy holds all DATA_DIR's database holds
+  // (SQLite writes into the file as it finds it, and gives its journal the file's mode).
+  touchPrivateFile(temp);
   const raw = new SqliteDriver(source, { fileMustExist: true });
   try {
     raw.pragma('busy_timeout = 5000');
@@ -151,7 +154,7 @@ export async function restoreSqlite(dataDir: string, backup: string): Promise<Re
   if (!existsSync(source) || !statSync(source).isFile()) throw new BackupError(`${source} does not exist`);
   const target = path.join(dataDir, DB_FILE);
   if (source === target) throw new BackupError('the backup is the database itself');
-  mkdirSync(dataDir, { recursive: true });
+  makePrivateDir(dataDir);
 
   // Checked through a private copy, so that a backup file in WAL mode (a copy made by hand) is
   // read with its log, and the backup itself is never written.
@@ -160,7 +163,8 @@ export async function restoreSqlite(dataDir: string, backup: string): Promise<Re
   try {
     await pipeline(createReadStream(source), createWriteStream(temp, { flags: 'wx', mode: 0o600 }));
     for (const suffix of ['-wal']) {
-      if (existsSync(source + suffix)) await pipeline(createReadStream(source + suffix), createWriteStream(temp + suffix));
+      if (existsSync(source + suffix))
+        await pipeline(createReadStream(source + suffix), createWriteStream(temp + suffix, { mode: 0o600 }));
     }
     const copy = new SqliteDriver(temp, { fileMustExist: true });
     try {

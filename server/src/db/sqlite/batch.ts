@@ -41,7 +41,9 @@ export function commitBatch(db: Kysely<DB>, works: Array<(writer: Writer) => Pro
         await run(TX.commit);
         return values.map((value) => ({ ok: true, value }));
       }
-      await run(TX.rollback);
+      // A failure that ended the transaction itself (SQLITE_FULL, SQLITE_IOERR: SQLite rolls it
+      // back) leaves nothing to roll back; the rerun below meets it again and says so.
+      await run(TX.rollback).catch(() => {});
       await run(TX.begin);
       const outcomes: Outcome[] = [];
       for (const work of works) {
@@ -51,8 +53,14 @@ export function commitBatch(db: Kysely<DB>, works: Array<(writer: Writer) => Pro
           await run(TX.release);
           outcomes.push({ ok: true, value });
         } catch (error) {
-          await run(TX.rollbackToSavepoint);
-          await run(TX.release);
+          try {
+            await run(TX.rollbackToSavepoint);
+            await run(TX.release);
+          } catch {
+            // The job's failure ended the transaction (a full disk): the batch fails with that
+            // error, not with "cannot rollback - no transaction is active".
+            throw error;
+          }
           outcomes.push({ ok: false, error });
         }
       }

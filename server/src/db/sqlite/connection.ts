@@ -1,5 +1,6 @@
 import type SqliteDriver from 'better-sqlite3';
 import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+import { testMaxPageCount } from '../../crash-point.js';
 import type { DB } from '../schema.js';
 
 const STATEMENT_CACHE_SIZE = 2000;
@@ -37,6 +38,8 @@ export function configure(raw: SqliteDriver.Database): void {
   raw.pragma('wal_autocheckpoint = 0');
   raw.pragma('foreign_keys = ON');
   raw.pragma('busy_timeout = 5000');
+  const maxPages = testMaxPageCount(); // test hook (crash-point.ts): a full disk without one
+  if (maxPages !== undefined) raw.pragma(`max_page_count = ${maxPages}`);
 }
 
 export function sqliteKysely(raw: SqliteDriver.Database): Kysely<DB> {

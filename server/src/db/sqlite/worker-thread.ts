@@ -8,6 +8,7 @@ import { CODE_EXTENSION, CODE_ROOT } from '../../paths.js';
 export type WorkerRequest =
   | { type: 'ping'; preload?: string[] }
   | { type: 'checkpoint' }
+  | { type: 'truncate' }
   | { type: 'job'; module: string; name: string; arg: unknown }
   | { type: 'write'; jobs: Array<{ module: string; name: string; arg: unknown }> };
 

@@ -71,6 +71,17 @@ async function handle(request: WorkerRequest): Promise<unknown> {
     crashPoint('checkpoint'); // test hook (crash-point.ts): copied, the log not restarted yet
     return null;
   }
+  if (request.type === 'truncate') {
+    // The writer is idle and commits are paused (wal.ts): copy what is left and cut the log to
+    // zero bytes. Readers still in the log are waited for 100 ms at most (then `busy`: later).
+    raw.pragma('busy_timeout = 100');
+    try {
+      const [result] = raw.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+      return { busy: result?.busy ?? 0 };
+    } finally {
+      raw.pragma('busy_timeout = 5000');
+    }
+  }
   if (request.type === 'write') {
     const works = await Promise.all(
       request.jobs.map(async ({ module, name, arg }) => {
