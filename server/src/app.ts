@@ -12,6 +12,7 @@ import { authenticate, KeyStore } from './http/auth.js';
 import { capConnectionsPerClient } from './http/connection-limits.js';
 import { answerError, registerErrorHandling, toApiError } from './http/error-handler.js';
 import { idempotency } from './http/idempotency.js';
+import { registerJsonBody } from './http/json-body.js';
 import { LazySchemas } from './http/lazy-schemas.js';
 import { DOCS_UI, DOCUMENT } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
@@ -131,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onListen', async () => schemas.warm());
   app.addHook('onClose', async () => schemas.stop());
   app.removeContentTypeParser('text/plain');
+  registerJsonBody(app);
   registerErrorHandling(app);
 
   app.addHook('onSend', async (request, reply, payload) => {

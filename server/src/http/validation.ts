@@ -167,6 +167,8 @@ export const MAX_DEPTH = 32;
  *   `details.field` naming it), in keys too;
  * - refuses a NUL character (U+0000) in a string or key: PostgreSQL text cannot hold it (the
  *   insert failed with a 500), and SQLite must answer the same (reason invalid_format);
+ * - refuses the keys that pollute prototypes where objects are merged (`__proto__`, and
+ *   `prototype` inside `constructor`) by name (reason reserved_key), not as "not valid JSON";
  * - drops object properties that are null or the empty string (unless `keepNulls`, for PATCH,
  *   where null clears a field), so a required field sent as null or "" is reported missing and
  *   an optional one is simply absent.
@@ -199,6 +201,9 @@ export function prepareInput(value: unknown, options: { keepNulls?: boolean; que
       if (LONE_SURROGATE.test(key)) throw unicodeError(at);
       if (key.includes('\u0000')) throw nulError(at);
       const v = record[key];
+      if (key === '__proto__' || (key === 'constructor' && v !== null && typeof v === 'object' && 'prototype' in v)) {
+        throw reservedKeyError(key === '__proto__' ? at : `${at}.prototype`);
+      }
       // Query integers are coerced with Number(), which also reads "0x10" and "1e1": only digits are a count.
       if (options.query && INTEGER_QUERY.has(key) && typeof v === 'string' && !/^\d+$/.test(v)) {
         throw new ApiError('invalid_request', `${key} must be a whole number written in digits`, {
@@ -224,6 +229,15 @@ function nulError(field: string): ApiError {
     ...(field && { field }),
     reason: 'invalid_format',
   });
+}
+
+function reservedKeyError(field: string): ApiError {
+  const key = field.slice(field.lastIndexOf('.') + 1);
+  return new ApiError(
+    'invalid_request',
+    `${field}: "${key}" cannot be a field name (it would reach object prototypes); no request uses it`,
+    { field, reason: 'reserved_key' },
+  );
 }
 
 function unicodeError(field: string): ApiError {
