@@ -411,6 +411,15 @@ export interface Operations {
           /** Click time */
           clickTime: string;
         };
+        /** Only when no click reference attributed the conversion and its clickId, fbclid or fbc names a click of the store in the other mode (a test key sending a live click’s fbclid): which reference, and that mode; nothing else of the click */
+        clickInOtherMode?: {
+          /** The reference that names the click */
+          field: 'clickId' | 'fbclid' | 'fbc';
+          reason: 'exists_in_other_mode';
+          /** The mode the click was recorded in */
+          mode: 'live' | 'test';
+          message: string;
+        };
       };
     };
   };
@@ -496,6 +505,15 @@ export interface Operations {
           score: number;
           /** Click time */
           clickTime: string;
+        };
+        /** Only when no click reference attributed the conversion and its clickId, fbclid or fbc names a click of the store in the other mode (a test key sending a live click’s fbclid): which reference, and that mode; nothing else of the click */
+        clickInOtherMode?: {
+          /** The reference that names the click */
+          field: 'clickId' | 'fbclid' | 'fbc';
+          reason: 'exists_in_other_mode';
+          /** The mode the click was recorded in */
+          mode: 'live' | 'test';
+          message: string;
         };
       };
     };
@@ -915,6 +933,15 @@ export interface Operations {
       duplicate: boolean;
       /** Only on a duplicate whose request differs from the original: the differing field names (eventValue, currency, …); the original is kept */
       differences?: string[];
+      /** Only when no click reference attributed the conversion and its clickId, fbclid or fbc names a click of the store in the other mode (a test key sending a live click’s fbclid): which reference, and that mode; nothing else of the click */
+      clickInOtherMode?: {
+        /** The reference that names the click */
+        field: 'clickId' | 'fbclid' | 'fbc';
+        reason: 'exists_in_other_mode';
+        /** The mode the click was recorded in */
+        mode: 'live' | 'test';
+        message: string;
+      };
     };
   };
 }
