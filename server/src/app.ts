@@ -143,7 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.trustProxy) app.addHook('onRequest', requireForwardedHttps);
   app.addHook('onRequest', refuseEncodedBodies);
   app.addHook('preValidation', async (request) => {
-    prepareInput(request.body, { keepNulls: request.routeOptions.config.keepNulls });
+    prepareInput(request.body, { keepNulls: request.routeOptions.config.keepNulls, schema: request.routeOptions.schema?.body });
     prepareInput(request.query, { query: true });
     // Path ids reach the database too (a NUL in one was a 500 on PostgreSQL).
     prepareInput(request.params, { keepNulls: true });
