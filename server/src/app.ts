@@ -13,6 +13,7 @@ import { authenticate, KeyStore } from './http/auth.js';
 import { capConnectionsPerClient } from './http/connection-limits.js';
 import { answerError, registerErrorHandling, toApiError } from './http/error-handler.js';
 import { idempotency } from './http/idempotency.js';
+import { registerJsonBody } from './http/json-body.js';
 import { LazySchemas } from './http/lazy-schemas.js';
 import { DOCS_UI, DOCUMENT } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
@@ -140,6 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onListen', async () => schemas.warm());
   app.addHook('onClose', async () => schemas.stop());
   app.removeContentTypeParser('text/plain');
+  registerJsonBody(app);
   registerErrorHandling(app);
 
   app.addHook('onSend', async (request, reply, payload) => {
@@ -150,7 +152,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.trustProxy) app.addHook('onRequest', requireForwardedHttps);
   app.addHook('onRequest', refuseEncodedBodies);
   app.addHook('preValidation', async (request) => {
-    prepareInput(request.body, { keepNulls: request.routeOptions.config.keepNulls });
+    prepareInput(request.body, { keepNulls: request.routeOptions.config.keepNulls, schema: request.routeOptions.schema?.body });
     prepareInput(request.query, { query: true });
     // Path ids reach the database too (a NUL in one was a 500 on PostgreSQL).
     prepareInput(request.params, { keepNulls: true });

@@ -10,6 +10,7 @@ import { modeFlag, type Tenant } from '../tenancy.js';
 import { conversionNotFound } from '../tracking/not-found.js';
 import { attributeConversion, type ConversionClues, explainUnattributed } from './evidence.js';
 import type { Attribution, AttributionPolicy, Miss, Signal, Touchpoint } from './model.js';
+import { clickInOtherMode } from './other-mode.js';
 
 export const NOT_ATTRIBUTED: Attribution = { winner: null, touchpoints: [] };
 
@@ -90,11 +91,15 @@ async function whyUnattributed(database: Database, row: ConversionsTable) {
   const policy = policyOf(store);
   const miss = await explainUnattributed(database.read, cluesOf(row), policy);
   const best = miss.best;
+  // A reference to a click of the other mode is the likeliest cause: say so (never the click's data).
+  const otherMode = best?.signal === 'explicit' ? undefined : await clickInOtherMode(database.read, cluesOf(row));
+  const message = missMessage(miss, row, policy);
   return {
     reason: miss.reason,
-    message: missMessage(miss, row, policy),
+    message: otherMode ? `${message}. ${otherMode.message}` : message,
     minConfidence: policy.minConfidence,
     ...(best && { bestCandidate: presentCandidate(best) }),
+    ...(otherMode && { clickInOtherMode: otherMode }),
   };
 }
 

@@ -85,6 +85,10 @@ function clientAborted(request: FastifyRequest): boolean {
 export function answerError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   // Also for errors found before routing (frameworkErrors), where no onSend hook runs.
   reply.header('Request-Id', request.id);
+  // No route has this method and path: Fastify still asks a QUERY request for a body first.
+  if (request.is404 && (error as FastifyError).code === 'FST_ERR_ROUTE_MISSING_CONTENT_TYPE') {
+    return answerNoRoute(request, reply);
+  }
   if (clientAborted(request)) {
     request.log.debug({ code: (error as { code?: unknown }).code }, 'client aborted the request');
     return reply
@@ -97,6 +101,11 @@ export function answerError(error: unknown, request: FastifyRequest, reply: Fast
       );
   }
   const apiError = toApiError(error);
+  // Fastify closes the connection after any body it could not parse, in case more of it is
+  // coming; a body read whole leaves nothing unread, so the connection stays open (a client
+  // that sent bad JSON need not pay for a new TLS handshake).
+  if (KEEPS_CONNECTION.has(apiError.details?.reason as string) && request.raw.complete !== false)
+    reply.removeHeader('connection');
   if (apiError.code === 'service_unavailable') {
     const cause = error as { code?: unknown; message?: unknown };
     request.log.warn({ cause: { code: cause.code, message: cause.message } }, 'database unavailable');
@@ -107,11 +116,77 @@ export function answerError(error: unknown, request: FastifyRequest, reply: Fast
   return reply.code(apiError.status).send(errorBody(request, apiError));
 }
 
+/** Body errors after which the connection can be kept: the body was well framed, only its text was wrong. */
+const KEEPS_CONNECTION = new Set(['malformed_json', 'invalid_unicode']);
+
+/**
+ * The methods each route path answers, to tell "no such path" (404) from "not this method"
+ * (405 with `Allow`). Filled by an onRoute hook, so it sees every route registered after it.
+ */
+interface KnownRoute {
+  pattern: RegExp;
+  methods: Set<string>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route path with its methods (http/error-handler.ts: 404 or 405). */
+    knownRoutes: KnownRoute[];
+  }
+}
+
+function patternOf(url: string): RegExp {
+  const source = url
+    .replace(/\/+$/, '')
+    .split('/')
+    .map((segment) =>
+      segment === '*' ? '.*' : segment.startsWith(':') ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('/');
+  return new RegExp(`^${source}/?$`);
+}
+
+function allowedMethods(request: FastifyRequest): string[] {
+  const path = request.url.split('?')[0] ?? '/';
+  const allowed = new Set<string>();
+  for (const route of request.server.knownRoutes ?? []) {
+    if (route.pattern.test(path)) for (const method of route.methods) allowed.add(method);
+  }
+  return [...allowed].sort();
+}
+
+/**
+ * A request no route takes: 405 with `Allow` when the path exists under other methods, else 404.
+ * The contract's code list is closed, so a 405 carries `not_found` (no route has this method
+ * and path) with `details.reason: method_not_allowed` and the methods in `details.allow`
+ * (docs/api.md "Requests").
+ */
+function answerNoRoute(request: FastifyRequest, reply: FastifyReply) {
+  const path = request.url.split('?')[0];
+  const allow = allowedMethods(request);
+  if (allow.length === 0) {
+    return reply.code(404).send(errorBody(request, new ApiError('not_found', `No route ${request.method} ${path}`)));
+  }
+  const error = new ApiError('not_found', `${path} does not answer ${request.method}; it answers ${allow.join(', ')}`, {
+    field: 'method',
+    reason: 'method_not_allowed',
+    allow,
+  });
+  return reply.code(405).header('Allow', allow.join(', ')).send(errorBody(request, error));
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
+  const routes: KnownRoute[] = [];
+  app.decorate('knownRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase());
+    const pattern = patternOf(route.url);
+    const same = routes.find((r) => r.pattern.source === pattern.source);
+    if (same) for (const method of methods) same.methods.add(method);
+    else routes.push({ pattern, methods: new Set(methods) });
+  });
+
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => answerError(error, request, reply));
 
-  app.setNotFoundHandler((request, reply) => {
-    const error = new ApiError('not_found', `No route ${request.method} ${request.url.split('?')[0]}`);
-    return reply.code(404).send(errorBody(request, error));
-  });
+  app.setNotFoundHandler((request, reply) => answerNoRoute(request, reply));
 }

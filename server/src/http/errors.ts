@@ -38,6 +38,9 @@ export type ErrorReason =
   | 'malformed_request'
   | 'incomplete_body'
   | 'request_timeout'
+  // Requests (docs/api.md "Requests"): a method the path does not answer (405), a key JSON must not use.
+  | 'method_not_allowed'
+  | 'reserved_key'
   // Publishable keys (api.md §6): a page on another origin, a route other than the tag's, a field the key may not set.
   | 'origin_not_allowed'
   | 'publishable_key_not_allowed'

@@ -40,23 +40,36 @@ export const EXAMPLE = {
   cursor: 'WzE3OTUzNDA0NjczMTgsImNsa18wMW04MWEyejNwdGJ3ODczcHMzbmF2OHdoeSJd.6-CNSGnPpp-OUBWooH0n-Q',
 } as const;
 
-// --- Rules only the domain checks -------------------------------------------------------------
-
-/** The keyword under which a schema carries rules the document shows but the request validator leaves to the domain. */
-const DOMAIN_RULES = 'x-domain-rules';
+// --- Rules the request validator and the document share ---------------------------------------
 
 /**
- * Rules the domain code enforces (an absolute http(s) URL, an IP address, an ISO 4217 code, a
- * date that exists) that the request validator does not repeat: spread into a schema's options,
- * they appear in the document, so it allows nothing the server refuses, while requests keep
- * the errors (code, reason, message) the domain gives them. `transformDocument` lifts them.
+ * Rules the domain code also enforces (an absolute http(s) URL, an IP address, an ISO 4217
+ * code, a date that exists), stated as JSON Schema: the request validator compiles exactly the
+ * schema the document shows (formats asserted, http/validation.ts), so what the document
+ * refuses the server refuses, and the domain's checks behind it accept everything the
+ * document allows. `x-error-reason` and `x-error-message` keep the domain's words for them.
  */
 export function domainRules(rules: Record<string, unknown>): Record<string, unknown> {
-  return { [DOMAIN_RULES]: rules };
+  return rules;
+}
+
+/**
+ * What no JSON Schema can state, named in `x-rules` (docs/api.md "Reference documentation"
+ * lists them): `iso-4217` (a currency code that exists), `not-in-future` (at most 5 minutes
+ * ahead), `click-max-age` (at most 90 days back), `iana-time-zone`, `date-exists`
+ * (2026-02-30 does not), `unique-entries` (no two ad spend entries with one key).
+ */
+export function serverRules(...rules: string[]): Record<string, unknown> {
+  return { 'x-rules': rules };
 }
 
 /** An absolute http(s) URL, as tracking/input.ts checkHttpUrl accepts. */
-export const HTTP_URL = domainRules({ format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+([/?#]\\S*)?$' });
+export const HTTP_URL = domainRules({
+  format: 'uri',
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#]+([/?#]\\S*)?$',
+  'x-error-reason': 'invalid_url',
+  'x-error-message': 'must be an absolute http(s) URL',
+});
 
 /** An IPv4 or IPv6 address (node:net isIP). */
 export const IP_ADDRESS = domainRules({
@@ -64,31 +77,43 @@ export const IP_ADDRESS = domainRules({
     { type: 'string', format: 'ipv4' },
     { type: 'string', format: 'ipv6' },
   ],
+  'x-error-message': 'must be a valid IPv4 or IPv6 address',
 });
 
 /**
- * An ISO 4217 code (money.ts normalizeCurrency, which also takes lower case and surrounding
- * spaces and upper-cases them): the document shows the canonical form.
+ * A three-letter ISO 4217 code in any case (money.ts normalizeCurrency upper-cases it); that
+ * the code exists is `x-rules: iso-4217`.
  */
-export const CURRENCY_CODE = domainRules({ pattern: '^[A-Z]{3}$' });
+export const CURRENCY_CODE = {
+  ...domainRules({ pattern: '^[A-Za-z]{3}$', 'x-error-message': 'must be a three-letter ISO 4217 currency code like USD' }),
+  ...serverRules('iso-4217'),
+};
 
-/** A calendar date that exists (calendar/dates.ts isValidDate; 2026-02-30 is still refused). */
-export const CALENDAR_DATE = domainRules({ pattern: '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$', format: 'date' });
+/** A calendar date that exists (calendar/dates.ts isValidDate; 2026-02-30 is `x-rules: date-exists`). */
+export const CALENDAR_DATE = {
+  ...domainRules({ pattern: '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$', format: 'date' }),
+  ...serverRules('date-exists'),
+};
 
 /**
- * An ISO 8601 date-time with an offset (tracking/input.ts parseEventTime, which also takes a
- * lower-case t/z, no seconds, up to 9 decimals and +hhmm): the document shows RFC 3339.
+ * An ISO 8601 date-time with an offset, as tracking/input.ts parseEventTime reads it: T and Z
+ * in either case, seconds optional, up to 9 decimals, offset ±hh:mm or ±hhmm. No `format:
+ * date-time`: RFC 3339 requires the seconds. Not more than 5 minutes ahead is `x-rules`.
  */
-export const DATE_TIME = domainRules({
-  format: 'date-time',
-  pattern:
-    '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d{1,3})?(Z|[+-]([01]\\d|2[0-3]):[0-5]\\d)$',
-});
+export const DATE_TIME = {
+  ...domainRules({
+    pattern:
+      '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])[Tt]([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?([Zz]|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$',
+    'x-error-message': 'must be an ISO 8601 date-time with a time zone, like 2026-11-22T10:00:00Z',
+  }),
+  ...serverRules('date-exists', 'not-in-future'),
+};
 
-/** A hostname (stores.ts checkDomain, which also lower-cases it and drops a final dot). */
+/** A hostname (stores.ts checkDomain, which also lower-cases it). */
 export const HOSTNAME = domainRules({
   format: 'hostname',
   pattern: '^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$',
+  'x-error-message': 'must be a hostname like shop.example.com (no scheme or path)',
 });
 
 // --- Responses --------------------------------------------------------------------------------
@@ -459,6 +484,7 @@ const TAGS = [
 
 interface DocumentedConfig {
   scope?: string;
+  keepNulls?: boolean;
   publishable?: boolean;
 }
 
@@ -471,7 +497,8 @@ function documentRoute({ schema, url, route }: { schema: FastifySchema; url: str
   schema: FastifySchema;
   url: string;
 } {
-  const { scope } = (route.config ?? {}) as DocumentedConfig;
+  const { scope, keepNulls } = (route.config ?? {}) as DocumentedConfig;
+  if (schema?.body && !keepNulls) schema = { ...schema, body: absentable(JSON.parse(JSON.stringify(schema.body))) };
   const documented = schema as FastifySchema & { hide?: boolean; description?: string; response?: Named<unknown> };
   if (!schema || documented.hide || !scope) return { schema, url };
   const line = `**Scope:** \`${scope}\` (or \`*\`).`;
@@ -509,31 +536,43 @@ const IDEMPOTENCY_KEY = {
   example: '5d0f8a4e-9c1b-4f0a-8e58-2b7c3d1e6f90',
 };
 
-/** Lifts `x-domain-rules` into the schemas that carry them, anywhere in the document. */
-function liftDomainRules(node: unknown): void {
-  if (Array.isArray(node)) {
-    for (const item of node) liftDomainRules(item);
-    return;
+/**
+ * A request body as the server reads it (http/validation.ts prepareInput): an optional property
+ * sent as `null` or `""` is absent, so the document allows exactly that — each optional property
+ * is `anyOf: [its schema, {type: null}, {const: ""}]`, at every depth. Not for routes that keep
+ * nulls (`config.keepNulls`: PATCH, where null clears a field and its schema says so).
+ */
+function absentable(schema: Json): Json {
+  if (Array.isArray(schema.anyOf) && schema.type === undefined) {
+    return { ...schema, anyOf: schema.anyOf.map((s: Json) => absentable(s)) };
   }
-  if (node === null || typeof node !== 'object') return;
-  const record = node as Json;
-  const rules = record[DOMAIN_RULES] as Json | undefined;
-  if (rules) {
-    delete record[DOMAIN_RULES];
-    Object.assign(record, rules);
-  }
-  for (const value of Object.values(record)) liftDomainRules(value);
+  if (schema.type === 'array' && schema.items) return { ...schema, items: absentable(schema.items as Json) };
+  if (schema.type !== 'object' || !schema.properties) return schema;
+  const required = new Set((schema.required as string[] | undefined) ?? []);
+  const properties = Object.fromEntries(
+    Object.entries(schema.properties as Record<string, Json>).map(([name, property]) => {
+      const inner = absentable(property);
+      if (required.has(name)) return [name, inner];
+      const { description, ...rest } = inner;
+      return [
+        name,
+        {
+          ...(description !== undefined && { description: `${description} (null or "" is the same as leaving it out)` }),
+          anyOf: [rest, { type: 'null' }, { const: '' }],
+        },
+      ];
+    }),
+  );
+  return { ...schema, properties };
 }
 
 /**
- * The whole document (@fastify/swagger `transformObject`), once per app: the domain's rules
- * lifted into the schemas, and the Idempotency-Key header (http/idempotency.ts: every
- * authenticated POST and PATCH) on the operations that take it.
+ * The whole document (@fastify/swagger `transformObject`), once per app: the Idempotency-Key
+ * header (http/idempotency.ts: every authenticated POST and PATCH) on the operations that take it.
  */
 function transformDocument(input: { openapiObject: unknown } | { swaggerObject: unknown }): Json {
   const source = 'openapiObject' in input ? input.openapiObject : input.swaggerObject;
   const document = JSON.parse(JSON.stringify(source)) as Json & { paths: Record<string, Record<string, Json>> };
-  liftDomainRules(document);
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     if (!path.startsWith('/v1/')) continue;
     for (const [method, operation] of Object.entries(operations)) {

@@ -1,11 +1,16 @@
 import { Ajv, type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ApiError, type ErrorCode, type ErrorReason } from './errors.js';
 
 /**
  * Two Ajv instances: bodies are JSON and never coerced ("10" is not a number); query strings
  * and path parameters are text by nature and are parsed into their declared types.
- * `x-error-code` on a schema names the error code its violations get (e.g. invalid_fbclid).
+ * `x-error-code` on a schema names the error code its violations get (e.g. invalid_fbclid);
+ * `x-error-reason` and `x-error-message` the reason and the words (after the field's name).
+ * Formats are asserted (`uri`, `ipv4`, `ipv6`, `hostname`, `date`): the validator compiles the
+ * schema the OpenAPI document shows, so the two refuse the same requests. `x-rules` names what
+ * the domain checks beyond JSON Schema (http/openapi.ts serverRules); it validates nothing.
  */
 function makeAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({
@@ -17,6 +22,10 @@ function makeAjv(coerceTypes: boolean): Ajv {
     strict: false,
   });
   ajv.addKeyword({ keyword: 'x-error-code', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-error-reason', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-error-message', schemaType: 'string' });
+  ajv.addKeyword({ keyword: 'x-rules', schemaType: 'array' });
+  addFormats.default(ajv, ['uri', 'ipv4', 'ipv6', 'hostname', 'date', 'date-time', 'email']);
   return ajv;
 }
 
@@ -151,8 +160,22 @@ export function fromSchemaErrors(errors: ErrorObject[], part: string | undefined
   if (error.keyword === 'minLength' && error.data === '') {
     return new ApiError('missing_required_field', `${field} must not be empty`, { field, reason: 'required_field_missing' });
   }
-  const code = ((error.parentSchema as Record<string, unknown> | undefined)?.['x-error-code'] as ErrorCode) ?? 'invalid_request';
-  return new ApiError(code, describe(error, field), { field, reason: REASONS[error.keyword] ?? 'invalid_format' });
+  const parent = (error.parentSchema ?? {}) as Record<string, unknown>;
+  // A format inside an anyOf (ipv4 or ipv6) is reported on the alternative: the words are on the property.
+  const owner =
+    (error.keyword === 'format' || error.keyword === 'anyOf') && !parent['x-error-message'] ? ownerOf(errors) : parent;
+  const code = (parent['x-error-code'] as ErrorCode) ?? 'invalid_request';
+  const words = owner?.['x-error-message'] as string | undefined;
+  const formatLike = ['pattern', 'format', 'anyOf'].includes(error.keyword);
+  const reason = (formatLike && (owner?.['x-error-reason'] as ErrorReason)) || REASONS[error.keyword] || 'invalid_format';
+  const message = formatLike && words ? `${field} ${words}` : describe(error, field);
+  return new ApiError(code, message, { field, reason });
+}
+
+/** The schema of the property an anyOf error is about (Ajv reports the anyOf last, on the property). */
+function ownerOf(errors: ErrorObject[]): Record<string, unknown> | undefined {
+  const anyOf = errors.find((e) => e.keyword === 'anyOf');
+  return anyOf?.parentSchema as Record<string, unknown> | undefined;
 }
 
 /** Nesting no request needs (the deepest body, a conversion's products, is 3 levels deep). */
@@ -167,14 +190,20 @@ export const MAX_DEPTH = 32;
  *   `details.field` naming it), in keys too;
  * - refuses a NUL character (U+0000) in a string or key: PostgreSQL text cannot hold it (the
  *   insert failed with a 500), and SQLite must answer the same (reason invalid_format);
+ * - refuses the keys that pollute prototypes where objects are merged (`__proto__`, and
+ *   `prototype` inside `constructor`) by name (reason reserved_key), not as "not valid JSON";
  * - drops object properties that are null or the empty string (unless `keepNulls`, for PATCH,
  *   where null clears a field), so a required field sent as null or "" is reported missing and
- *   an optional one is simply absent.
+ *   an optional one is simply absent — but not a property `schema` does not know where it
+ *   refuses unknown ones (`additionalProperties: false`): a typo sent as null is still refused.
  */
-export function prepareInput(value: unknown, options: { keepNulls?: boolean; query?: boolean } = {}): unknown {
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+export function prepareInput(value: unknown, options: { keepNulls?: boolean; query?: boolean; schema?: unknown } = {}): unknown {
+  type Node = { properties?: Record<string, Node>; additionalProperties?: unknown; items?: Node } | undefined;
+  const stack: Array<{ value: unknown; path: string; depth: number; schema: Node }> = [
+    { value, path: '', depth: 0, schema: options.schema as Node },
+  ];
   for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
-    const { value: current, path, depth } = entry;
+    const { value: current, path, depth, schema } = entry;
     if (typeof current === 'string') {
       if (LONE_SURROGATE.test(current)) throw unicodeError(path);
       if (current.includes('\u0000')) throw nulError(path);
@@ -189,7 +218,7 @@ export function prepareInput(value: unknown, options: { keepNulls?: boolean; que
     }
     if (Array.isArray(current)) {
       current.forEach((item, i) => {
-        stack.push({ value: item, path: `${path}[${i}]`, depth: depth + 1 });
+        stack.push({ value: item, path: `${path}[${i}]`, depth: depth + 1, schema: schema?.items });
       });
       continue;
     }
@@ -199,6 +228,9 @@ export function prepareInput(value: unknown, options: { keepNulls?: boolean; que
       if (LONE_SURROGATE.test(key)) throw unicodeError(at);
       if (key.includes('\u0000')) throw nulError(at);
       const v = record[key];
+      if (key === '__proto__' || (key === 'constructor' && v !== null && typeof v === 'object' && 'prototype' in v)) {
+        throw reservedKeyError(key === '__proto__' ? at : `${at}.prototype`);
+      }
       // Query integers are coerced with Number(), which also reads "0x10" and "1e1": only digits are a count.
       if (options.query && INTEGER_QUERY.has(key) && typeof v === 'string' && !/^\d+$/.test(v)) {
         throw new ApiError('invalid_request', `${key} must be a whole number written in digits`, {
@@ -206,8 +238,10 @@ export function prepareInput(value: unknown, options: { keepNulls?: boolean; que
           reason: 'invalid_type',
         });
       }
-      if (!options.keepNulls && (v === null || v === '')) delete record[key];
-      else stack.push({ value: v, path: at, depth: depth + 1 });
+      const known = schema?.properties?.[key];
+      const unknownRefused = schema?.additionalProperties === false && known === undefined;
+      if (!options.keepNulls && (v === null || v === '') && !unknownRefused) delete record[key];
+      else stack.push({ value: v, path: at, depth: depth + 1, schema: known });
     }
   }
   return value;
@@ -224,6 +258,15 @@ function nulError(field: string): ApiError {
     ...(field && { field }),
     reason: 'invalid_format',
   });
+}
+
+function reservedKeyError(field: string): ApiError {
+  const key = field.slice(field.lastIndexOf('.') + 1);
+  return new ApiError(
+    'invalid_request',
+    `${field}: "${key}" cannot be a field name (it would reach object prototypes); no request uses it`,
+    { field, reason: 'reserved_key' },
+  );
 }
 
 function unicodeError(field: string): ApiError {

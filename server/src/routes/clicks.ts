@@ -65,6 +65,7 @@ const ClickBody = Type.Object(
     timestamp: ClientTime(
       'When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid).',
       EXAMPLE.clickTime,
+      'click-max-age',
     ),
     fingerprint: Type.Optional(
       Type.String({

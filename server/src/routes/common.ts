@@ -30,8 +30,16 @@ export const Timestamp = (description: string) => Type.String({ description, exa
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** An ISO 8601 date-time given by a client (checked precisely in the domain: tracking/input.ts parseEventTime). */
-export const ClientTime = (description: string, example: string) =>
-  Type.Optional(Type.String({ maxLength: 64, ...DATE_TIME, description, examples: [example] }));
+export const ClientTime = (description: string, example: string, ...rules: string[]) =>
+  Type.Optional(
+    Type.String({
+      maxLength: 64,
+      ...DATE_TIME,
+      ...(rules.length > 0 && { 'x-rules': [...(DATE_TIME['x-rules'] as string[]), ...rules] }),
+      description,
+      examples: [example],
+    }),
+  );
 
 export const DateQuery = (description: string) =>
   // A real month and day (the domain checks the rest, e.g. 2026-02-30).

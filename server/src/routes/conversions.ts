@@ -215,6 +215,25 @@ const AttributedTo = Type.Object(
   { description: 'Only when attributed: the click that caused the conversion' },
 );
 
+const ClickInOtherMode = Type.Object(
+  {
+    field: Type.Union([Type.Literal('clickId'), Type.Literal('fbclid'), Type.Literal('fbc')], {
+      description: 'The reference that names the click',
+    }),
+    reason: Type.Literal('exists_in_other_mode'),
+    mode: Type.Union([Type.Literal('live'), Type.Literal('test')], { description: 'The mode the click was recorded in' }),
+    message: Type.String({
+      examples: [
+        'The fbclid names no click in test mode: a click with that fbclid exists in live mode (test and live data never mix; record the conversion in live mode, e.g. with a wt_live_ key)',
+      ],
+    }),
+  },
+  {
+    description:
+      'Only when no click reference attributed the conversion and its clickId, fbclid or fbc names a click of the store in the other mode (a test key sending a live click’s fbclid): which reference, and that mode; nothing else of the click',
+  },
+);
+
 const ConversionResult = Type.Object({
   conversionId: Type.String({
     description: 'The conversion’s id; the original one for a duplicate',
@@ -235,6 +254,7 @@ const ConversionResult = Type.Object({
       examples: [['eventValue', 'currency']],
     }),
   ),
+  clickInOtherMode: Type.Optional(ClickInOtherMode),
 });
 
 const Conversion = Type.Object({
@@ -302,6 +322,7 @@ const ExplainedConversion = Type.Object({
           { description: 'Only when not attributed: the strongest candidate click, whatever its score' },
         ),
       ),
+      clickInOtherMode: Type.Optional(ClickInOtherMode),
     },
     { description: 'Why the conversion was (or was not) attributed: the winning signal and score, and every touchpoint' },
   ),

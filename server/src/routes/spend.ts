@@ -10,6 +10,7 @@ import {
   EXAMPLE,
   PAGE_ERRORS,
   STORE_NOT_FOUND,
+  serverRules,
 } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { listStoreSpend, presentSpend, recordSpend } from '../spend/spend.js';
@@ -18,7 +19,6 @@ import { bearer, DateQuery, Nullable, Query, type RouteDeps, Timestamp } from '.
 const SpendEntryBody = Type.Object(
   {
     date: Type.String({
-      pattern: '^\\d{4}-\\d{2}-\\d{2}$',
       ...CALENDAR_DATE,
       description: 'Calendar day the spend belongs to (YYYY-MM-DD, a day that exists), in the store’s time zone',
       examples: ['2026-11-21'],
@@ -102,7 +102,14 @@ export const spendRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         security: bearer,
         params: StoreParams,
         body: Type.Object(
-          { entries: Type.Array(SpendEntryBody, { minItems: 1, maxItems: 1000, description: '1–1000 days of spend' }) },
+          {
+            entries: Type.Array(SpendEntryBody, {
+              minItems: 1,
+              maxItems: 1000,
+              ...serverRules('unique-entries'),
+              description: '1–1000 days of spend; no two with the same date, platform and campaignId',
+            }),
+          },
           {
             additionalProperties: false,
             'x-examples': {

@@ -10,6 +10,7 @@ import {
   ID_TOO_LONG,
   PAGE_ERRORS,
   STORE_NOT_FOUND,
+  serverRules,
 } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { createStore, getStore, listStores, PLATFORMS, presentStore, updateStore } from '../stores/stores.js';
@@ -57,7 +58,9 @@ const fields = {
     examples: ['EUR'],
   }),
   timezone: Type.String({
+    minLength: 1,
     maxLength: 64,
+    ...serverRules('iana-time-zone'),
     description:
       'IANA time zone name (Europe/Berlin) whose calendar days the metrics use; default UTC. A legacy alias (US/Eastern) is refused with the name to use.',
     examples: ['Europe/Berlin'],

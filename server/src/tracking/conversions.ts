@@ -8,6 +8,7 @@ import {
   touchpointRows,
 } from '../attribution/conversion.js';
 import { attributeConversion } from '../attribution/evidence.js';
+import { type ClickInOtherMode, clickInOtherMode } from '../attribution/other-mode.js';
 import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
 import { type Forwarder, planDelivery, presentForwarding, skippedColumns } from '../capi/forwarding.js';
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
@@ -71,6 +72,8 @@ export interface ConversionResult {
   duplicate: boolean;
   /** On a duplicate only: the fields of this request that differ from the original's (which is kept). */
   differences?: string[];
+  /** When no reference attributed it: a click reference that names a click of the other mode. */
+  clickInOtherMode?: ClickInOtherMode;
 }
 
 function resultOf(row: ConversionsTable, duplicate: boolean): ConversionResult {
@@ -220,11 +223,18 @@ export async function trackConversion(
   const stored = await database.runWrite(RECORD_CONVERSION, { conversion: row, touchpoints, delivery });
   // The order was recorded before (a resend, or a concurrent identical request that committed
   // first): this one is its duplicate, answered after the original's commit is durable.
-  if (stored.duplicate) return duplicateResult(stored.row, input, given);
-  const result = resultOf(stored.row, false);
+  if (stored.duplicate) return withModeHint(database, stored.row, duplicateResult(stored.row, input, given));
+  const result = await withModeHint(database, stored.row, resultOf(stored.row, false));
   // capiSent is true only if Meta acknowledged the event before this response (CAPI_SYNC_WAIT_MS).
   if (delivery && forwarding) result.capiSent = await forwarding.handoff(delivery);
   return result;
+}
+
+/** A conversion no reference attributed, whose reference names a click of the other mode, says so. */
+async function withModeHint(database: Database, row: ConversionsTable, result: ConversionResult): Promise<ConversionResult> {
+  if (row.attribution_signal === 'explicit' || !(row.ref_click_id || row.ref_fbclid || row.ref_fbc)) return result;
+  const hint = await clickInOtherMode(database.read, cluesOf(row));
+  return hint ? { ...result, clickInOtherMode: hint } : result;
 }
 
 export async function getConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {

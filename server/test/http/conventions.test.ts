@@ -120,11 +120,19 @@ describe('conventions', () => {
       ['a /v2 prefix on a POST route', 'POST', '/v2/track/click'],
       ['a /v0 prefix', 'GET', '/v0/stores'],
       ['no version prefix', 'GET', '/stores'],
-      ['an unsupported method', 'DELETE', '/v1/stores/st_x'],
-      ['PUT instead of PATCH', 'PUT', '/v1/stores/st_x'],
     ] as const)('%s → 404 not_found, with or without a key', async (_name, method, url) => {
       expectError(await call(ctx.app, method, url), 404, 'not_found');
       expectError(await call(ctx.app, method, url, { key: ctx.a.live, body: {} }), 404, 'not_found');
+    });
+
+    it.each([
+      ['an unsupported method', 'DELETE', '/v1/stores/st_x'],
+      ['PUT instead of PATCH', 'PUT', '/v1/stores/st_x'],
+    ] as const)('%s on a known path → 405 with Allow (code not_found), with or without a key', async (_name, method, url) => {
+      for (const res of [await call(ctx.app, method, url), await call(ctx.app, method, url, { key: ctx.a.live, body: {} })]) {
+        expectError(res, 405, 'not_found');
+        expect(res.headers.allow).toBe('GET, HEAD, PATCH');
+      }
     });
   });
 
@@ -195,7 +203,6 @@ describe('conventions', () => {
       ['trailing comma', '{"fbclid": "abc",}'],
       ['single quotes', "{'fbclid': 'abc'}"],
       ['not JSON at all', 'fbclid=abc'],
-      ['prototype poisoning', '{"fbclid": "abc", "__proto__": {"admin": true}}'],
     ])('malformed JSON (%s) → 400 invalid_request', async (_name, rawBody) => {
       const error = expectError(
         await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, rawBody, headers: json }),
@@ -203,6 +210,12 @@ describe('conventions', () => {
         'invalid_request',
       );
       expect(error.details?.reason).toBe('malformed_json');
+    });
+
+    it('a __proto__ key → 400 invalid_request, reason reserved_key (valid JSON, refused by name)', async () => {
+      const rawBody = '{"fbclid": "abc", "__proto__": {"admin": true}}';
+      const res = await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, rawBody, headers: json });
+      expect(expectError(res, 400, 'invalid_request').details).toMatchObject({ field: '__proto__', reason: 'reserved_key' });
     });
 
     it.each([

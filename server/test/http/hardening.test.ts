@@ -37,10 +37,11 @@ describe('bad input gets the envelope, never a 500', () => {
     expect(res.json()).toMatchObject({ success: false, error: { code: 'not_found' } });
   });
 
-  it('a body-taking method without a body or content type is 400, not 500', async () => {
+  it('a body-taking method the path does not answer is 405 with Allow, not 500 (nor "needs a JSON body")', async () => {
     const res = await inject('QUERY', '/v1/stores');
-    expect(res.statusCode).toBe(400);
-    expect(res.json().error).toMatchObject({ code: 'invalid_request', details: { field: 'Content-Type' } });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD, POST');
+    expect(res.json().error).toMatchObject({ code: 'not_found', details: { reason: 'method_not_allowed' } });
   });
 
   it('JSON nested thousands deep is 400 too_deep (no stack overflow)', async () => {

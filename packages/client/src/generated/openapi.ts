@@ -411,6 +411,15 @@ export interface Operations {
           /** Click time */
           clickTime: string;
         };
+        /** Only when no click reference attributed the conversion and its clickId, fbclid or fbc names a click of the store in the other mode (a test key sending a live click’s fbclid): which reference, and that mode; nothing else of the click */
+        clickInOtherMode?: {
+          /** The reference that names the click */
+          field: 'clickId' | 'fbclid' | 'fbc';
+          reason: 'exists_in_other_mode';
+          /** The mode the click was recorded in */
+          mode: 'live' | 'test';
+          message: string;
+        };
       };
     };
   };
@@ -497,6 +506,15 @@ export interface Operations {
           /** Click time */
           clickTime: string;
         };
+        /** Only when no click reference attributed the conversion and its clickId, fbclid or fbc names a click of the store in the other mode (a test key sending a live click’s fbclid): which reference, and that mode; nothing else of the click */
+        clickInOtherMode?: {
+          /** The reference that names the click */
+          field: 'clickId' | 'fbclid' | 'fbc';
+          reason: 'exists_in_other_mode';
+          /** The mode the click was recorded in */
+          mode: 'live' | 'test';
+          message: string;
+        };
       };
     };
   };
@@ -576,20 +594,20 @@ export interface Operations {
       domain: string;
       /** The shop software */
       platform: 'shopify' | 'woocommerce' | 'bigcommerce' | 'magento' | 'wix' | 'squarespace' | 'custom';
-      /** Meta pixel (dataset) id, 5–20 digits */
-      pixelId?: string;
-      /** Conversions API access token from Meta’s Events Manager; write-only: sealed at rest, never returned (see capiConfigured) */
-      capiAccessToken?: string;
-      /** Meta's test_event_code, used for test-mode conversions */
-      capiTestEventCode?: string;
-      /** ISO 4217 code the store’s metrics are reported in (also accepted in lower case); default USD */
-      currency?: string;
-      /** IANA time zone name (Europe/Berlin) whose calendar days the metrics use; default UTC. A legacy alias (US/Eastern) is refused with the name to use. */
-      timezone?: string;
-      /** How many days before a conversion a click can win it; default 7 */
-      attributionWindowDays?: number;
-      /** The lowest score that attributes a conversion; default 50 (100 = explicit references only) */
-      minConfidence?: number;
+      /** Meta pixel (dataset) id, 5–20 digits (null or "" is the same as leaving it out) */
+      pixelId?: string | null | '';
+      /** Conversions API access token from Meta’s Events Manager; write-only: sealed at rest, never returned (see capiConfigured) (null or "" is the same as leaving it out) */
+      capiAccessToken?: string | null | '';
+      /** Meta's test_event_code, used for test-mode conversions (null or "" is the same as leaving it out) */
+      capiTestEventCode?: string | null | '';
+      /** ISO 4217 code the store’s metrics are reported in (also accepted in lower case); default USD (null or "" is the same as leaving it out) */
+      currency?: string | null | '';
+      /** IANA time zone name (Europe/Berlin) whose calendar days the metrics use; default UTC. A legacy alias (US/Eastern) is refused with the name to use. (null or "" is the same as leaving it out) */
+      timezone?: string | null | '';
+      /** How many days before a conversion a click can win it; default 7 (null or "" is the same as leaving it out) */
+      attributionWindowDays?: number | null | '';
+      /** The lowest score that attributes a conversion; default 50 (100 = explicit references only) (null or "" is the same as leaving it out) */
+      minConfidence?: number | null | '';
     };
     response: {
       /** The store’s id */
@@ -753,7 +771,7 @@ export interface Operations {
       id: string;
     };
     body: {
-      /** 1–1000 days of spend */
+      /** 1–1000 days of spend; no two with the same date, platform and campaignId */
       entries: Array<{
         /** Calendar day the spend belongs to (YYYY-MM-DD, a day that exists), in the store’s time zone */
         date: string;
@@ -761,12 +779,12 @@ export interface Operations {
         amount: number;
         /** ISO 4217 code (also accepted in lower case); spend in another currency than the store’s is reported apart (adSpendByCurrency), never converted */
         currency: string;
-        /** The ad platform; default "meta" */
-        platform?: string;
-        /** The campaign, matched with the clicks’ campaign_id for ROAS per campaign; absent = the whole day */
-        campaignId?: string;
-        /** For people */
-        campaignName?: string;
+        /** The ad platform; default "meta" (null or "" is the same as leaving it out) */
+        platform?: string | null | '';
+        /** The campaign, matched with the clicks’ campaign_id for ROAS per campaign; absent = the whole day (null or "" is the same as leaving it out) */
+        campaignId?: string | null | '';
+        /** For people (null or "" is the same as leaving it out) */
+        campaignName?: string | null | '';
       }>;
     };
     response: {
@@ -799,18 +817,18 @@ export interface Operations {
       storeId: string;
       /** The URL the ad opened: absolute http(s), at most 2048 characters. Its `utm_source`, `utm_medium`, `utm_campaign`, `utm_content`, `utm_term`, `campaign_id`, `adset_id` and `ad_id` parameters are stored with the click. */
       landingPage: string;
-      /** The page that linked to the landing page (`document.referrer`): absolute http(s) URL */
-      referrer?: string;
-      /** The visitor’s IPv4 or IPv6 address. With `userAgent` it gives the click a derived fingerprint, sha256(ipAddress|userAgent), an attribution signal. Not accepted with a publishable key (the connection’s address is used). */
-      ipAddress?: string;
-      /** The visitor’s User-Agent header. Bots are recorded but flagged (`isBot`) and left out of metrics and attribution. */
-      userAgent?: string;
-      /** When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid). */
-      timestamp?: string;
-      /** (Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal). */
-      fingerprint?: string;
-      /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. */
-      fbp?: string;
+      /** The page that linked to the landing page (`document.referrer`): absolute http(s) URL (null or "" is the same as leaving it out) */
+      referrer?: string | null | '';
+      /** The visitor’s IPv4 or IPv6 address. With `userAgent` it gives the click a derived fingerprint, sha256(ipAddress|userAgent), an attribution signal. Not accepted with a publishable key (the connection’s address is used). (null or "" is the same as leaving it out) */
+      ipAddress?: string | null | '';
+      /** The visitor’s User-Agent header. Bots are recorded but flagged (`isBot`) and left out of metrics and attribution. (null or "" is the same as leaving it out) */
+      userAgent?: string | null | '';
+      /** When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid). (null or "" is the same as leaving it out) */
+      timestamp?: string | null | '';
+      /** (Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal). (null or "" is the same as leaving it out) */
+      fingerprint?: string | null | '';
+      /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. (null or "" is the same as leaving it out) */
+      fbp?: string | null | '';
     };
     response: {
       /** The click’s id (`clk_…`); the original one for a duplicate */
@@ -838,58 +856,64 @@ export interface Operations {
       eventValue: number;
       /** ISO 4217 code of eventValue (also accepted in lower case; stored upper-case), else `invalid_currency` */
       currency: string;
-      /** The buyer, for matching on Meta’s side and the identity attribution signal: any subset, each at most 256 characters. Normalized and SHA-256 hashed on arrival following Meta’s rules; the raw values are never stored, returned or logged. */
-      customerData?: {
-        /** Trimmed and lower-cased, then hashed */
-        email?: string;
-        /** Lower case without punctuation, then hashed */
-        firstName?: string;
-        /** Lower case without punctuation, then hashed */
-        lastName?: string;
-        /** Digits only with the country code, then hashed */
-        phone?: string;
-        /** Lower-case letters only, then hashed */
-        city?: string;
-        /** Two-letter code, lower case, then hashed */
-        state?: string;
-        /** ISO 3166 alpha-2, lower case, then hashed */
-        country?: string;
-        /** Lower case (US: first 5 digits), then hashed */
-        zipCode?: string;
-      };
-      /** The visitor fingerprint the store’s tag computed (`window.waytrack.identifiers().fingerprint`), or sha256_hex(ipAddress + "|" + userAgent) computed by a store backend: matches the click with the same fingerprint (attribution signals 2 and 3). */
-      fingerprint?: string;
-      /** What was bought (at most 1000 lines); sent to Meta as contents */
-      products?: Array<{
-        /** Your product (or SKU) id */
-        productId: string;
-        /** Product name */
-        name?: string;
-        /** Unit price in the conversion’s currency */
-        price?: number;
-        /** Default 1 */
-        quantity?: number;
-        /** Product category */
-        category?: string;
-      }>;
-      /** (Extension) The Waytrack click (`clk_…`) that led to this conversion, if the store knows it: an explicit reference attributes with confidence 100. */
-      clickId?: string;
-      /** (Extension) The fbclid of the click that led to this conversion, if the store kept it: an explicit reference (confidence 100). */
-      fbclid?: string;
-      /** (Extension) The `_fbc` cookie (fb.1.<ms>.<fbclid>) from the buyer’s browser, e.g. from `window.waytrack.identifiers()`: its fbclid is an explicit reference (confidence 100). */
-      fbc?: string;
-      /** (Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching. */
-      fbp?: string;
-      /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. */
-      ipAddress?: string;
-      /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. */
-      userAgent?: string;
-      /** (Extension) The page where the conversion happened (absolute http(s) URL), sent to Meta as event_source_url; default the attributed click’s landing page. */
-      eventSourceUrl?: string;
-      /** (Extension) The event id the browser pixel used for the same event, so Meta deduplicates pixel and server events; default orderId. */
-      eventId?: string;
-      /** When the conversion happened: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`. Only clicks before it (within the store’s attribution window) can win it. */
-      timestamp?: string;
+      /** The buyer, for matching on Meta’s side and the identity attribution signal: any subset, each at most 256 characters. Normalized and SHA-256 hashed on arrival following Meta’s rules; the raw values are never stored, returned or logged. (null or "" is the same as leaving it out) */
+      customerData?:
+        | {
+            /** Trimmed and lower-cased, then hashed (null or "" is the same as leaving it out) */
+            email?: string | null | '';
+            /** Lower case without punctuation, then hashed (null or "" is the same as leaving it out) */
+            firstName?: string | null | '';
+            /** Lower case without punctuation, then hashed (null or "" is the same as leaving it out) */
+            lastName?: string | null | '';
+            /** Digits only with the country code, then hashed (null or "" is the same as leaving it out) */
+            phone?: string | null | '';
+            /** Lower-case letters only, then hashed (null or "" is the same as leaving it out) */
+            city?: string | null | '';
+            /** Two-letter code, lower case, then hashed (null or "" is the same as leaving it out) */
+            state?: string | null | '';
+            /** ISO 3166 alpha-2, lower case, then hashed (null or "" is the same as leaving it out) */
+            country?: string | null | '';
+            /** Lower case (US: first 5 digits), then hashed (null or "" is the same as leaving it out) */
+            zipCode?: string | null | '';
+          }
+        | null
+        | '';
+      /** The visitor fingerprint the store’s tag computed (`window.waytrack.identifiers().fingerprint`), or sha256_hex(ipAddress + "|" + userAgent) computed by a store backend: matches the click with the same fingerprint (attribution signals 2 and 3). (null or "" is the same as leaving it out) */
+      fingerprint?: string | null | '';
+      /** What was bought (at most 1000 lines); sent to Meta as contents (null or "" is the same as leaving it out) */
+      products?:
+        | Array<{
+            /** Your product (or SKU) id */
+            productId: string;
+            /** Product name (null or "" is the same as leaving it out) */
+            name?: string | null | '';
+            /** Unit price in the conversion’s currency (null or "" is the same as leaving it out) */
+            price?: number | null | '';
+            /** Default 1 (null or "" is the same as leaving it out) */
+            quantity?: number | null | '';
+            /** Product category (null or "" is the same as leaving it out) */
+            category?: string | null | '';
+          }>
+        | null
+        | '';
+      /** (Extension) The Waytrack click (`clk_…`) that led to this conversion, if the store knows it: an explicit reference attributes with confidence 100. (null or "" is the same as leaving it out) */
+      clickId?: string | null | '';
+      /** (Extension) The fbclid of the click that led to this conversion, if the store kept it: an explicit reference (confidence 100). (null or "" is the same as leaving it out) */
+      fbclid?: string | null | '';
+      /** (Extension) The `_fbc` cookie (fb.1.<ms>.<fbclid>) from the buyer’s browser, e.g. from `window.waytrack.identifiers()`: its fbclid is an explicit reference (confidence 100). (null or "" is the same as leaving it out) */
+      fbc?: string | null | '';
+      /** (Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching. (null or "" is the same as leaving it out) */
+      fbp?: string | null | '';
+      /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. (null or "" is the same as leaving it out) */
+      ipAddress?: string | null | '';
+      /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */
+      userAgent?: string | null | '';
+      /** (Extension) The page where the conversion happened (absolute http(s) URL), sent to Meta as event_source_url; default the attributed click’s landing page. (null or "" is the same as leaving it out) */
+      eventSourceUrl?: string | null | '';
+      /** (Extension) The event id the browser pixel used for the same event, so Meta deduplicates pixel and server events; default orderId. (null or "" is the same as leaving it out) */
+      eventId?: string | null | '';
+      /** When the conversion happened: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`. Only clicks before it (within the store’s attribution window) can win it. (null or "" is the same as leaving it out) */
+      timestamp?: string | null | '';
     };
     response: {
       /** The conversion’s id; the original one for a duplicate */
@@ -915,6 +939,15 @@ export interface Operations {
       duplicate: boolean;
       /** Only on a duplicate whose request differs from the original: the differing field names (eventValue, currency, …); the original is kept */
       differences?: string[];
+      /** Only when no click reference attributed the conversion and its clickId, fbclid or fbc names a click of the store in the other mode (a test key sending a live click’s fbclid): which reference, and that mode; nothing else of the click */
+      clickInOtherMode?: {
+        /** The reference that names the click */
+        field: 'clickId' | 'fbclid' | 'fbc';
+        reason: 'exists_in_other_mode';
+        /** The mode the click was recorded in */
+        mode: 'live' | 'test';
+        message: string;
+      };
     };
   };
 }
