@@ -16,6 +16,12 @@ export const CODE_EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 /** server/ */
 const SERVER_ROOT = new URL('../', import.meta.url);
 
+/**
+ * server/dist/: the code as `npm run build` lays it out (the same layout as src/). Under the test
+ * runner the vitest global setup builds it from the current sources before any test runs.
+ */
+export const BUILT_CODE_ROOT = new URL('dist/', SERVER_ROOT);
+
 /** server/package.json */
 export const SERVER_PACKAGE = new URL('package.json', SERVER_ROOT);
 

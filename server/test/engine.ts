@@ -44,11 +44,21 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+export interface TestDatabaseOptions {
+  /**
+   * SQLite: the worker threads load the TypeScript sources (through tsx, ~1 s of CPU each)
+   * instead of server/dist, which the global setup built from them: for a test whose write jobs
+   * live in a test module (the built code has only the service's own).
+   */
+  sourceThreads?: boolean;
+}
+
 /** A fresh, empty database for one test (not migrated). */
-export async function openTestDatabase(dataDir: string): Promise<TestDatabase> {
+export async function openTestDatabase(dataDir: string, options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   if (ENGINE === 'sqlite') {
-    const database = openSqlite(dataDir);
-    return { database, env: { DATA_DIR: dataDir }, openAnother: () => openSqlite(dataDir), drop: () => database.close() };
+    const open = () => openSqlite(dataDir, { builtThreads: !options.sourceThreads });
+    const database = open();
+    return { database, env: { DATA_DIR: dataDir }, openAnother: open, drop: () => database.close() };
   }
   const schema = `wt_test_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`create schema ${schema}`));

@@ -197,7 +197,7 @@ describe('group commit on the write-ahead log', () => {
     // be waiting for its sync there (a concurrent identical request). The duplicate writes
     // nothing, yet its batch must be answered only after a sync that began after it: that one
     // covers the original's commit (a sync of the log covers every commit before it).
-    const ctx = await createTestContext();
+    const ctx = await createTestContext({ sourceThreads: true }); // TRACE_SYNCS is a test module's job
     try {
       const storeId = await makeStore(ctx.app, ctx.a.live);
       const post = () =>

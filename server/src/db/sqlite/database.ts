@@ -223,6 +223,8 @@ export interface SqliteOptions {
   fileName?: string;
   wal?: WalOptions;
   onError?: (error: unknown) => void;
+  /** The worker threads load the built code (`WorkerOptions.built`): the test suite's databases. */
+  builtThreads?: boolean;
 }
 
 /**
@@ -240,14 +242,15 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
   // writes must not leave a log of hundreds of MB on a small disk for good.
   raw.pragma('journal_size_limit = 67108864');
   const db = sqliteKysely(raw);
+  const built = options.builtThreads ?? false;
   const wal: WalKeeper = new WalKeeper(
     file,
-    { ...testWalOptions(), ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs) },
+    { ...testWalOptions(), ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs), thread: { built } },
     options.onError,
   );
-  const writer = new SqliteWorker(file);
+  const writer = new SqliteWorker(file, { built });
   const committer: GroupCommitter = new GroupCommitter(db, wal, writer);
-  const background = new SqliteWorker(file, true);
+  const background = new SqliteWorker(file, { lowPriority: true, built });
   return {
     read: db,
     write: (work) => committer.enqueue(work),

@@ -1,5 +1,5 @@
 import { closeSync, fdatasync, fstatSync, openSync } from 'node:fs';
-import { SqliteWorker } from './worker-thread.js';
+import { SqliteWorker, type WorkerOptions } from './worker-thread.js';
 
 /**
  * Keeps the SQLite write-ahead log's disk work off the event loop.
@@ -36,6 +36,8 @@ export interface WalOptions {
 export interface WalKeeperOptions extends WalOptions {
   /** Resolves at a quiet moment for the writer, at most `maxWaitMs` later (`Database.quiet`). */
   quiet?: (maxWaitMs: number) => Promise<void>;
+  /** The checkpoint worker's thread options. */
+  thread?: WorkerOptions;
 }
 
 interface CheckpointResult {
@@ -71,7 +73,7 @@ export class WalKeeper {
     const finishWaitMs = options.finishWaitMs ?? 1000;
     const quiet = options.quiet;
     this.quiet = quiet ? () => quiet(finishWaitMs) : () => Promise.resolve();
-    this.worker = new SqliteWorker(file);
+    this.worker = new SqliteWorker(file, options.thread);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { CODE_EXTENSION, CODE_ROOT } from '../../paths.js';
+import { BUILT_CODE_ROOT, CODE_EXTENSION, CODE_ROOT } from '../../paths.js';
 
 /**
  * Messages to worker.ts: a log checkpoint, a read-only job exported by a module, or a batch of
@@ -28,6 +28,18 @@ interface Waiting {
   reject: (error: Error) => void;
 }
 
+export interface WorkerOptions {
+  /** Run at a lower priority than the event loop (background work on a machine with few cores). */
+  lowPriority?: boolean;
+  /**
+   * Load the built code (server/dist) even when this code runs from the TypeScript sources: the
+   * test suite's databases do, as a thread then starts without loading the TypeScript runtime
+   * (measured: ~1 s of CPU per thread, most of a test database's cost). The jobs such a thread
+   * runs come from server/dist too.
+   */
+  built?: boolean;
+}
+
 /**
  * A worker thread with a connection of its own to the database file (worker.ts), seen from the
  * main thread: `run` sends it a request and resolves with its answer. It starts on first use; a
@@ -40,8 +52,7 @@ export class SqliteWorker {
 
   constructor(
     private readonly file: string,
-    /** Run at a lower priority than the event loop (background work on a machine with few cores). */
-    private readonly lowPriority = false,
+    private readonly options: WorkerOptions = {},
   ) {}
 
   run<R>(request: WorkerRequest): Promise<R> {
@@ -62,7 +73,7 @@ export class SqliteWorker {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = startWorker(this.file, this.lowPriority);
+    const worker = startWorker(this.file, this.options);
     worker.unref();
     worker.on('message', (reply: Reply) => {
       const waiting = this.waiting.get(reply.id);
@@ -88,12 +99,13 @@ export class SqliteWorker {
 }
 
 /**
- * db/sqlite/worker under the code's root. Under the test runner the sources are TypeScript,
- * which a worker thread cannot load by itself: it registers tsx (a dev dependency) first.
+ * db/sqlite/worker under the code's root (or the built code's, `WorkerOptions.built`). Under the
+ * test runner the sources are TypeScript, which a worker thread cannot load by itself: it
+ * registers tsx (a dev dependency) first.
  */
-function startWorker(file: string, lowPriority: boolean): Worker {
-  const typescript = CODE_EXTENSION === '.ts';
-  const entry = new URL(`db/sqlite/worker${CODE_EXTENSION}`, CODE_ROOT);
+function startWorker(file: string, { lowPriority = false, built = false }: WorkerOptions): Worker {
+  const typescript = !built && CODE_EXTENSION === '.ts';
+  const entry = built ? new URL('db/sqlite/worker.js', BUILT_CODE_ROOT) : new URL(`db/sqlite/worker${CODE_EXTENSION}`, CODE_ROOT);
   // A job reads and folds a bounded number of rows: a small heap keeps the thread's memory
   // small (the process's resident memory target is 250 MB under the click benchmark).
   const options = {
