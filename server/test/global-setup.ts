@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
+import { createPostgresTemplate, dropPostgresTemplate } from './postgres-admin.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -14,18 +15,38 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
  * beforeAll means one compile per run instead of one per file and engine, and no test worker
  * blocked by a compile. In watch mode it builds again before each rerun, as the sources changed.
  */
-export default function setup(project: TestProject): Promise<void> {
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   // Every project (engine) runs its global setup in this one main process: build once for all.
-  const shared = globalThis as { waytrackBuild?: Promise<void>; waytrackBuildStarted?: number };
+  const shared = globalThis as Shared;
   project.onTestsRerun(() => {
     // Each project asks at a rerun: the first asks for a build, the others share it.
     if ((shared.waytrackBuildStarted ?? 0) < Date.now() - 2000) shared.waytrackBuild = undefined;
     return start(shared);
   });
-  return start(shared);
+  if (!project.name.includes('postgres')) {
+    await start(shared);
+    return undefined;
+  }
+  // The PostgreSQL projects: also the migrated database that test databases are copied from
+  // (test/engine.ts), made while the build runs, dropped once the run ends.
+  shared.postgresTemplate ??= createPostgresTemplate();
+  const [, template] = await Promise.all([start(shared), shared.postgresTemplate]);
+  project.provide('postgresTemplate', template);
+  return async () => {
+    const dropped = shared.postgresTemplate;
+    shared.postgresTemplate = Promise.resolve(undefined);
+    const name = await dropped;
+    if (name) await dropPostgresTemplate(name);
+  };
 }
 
-function start(shared: { waytrackBuild?: Promise<void>; waytrackBuildStarted?: number }): Promise<void> {
+interface Shared {
+  waytrackBuild?: Promise<void>;
+  waytrackBuildStarted?: number;
+  postgresTemplate?: Promise<string | undefined>;
+}
+
+function start(shared: Shared): Promise<void> {
   if (!shared.waytrackBuild) {
     shared.waytrackBuildStarted = Date.now();
     shared.waytrackBuild = build();
