@@ -2,9 +2,9 @@ import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } f
 import pg from 'pg';
 import type { Database, WriteJob, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
+import { ensurePartitions } from '../repositories/partitions.js';
 import type { DB } from '../schema.js';
 import { Batcher } from './batcher.js';
-import { ensurePartitions } from './partitions.js';
 
 /** How often an instance makes sure next months' partitions exist (they are created 3 months ahead). */
 const PARTITION_CHECK_MS = 6 * 3_600_000;
