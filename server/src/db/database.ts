@@ -104,6 +104,13 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/**
+ * Where an engine reports a failure of its background work (no request waits for it): the
+ * error, and a stable message that says what failed and what happens next (docs/operations.md,
+ * "Other entries worth knowing").
+ */
+export type BackgroundErrorHandler = (error: unknown, message: string) => void;
+
 /** True for errors that mean "the database cannot be reached right now" (→ 503, safe to retry). */
 export function isUnavailableError(error: unknown): boolean {
   // A closed handle (better-sqlite3) or destroyed pool (Kysely) throws without a code.

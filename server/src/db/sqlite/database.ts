@@ -3,7 +3,7 @@ import SqliteDriver from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { crashPoint, testWalOptions } from '../../crash-point.js';
 import { makePrivateDir, touchPrivateFile } from '../../data-dir.js';
-import { type Database, knownWriteJobModules, type WriteJob, type Writer } from '../database.js';
+import { type BackgroundErrorHandler, type Database, knownWriteJobModules, type WriteJob, type Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
 import { commitBatch, type Outcome } from './batch.js';
@@ -222,7 +222,7 @@ class GroupCommitter {
 export interface SqliteOptions {
   fileName?: string;
   wal?: WalOptions;
-  onError?: (error: unknown) => void;
+  onError?: BackgroundErrorHandler;
   /** The worker threads load the built code (`WorkerOptions.built`): the test suite's databases. */
   builtThreads?: boolean;
 }
@@ -246,7 +246,7 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
   const wal: WalKeeper = new WalKeeper(
     file,
     { ...testWalOptions(), ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs), thread: { built } },
-    options.onError,
+    (error) => options.onError?.(error, 'database log checkpoint failed; retrying'),
   );
   const writer = new SqliteWorker(file, { built });
   const committer: GroupCommitter = new GroupCommitter(db, wal, writer);

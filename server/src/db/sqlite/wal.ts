@@ -34,7 +34,7 @@ export interface WalOptions {
 }
 
 export interface WalKeeperOptions extends WalOptions {
-  /** Resolves at a quiet moment for the writer, at most `maxWaitMs` later (`Database.quiet`). */
+  /** Resolves at a quiet moment for the writer, at most `maxWaitMs` later (`GroupCommitter.quiet` in database.ts). */
   quiet?: (maxWaitMs: number) => Promise<void>;
   /** The checkpoint worker's thread options. */
   thread?: WorkerOptions;
