@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 /**
  * Where the service's own files are. Relative to this module, which runs in one of two places,
  * both one level below server/: as server/src/paths.ts under the test runner, or bundled into
- * server/dist/main.js by the build (server/scripts/build.mjs). Modules bundled deeper in dist/
- * (the worker thread's) must not import it; the build checks that.
+ * server/dist/main.js or dist/worker.js by the build (server/scripts/build.mjs). Modules bundled deeper in dist/
+ * must not import it; the build checks that.
  */
 
 /** server/src/ or server/dist/: the code, laid out the same way in both. */

@@ -27,11 +27,11 @@ export { schemaUrl };
 
 export interface TestDatabaseOptions {
   /**
-   * SQLite: the worker threads load the TypeScript sources (through tsx, ~1 s of CPU each)
-   * instead of server/dist, which the global setup built from them: for a test whose write jobs
-   * live in a test module (the built code has only the service's own).
+   * SQLite: the worker threads' entry module, a test's (TypeScript, loaded through tsx, ~1 s of
+   * CPU per thread), instead of server/dist/worker.js, which the global setup built from the
+   * sources: for a test whose jobs live in a test module (the built table has the service's only).
    */
-  sourceThreads?: boolean;
+  threadEntry?: URL;
   /**
    * Already migrated (PostgreSQL: a copy of the template database, when there is one; SQLite
    * migrates in ~40 ms, and its database starts empty). Its `migrate()` then applies nothing.
@@ -42,7 +42,7 @@ export interface TestDatabaseOptions {
 /** A fresh database for one test: empty (not migrated) unless `options.migrated`. */
 export async function openTestDatabase(dataDir: string, options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   if (ENGINE === 'sqlite') {
-    const open = () => openSqlite(dataDir, { builtThreads: !options.sourceThreads });
+    const open = () => openSqlite(dataDir, { builtThreads: true, threadEntry: options.threadEntry });
     const database = open();
     return { database, env: { DATA_DIR: dataDir }, openAnother: open, drop: () => database.close() };
   }

@@ -57,7 +57,7 @@ export async function createTestContext(
     META_GRAPH_URL: 'http://127.0.0.1:9',
     ...options.env,
   });
-  const store = await openTestDatabase(dataDir, { sourceThreads: options.sourceThreads, migrated: true });
+  const store = await openTestDatabase(dataDir, { threadEntry: options.threadEntry, migrated: true });
   const database = options.wrapDatabase ? options.wrapDatabase(store.database) : store.database;
   await database.migrate();
   const app = await buildApp({ config, database, logger: false, limiter: options.limiter, forwarding: options.forwarding });

@@ -2,14 +2,15 @@ import { Worker } from 'node:worker_threads';
 import { BUILT_CODE_ROOT, CODE_EXTENSION, CODE_ROOT } from '../../paths.js';
 
 /**
- * Messages to worker.ts: a log checkpoint, a read-only job exported by a module, or a batch of
- * write jobs to run in one transaction (answered with an outcome per job, errors as `ThreadedError`).
+ * Messages to worker.ts: a log checkpoint, a read-only job named in the table of jobs, or a batch
+ * of write jobs to run in one transaction (answered with an outcome per job, errors as
+ * `ThreadedError`).
  */
 export type WorkerRequest =
-  | { type: 'ping'; preload?: string[] }
+  | { type: 'ping' }
   | { type: 'checkpoint' }
-  | { type: 'job'; module: string; name: string; arg: unknown }
-  | { type: 'write'; jobs: Array<{ module: string; name: string; arg: unknown }> };
+  | { type: 'job'; name: string; arg: unknown }
+  | { type: 'write'; jobs: Array<{ name: string; arg: unknown }> };
 
 /** An error thrown on the worker, as it crosses back: its message and code (a SQLite error's). */
 export interface ThreadedError {
@@ -38,6 +39,11 @@ export interface WorkerOptions {
    * runs come from server/dist too.
    */
   built?: boolean;
+  /**
+   * The thread's entry module, instead of the service's (worker.ts at the code's root, serving
+   * the jobs of jobs.ts): a test's, serving jobs of its own as well. TypeScript is loaded through tsx.
+   */
+  entry?: URL;
 }
 
 /**
@@ -99,13 +105,13 @@ export class SqliteWorker {
 }
 
 /**
- * db/sqlite/worker under the code's root (or the built code's, `WorkerOptions.built`). Under the
- * test runner the sources are TypeScript, which a worker thread cannot load by itself: it
+ * worker.ts at the code's root (or the built code's, `WorkerOptions.built`), or `entry`. Under
+ * the test runner the sources are TypeScript, which a worker thread cannot load by itself: it
  * registers tsx (a dev dependency) first.
  */
-function startWorker(file: string, { lowPriority = false, built = false }: WorkerOptions): Worker {
-  const typescript = !built && CODE_EXTENSION === '.ts';
-  const entry = built ? new URL('db/sqlite/worker.js', BUILT_CODE_ROOT) : new URL(`db/sqlite/worker${CODE_EXTENSION}`, CODE_ROOT);
+function startWorker(file: string, { lowPriority = false, built = false, entry: given }: WorkerOptions): Worker {
+  const entry = given ?? (built ? new URL('worker.js', BUILT_CODE_ROOT) : new URL(`worker${CODE_EXTENSION}`, CODE_ROOT));
+  const typescript = entry.pathname.endsWith('.ts');
   // A job reads and folds a bounded number of rows: a small heap keeps the thread's memory
   // small (the process's resident memory target is 250 MB under the click benchmark).
   const options = {
