@@ -6,9 +6,9 @@
 //
 // The entry points keep their place under src/ (dist mirrors src), because they find each other
 // and the repository's other files by relative location (src/paths.ts):
-// - main          the CLI and the service (bin/waytrack.js runs it);
-// - db/sqlite/worker   the embedded database's worker thread (db/sqlite/worker-thread.ts);
-// - every module that exports a job a worker thread loads by name (`backgroundJob`, `writeJob`).
+// - main     the CLI and the service (bin/waytrack.js runs it);
+// - worker   the embedded database's worker thread (db/sqlite/worker-thread.ts starts it), with
+//            every job it runs inside (src/jobs.ts, the one table of them).
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,7 @@ const server = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const src = path.join(server, 'src');
 const dist = path.join(server, 'dist');
 
-const ENTRIES = ['main', 'db/sqlite/worker', 'analytics/rollups', 'db/repositories/clicks', 'db/repositories/conversions'];
+const ENTRIES = ['main', 'worker'];
 
 // Left as imports of node_modules: a native addon, and packages that read files of their own
 // (their assets, their worker scripts) relative to where they are installed.

@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 /**
  * Where the service's own files are. Relative to this module, which runs in one of two places,
  * both one level below server/: as server/src/paths.ts under the test runner, or bundled into
- * server/dist/main.js by the build (server/scripts/build.mjs). Modules bundled deeper in dist/
- * (the worker thread's) must not import it; the build checks that.
+ * server/dist/main.js or dist/worker.js by the build (server/scripts/build.mjs). Modules bundled deeper in dist/
+ * must not import it; the build checks that.
  */
 
 /** server/src/ or server/dist/: the code, laid out the same way in both. */
@@ -15,6 +15,12 @@ export const CODE_EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
 /** server/ */
 const SERVER_ROOT = new URL('../', import.meta.url);
+
+/**
+ * server/dist/: the code as `npm run build` lays it out (the same layout as src/). Under the test
+ * runner the vitest global setup builds it from the current sources before any test runs.
+ */
+export const BUILT_CODE_ROOT = new URL('dist/', SERVER_ROOT);
 
 /** server/package.json */
 export const SERVER_PACKAGE = new URL('package.json', SERVER_ROOT);

@@ -5,7 +5,7 @@ import { startRollupRefresher } from './analytics/rollups.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { tightenDataDir } from './data-dir.js';
-import type { Database } from './db/database.js';
+import type { BackgroundErrorHandler, Database } from './db/database.js';
 import { openDatabase as openEngine } from './db/open.js';
 import { purgeExpiredIdempotencyKeys } from './db/repositories/idempotency.js';
 import { RedisRateLimiter } from './http/redis-rate-limit.js';
@@ -14,7 +14,7 @@ import { listenForMetrics, type MetricsListener, serverLogger } from './observab
 import { startRetention } from './retention.js';
 import { loadTls } from './tls.js';
 
-export function openDatabase(config: Config, onError?: (error: unknown) => void): Database {
+export function openDatabase(config: Config, onError?: BackgroundErrorHandler): Database {
   const { databaseUrl, preparedStatements, dataDir } = config;
   return openEngine({ databaseUrl, preparedStatements, dataDir, onError });
 }
@@ -39,8 +39,8 @@ export async function startServer(
   let app: FastifyInstance | undefined;
   // Before anything is opened or created in DATA_DIR: earlier versions created files 0644.
   const loose = tightenDataDir(config.dataDir);
-  // Background database work (log checkpoints) reports failures here; it retries by itself.
-  const database = openDatabase(config, (err) => app?.log.warn({ err }, 'database log checkpoint failed; retrying'));
+  // Background database work reports failures here, each with what failed; it retries by itself.
+  const database = openDatabase(config, (err, message) => app?.log.warn({ err }, message));
   // Migrating (and starting the database's threads) and loading, or first creating, the TLS
   // certificate wait on different things: side by side.
   const [applied, tls] = await Promise.all([database.migrate(), loadTls(config)]);

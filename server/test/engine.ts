@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { inject } from 'vitest';
 import type { Database } from '../src/db/database.js';
 import { openPostgres } from '../src/db/postgres/database.js';
 import { openSqlite } from '../src/db/sqlite/database.js';
+import { admin, databaseUrl, schemaUrl, TEMPLATE_SCHEMA } from './postgres-admin.js';
 
 /**
  * The engine this test run uses: the suite runs once per engine (vitest.config.ts projects),
  * SQLite always, PostgreSQL when DATABASE_URL is set. Each test database is its own: a data
- * directory on SQLite, a schema of its own (dropped afterwards) on PostgreSQL.
+ * directory on SQLite; on PostgreSQL a schema of its own, or a database of its own copied from
+ * a migrated template (`TestDatabaseOptions.migrated`), dropped afterwards.
  */
 export const ENGINE: 'sqlite' | 'postgres' = process.env.WAYTRACK_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
 
@@ -21,38 +23,46 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-function baseUrl(): string {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('the postgres test engine needs DATABASE_URL');
-  return url;
+export { schemaUrl };
+
+export interface TestDatabaseOptions {
+  /**
+   * SQLite: the worker threads' entry module, a test's (TypeScript, loaded through tsx, ~1 s of
+   * CPU per thread), instead of server/dist/worker.js, which the global setup built from the
+   * sources: for a test whose jobs live in a test module (the built table has the service's only).
+   */
+  threadEntry?: URL;
+  /**
+   * Already migrated (PostgreSQL: a copy of the template database, when there is one; SQLite
+   * migrates in ~40 ms, and its database starts empty). Its `migrate()` then applies nothing.
+   */
+  migrated?: boolean;
 }
 
-/** A URL for `schema` of the test server: every connection made with it works in that schema. */
-export function schemaUrl(schema: string): string {
-  const url = new URL(baseUrl());
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return url.toString();
-}
-
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: baseUrl() });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** A fresh, empty database for one test (not migrated). */
-export async function openTestDatabase(dataDir: string): Promise<TestDatabase> {
+/** A fresh database for one test: empty (not migrated) unless `options.migrated`. */
+export async function openTestDatabase(dataDir: string, options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   if (ENGINE === 'sqlite') {
-    const database = openSqlite(dataDir);
-    return { database, env: { DATA_DIR: dataDir }, openAnother: () => openSqlite(dataDir), drop: () => database.close() };
+    const open = () => openSqlite(dataDir, { builtThreads: true, threadEntry: options.threadEntry });
+    const database = open();
+    return { database, env: { DATA_DIR: dataDir }, openAnother: open, drop: () => database.close() };
   }
+  const template = options.migrated ? inject('postgresTemplate') : undefined;
+  if (template) return copyOf(template, dataDir);
   const schema = `wt_test_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`create schema ${schema}`));
   const url = schemaUrl(schema);
+  return postgresDatabase(url, dataDir, () => admin((c) => c.query(`drop schema if exists ${schema} cascade`)));
+}
+
+/** A database of its own, copied from the migrated template (see TEMPLATE_SCHEMA). */
+async function copyOf(template: string, dataDir: string): Promise<TestDatabase> {
+  const name = `wt_test_${randomBytes(6).toString('hex')}`;
+  await admin((c) => c.query(`create database ${name} template ${template}`));
+  const url = databaseUrl(name, TEMPLATE_SCHEMA);
+  return postgresDatabase(url, dataDir, () => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
+}
+
+function postgresDatabase(url: string, dataDir: string, dropIt: () => Promise<unknown>): TestDatabase {
   const opened: Database[] = [];
   const open = () => {
     const db = openPostgres(url);
@@ -66,7 +76,14 @@ export async function openTestDatabase(dataDir: string): Promise<TestDatabase> {
     openAnother: open,
     async drop() {
       for (const db of opened) await db.close().catch(() => {});
-      await admin((c) => c.query(`drop schema if exists ${schema} cascade`));
+      await dropIt();
     },
   };
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The migrated PostgreSQL database test databases are copied from (`createPostgresTemplate`), if any. */
+    postgresTemplate: string | undefined;
+  }
 }

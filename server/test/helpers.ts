@@ -10,7 +10,7 @@ import type { Database } from '../src/db/database.js';
 import type { ClicksTable } from '../src/db/schema.js';
 import type { RateLimiter } from '../src/http/rate-limit.js';
 import { newId } from '../src/ids.js';
-import { openTestDatabase, type TestDatabase } from './engine.js';
+import { openTestDatabase, type TestDatabase, type TestDatabaseOptions } from './engine.js';
 
 export interface TestAccount {
   accountId: string;
@@ -43,7 +43,7 @@ export async function createTestContext(
     forwarding?: Partial<DispatcherTuning>;
     /** Puts something between the app and the database (a fault, a wrapper under test). */
     wrapDatabase?: (database: Database) => Database;
-  } = {},
+  } & TestDatabaseOptions = {},
 ): Promise<TestContext> {
   const dataDir = tempDir();
   // Generous limits by default so only rate-limit tests meet them.
@@ -57,7 +57,7 @@ export async function createTestContext(
     META_GRAPH_URL: 'http://127.0.0.1:9',
     ...options.env,
   });
-  const store = await openTestDatabase(dataDir);
+  const store = await openTestDatabase(dataDir, { threadEntry: options.threadEntry, migrated: true });
   const database = options.wrapDatabase ? options.wrapDatabase(store.database) : store.database;
   await database.migrate();
   const app = await buildApp({ config, database, logger: false, limiter: options.limiter, forwarding: options.forwarding });

@@ -89,7 +89,7 @@ export async function foldQueued(
 }
 
 /** `foldQueued` as a background job (a worker thread of its own on the embedded database). */
-export const FOLD_QUEUED = backgroundJob('analytics/rollups', 'foldQueued', foldQueued);
+export const FOLD_QUEUED = backgroundJob('foldQueued', foldQueued);
 
 /** A fold whose queue rows were taken (or changed) by someone else first: it was not written. */
 export class StaleFold extends Error {

@@ -5,8 +5,8 @@ import { requeueOutboxJob } from '../db/repositories/outbox.js';
 import { findStore } from '../db/repositories/stores.js';
 import type { CapiOutboxTable, ConversionsTable, StoresTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
+import { conversionNotFound } from '../http/not-found.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { conversionNotFound } from '../tracking/not-found.js';
 import { buildMetaEvent } from './event.js';
 
 /** Meta accepts events up to 7 days after they happened; older ones are not sent at all. */

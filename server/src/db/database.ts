@@ -11,38 +11,29 @@ export type Reader = Pick<Kysely<DB>, 'selectFrom'>;
 export type Writer = Kysely<DB> | Transaction<DB>;
 
 /**
- * A read-only job run off the request path (`Database.background`): the module that exports it
- * and the export's name, so that a worker thread can load it too. The module is named by its
- * path under the code's root without extension (`analytics/rollups`), the same under server/src
- * and server/dist, where the build makes it an entry point of its own (server/scripts/build.mjs).
+ * A read-only job run off the request path (`Database.background`), by a name unique among the
+ * jobs, under which the one table of jobs (server/src/jobs.ts) lists it for the worker threads.
  */
 export interface BackgroundJob<A, R> {
-  module: string;
   name: string;
-  /** The export itself, for an engine that runs the job in this thread. */
+  /** The job itself (an engine may run it in this thread; a worker thread finds it by name). */
   run: (reader: Reader, arg: A) => Promise<R>;
 }
 
-export function backgroundJob<A, R>(
-  module: string,
-  name: string,
-  run: (reader: Reader, arg: A) => Promise<R>,
-): BackgroundJob<A, R> {
-  return { module, name, run };
+export function backgroundJob<A, R>(name: string, run: (reader: Reader, arg: A) => Promise<R>): BackgroundJob<A, R> {
+  return { name, run };
 }
 
 /**
- * A write exported by a module whose argument and result are plain data, so that
- * `Database.runWrite` can run it where it costs requests least: on SQLite a writer thread with a
- * connection of its own (the event loop only hands over the argument and gets the result), on
- * PostgreSQL the pool, as `write` does. The module is named as a `BackgroundJob`'s is (its path
- * under the code root, an entry point of the build). For the hot writes (a click, a conversion); `write(work)`
- * stays the way for everything else. A job reports what happened as its result: an error it
- * throws crosses the thread as a plain Error with its message and `code` (an ApiError would lose
- * its class and be answered 500).
+ * A write whose argument and result are plain data, so that `Database.runWrite` can run it where
+ * it costs requests least: on SQLite a writer thread with a connection of its own (the event loop
+ * only hands over the argument and gets the result), on PostgreSQL the pool, as `write` does. It
+ * is named as a `BackgroundJob` is, and listed in the same table. For the hot writes (a click, a
+ * conversion); `write(work)` stays the way for everything else. A job reports what happened as
+ * its result: an error it throws crosses the thread as a plain Error with its message and `code`
+ * (an ApiError would lose its class and be answered 500).
  */
 export interface WriteJob<A, R> {
-  module: string;
   name: string;
   run: (writer: Writer, arg: A) => Promise<R>;
   /**
@@ -60,21 +51,27 @@ export interface WriteJob<A, R> {
   runBatch?: (writer: Writer, args: A[]) => Promise<R[]>;
 }
 
-const writeJobModules = new Set<string>();
-
 export function writeJob<A, R>(
-  module: string,
   name: string,
   run: (writer: Writer, arg: A) => Promise<R>,
   options: Pick<WriteJob<A, R>, 'oneStatement' | 'runBatch'> = {},
 ): WriteJob<A, R> {
-  writeJobModules.add(module);
-  return { module, name, run, ...options };
+  return { name, run, ...options };
 }
 
-/** The modules of the write jobs defined so far: an engine may load them ahead of the first write. */
-export function knownWriteJobModules(): string[] {
-  return [...writeJobModules];
+/** Jobs by name, as a worker thread runs them (`jobTable`). */
+// biome-ignore lint/suspicious/noExplicitAny: a table of jobs of every argument and result type
+export type JobTable = Readonly<Record<string, BackgroundJob<any, unknown> | WriteJob<any, unknown>>>;
+
+/** The table of `jobs` by name; two jobs of one name are a mistake, refused here. */
+// biome-ignore lint/suspicious/noExplicitAny: jobs of every argument and result type
+export function jobTable(...jobs: Array<BackgroundJob<any, unknown> | WriteJob<any, unknown>>): JobTable {
+  const table: Record<string, BackgroundJob<unknown, unknown> | WriteJob<unknown, unknown>> = {};
+  for (const job of jobs) {
+    if (Object.hasOwn(table, job.name)) throw new Error(`two jobs are named ${job.name}`);
+    table[job.name] = job;
+  }
+  return table;
 }
 
 /**
@@ -103,6 +100,13 @@ export interface Database {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * Where an engine reports a failure of its background work (no request waits for it): the
+ * error, and a stable message that says what failed and what happens next (docs/operations.md,
+ * "Other entries worth knowing").
+ */
+export type BackgroundErrorHandler = (error: unknown, message: string) => void;
 
 /** True for errors that mean "the database cannot be reached right now" (→ 503, safe to retry). */
 export function isUnavailableError(error: unknown): boolean {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Database } from './database.js';
+import type { BackgroundErrorHandler, Database } from './database.js';
 import { openPostgres } from './postgres/database.js';
 import { openSqlite } from './sqlite/database.js';
 import { withWriteHealth } from './write-health.js';
@@ -10,8 +10,8 @@ export interface DatabaseSettings {
   /** PostgreSQL: frequent statements as named prepared statements (default true). */
   preparedStatements?: boolean;
   dataDir: string;
-  /** Background database work (log checkpoints, dropped idle connections) reports failures here. */
-  onError?: (error: unknown) => void;
+  /** Background database work reports failures here (see `BackgroundErrorHandler`). */
+  onError?: BackgroundErrorHandler;
 }
 
 /** The engine the configuration names, behind the one `Database` port. */

@@ -107,6 +107,11 @@ export interface ConversionsTable {
   attribution_signal: string | null;
   capi_status: 'pending' | 'sent' | 'failed' | 'skipped';
   capi_attempts: number;
+  /**
+   * Despite its name, one of two things: for a `skipped` conversion its skip reason (a
+   * `SkipReason`: capi/forwarding.ts `skippedColumns`), otherwise Meta's (or the network's) last
+   * error while sending it, or null.
+   */
   capi_last_error: string | null;
   capi_sent_at: number | null;
 }

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { fillClickStore, publishableClick } from '../accounts/publishable.js';
 import { tenantOf } from '../http/auth.js';
 import { answerPreflight } from '../http/cors.js';
 import { ok } from '../http/envelope.js';
 import { describeResponses, EXAMPLE, HTTP_URL, ID_TOO_LONG, IP_ADDRESS, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { getClick, listClicksOf, presentClick, trackClick } from '../tracking/clicks.js';
+import { fillClickStore, publishableClick } from '../tracking/publishable-click.js';
 import { bearer, ClientTime, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
 
 export const FBCLID_PATTERN = '^[A-Za-z0-9_.-]+$';

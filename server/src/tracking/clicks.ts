@@ -5,11 +5,11 @@ import { findClick, INSERT_CLICK, listClicks } from '../db/repositories/clicks.j
 import type { Page } from '../db/repositories/keyset.js';
 import type { ClicksTable } from '../db/schema.js';
 import { fieldError } from '../http/errors.js';
+import { clickNotFound } from '../http/not-found.js';
 import { newId } from '../ids.js';
 import { requireActiveStoreCached, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
-import { clickNotFound } from './not-found.js';
 
 export const CLICK_MAX_AGE_MS = 90 * 24 * 60 * 60 * 1000;
 

@@ -1,12 +1,3 @@
-import {
-  attributionColumns,
-  cluesOf,
-  explainAttribution,
-  NOT_ATTRIBUTED,
-  policyOf,
-  reattributeConversion,
-  touchpointRows,
-} from '../attribution/conversion.js';
 import { attributeConversion } from '../attribution/evidence.js';
 import { type ClickInOtherMode, clickInOtherMode } from '../attribution/other-mode.js';
 import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
@@ -17,13 +8,22 @@ import { type ConversionFilter, findConversion, listConversions, RECORD_CONVERSI
 import type { Page } from '../db/repositories/keyset.js';
 import type { ConversionsTable } from '../db/schema.js';
 import { fieldError, invalid } from '../http/errors.js';
+import { conversionNotFound } from '../http/not-found.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { requireActiveStore, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import {
+  attributionColumns,
+  cluesOf,
+  explainAttribution,
+  NOT_ATTRIBUTED,
+  policyOf,
+  reattributeConversion,
+  touchpointRows,
+} from './conversion-attribution.js';
 import { normalizeEventType } from './event-types.js';
 import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
-import { conversionNotFound } from './not-found.js';
 
 export interface ProductInput {
   productId: string;

@@ -8,6 +8,9 @@ import { openSqlite } from '../../src/db/sqlite/database.js';
 import { call, conversionBody, createTestContext, makeStore, tempDir } from '../helpers.js';
 import { NOTE, TRACE_SYNCS } from './write-job.fixture.js';
 
+/** Worker threads that run the fixture's jobs too. */
+const JOBS_THREAD = new URL('./write-job.worker.ts', import.meta.url);
+
 // Every fdatasync of the log is held until the test releases it, so a test can see what is
 // answered before and after the disk confirms.
 const syncs = vi.hoisted(() => ({ hold: false, fail: false, waiting: [] as Array<() => void>, calls: 0 }));
@@ -35,7 +38,7 @@ let database: Database | undefined;
 
 async function open(options: Parameters<typeof openSqlite>[1] = {}) {
   dataDir = tempDir('waytrack-wal-');
-  database = openSqlite(dataDir, options);
+  database = openSqlite(dataDir, { threadEntry: JOBS_THREAD, ...options });
   await database.migrate();
   await database.write((trx) => trx.schema.createTable('notes').addColumn('n', 'integer').execute());
   return database;
@@ -229,7 +232,7 @@ describe('group commit on the write-ahead log', () => {
     // be waiting for its sync there (a concurrent identical request). The duplicate writes
     // nothing, yet its batch must be answered only after a sync that began after it: that one
     // covers the original's commit (a sync of the log covers every commit before it).
-    const ctx = await createTestContext();
+    const ctx = await createTestContext({ threadEntry: JOBS_THREAD }); // TRACE_SYNCS is a test module's job
     try {
       const storeId = await makeStore(ctx.app, ctx.a.live);
       const post = () =>

@@ -1,4 +1,5 @@
-// A WriteJob for test/db/wal.test.ts: a module of its own, as the writer thread imports the jobs it runs.
+// WriteJobs for test/db/wal.test.ts, which the service's table of jobs does not list: the test's
+// databases start their worker threads from write-job.worker.ts, whose table does.
 import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { threadId } from 'node:worker_threads';
@@ -13,8 +14,8 @@ export async function note(db: Writer, arg: { n: number; fail?: boolean; table?:
   return { threadId };
 }
 
-// Named by its path from the code root (server/src), as the writer thread resolves it.
-export const NOTE = writeJob('../test/db/write-job.fixture', 'note', note);
+// Run by a worker thread whose table lists them (write-job.worker.ts).
+export const NOTE = writeJob('note', note);
 
 // The writer thread's log syncs, recorded (for the duplicate-conversion test): node:fs's
 // fdatasync is wrapped in that thread and its ES module binding updated, so the thread's own
@@ -47,4 +48,4 @@ export async function traceSyncs(
   return { threadId, syncs: [...traced] };
 }
 
-export const TRACE_SYNCS = writeJob('../test/db/write-job.fixture', 'traceSyncs', traceSyncs);
+export const TRACE_SYNCS = writeJob('traceSyncs', traceSyncs);

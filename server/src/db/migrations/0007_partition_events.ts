@@ -1,13 +1,13 @@
 import { type Kysely, sql } from 'kysely';
 import { isPostgres } from '../dialect.js';
-import { createPartitions, monthStart, PARTITIONED, type PartitionedTable } from '../postgres/partitions.js';
+import { createPartitions, monthStart, PARTITIONED, type PartitionedTable } from '../repositories/partitions.js';
 
 /** Months of existing history that get partitions of their own; anything older goes to the default one. */
 const HISTORY_MONTHS = 36;
 
 /**
  * PostgreSQL only: clicks and conversions become tables range-partitioned by month of their
- * event time (db/postgres/partitions.ts), so that retention drops whole months.
+ * event time (db/repositories/partitions.ts), so that retention drops whole months.
  *
  * What a partitioned table cannot have, and what replaces it:
  * - A unique constraint without the partition key: the dedup keys (store, mode, fbclid) and

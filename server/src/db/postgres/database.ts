@@ -1,10 +1,10 @@
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import type { Database, WriteJob, Writer } from '../database.js';
+import type { BackgroundErrorHandler, Database, WriteJob, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
+import { ensurePartitions } from '../repositories/partitions.js';
 import type { DB } from '../schema.js';
 import { Batcher } from './batcher.js';
-import { ensurePartitions } from './partitions.js';
 
 /** How often an instance makes sure next months' partitions exist (they are created 3 months ahead). */
 const PARTITION_CHECK_MS = 6 * 3_600_000;
@@ -30,7 +30,7 @@ export interface PostgresOptions {
    * `max_prepared_statements`, in transaction mode).
    */
   preparedStatements?: boolean;
-  onError?: (error: unknown) => void;
+  onError?: BackgroundErrorHandler;
 }
 
 // bigint (times in ms, money in minor units) and numeric (their sums) as numbers: every value
@@ -149,18 +149,25 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   });
   // An idle connection that breaks (database restarted) is dropped by the pool; without a
   // listener the error would end the process.
-  pool.on('error', (error) => options.onError?.(error));
+  pool.on('error', (error) =>
+    options.onError?.(error, 'database connection lost while idle; the pool opens another when needed'),
+  );
   // A connection that breaks while checked out (mid-transaction, or between a query's timeout
   // and its release) makes its client emit 'error' with no pool listener attached: without
   // this one the process would end. The query in flight fails on its own (→ 503).
-  pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
+  pool.on('connect', (client) =>
+    client.on('error', (error) => options.onError?.(error, 'database connection lost; the pool opens another when needed')),
+  );
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({
       pool: kyselyPool(pool, new StatementNames(3, options.preparedStatements === false ? 0 : 500)),
     }),
   });
   const partitionCheck = setInterval(
-    () => ensurePartitions(db, Date.now()).catch((error) => options.onError?.(error)),
+    () =>
+      ensurePartitions(db, Date.now()).catch((error) =>
+        options.onError?.(error, 'database partitions for the next months could not be created; retrying in 6 hours'),
+      ),
     PARTITION_CHECK_MS,
   );
   partitionCheck.unref();

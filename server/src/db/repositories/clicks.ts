@@ -65,7 +65,7 @@ export async function insertClicksOnce(db: Writer, clicks: ClicksTable[]): Promi
  * one statement (below) runs without a transaction around it, and clicks that arrive together
  * run as one batch (`insertClicksOnce`).
  */
-export const INSERT_CLICK = writeJob('db/repositories/clicks', 'insertClickOnce', insertClickOnce, {
+export const INSERT_CLICK = writeJob('insertClickOnce', insertClickOnce, {
   oneStatement: true,
   runBatch: insertClicksOnce,
 });

@@ -97,7 +97,7 @@ export async function recordConversionOnce(
  * `recordConversionOnce` as a `WriteJob`: on SQLite it runs on the writer thread; on PostgreSQL
  * its one statement (below) runs without a transaction around it.
  */
-export const RECORD_CONVERSION = writeJob('db/repositories/conversions', 'recordConversionOnce', recordConversionOnce, {
+export const RECORD_CONVERSION = writeJob('recordConversionOnce', recordConversionOnce, {
   oneStatement: true,
 });
 

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
 import { isPostgres } from '../dialect.js';
-import { lockKey } from '../postgres/key-lock.js';
-import { listPartitions } from '../postgres/partitions.js';
 import { rowLimit } from '../row-limit.js';
+import { lockKey } from './key-lock.js';
+import { listPartitions } from './partitions.js';
 
 /**
  * Retention (RETENTION_DAYS): deletes clicks older than a cutoff by click time, and conversions

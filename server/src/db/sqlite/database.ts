@@ -3,7 +3,7 @@ import SqliteDriver from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { crashPoint, testWalOptions } from '../../crash-point.js';
 import { makePrivateDir, touchPrivateFile } from '../../data-dir.js';
-import { type Database, knownWriteJobModules, type WriteJob, type Writer } from '../database.js';
+import type { BackgroundErrorHandler, Database, WriteJob, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
 import { commitBatch, type Outcome } from './batch.js';
@@ -24,8 +24,8 @@ import { rebuiltError, SqliteWorker, type ThreadedError } from './worker-thread.
 interface QueuedWrite {
   /** A closure, run on this thread… */
   work?: (trx: Writer) => Promise<unknown>;
-  /** …or a module's job, run on the writer thread. */
-  job?: { module: string; name: string; arg: unknown };
+  /** …or a job of the table of jobs, run on the writer thread. */
+  job?: { name: string; arg: unknown };
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -67,7 +67,7 @@ class GroupCommitter {
   }
 
   enqueueJob<A, R>(job: WriteJob<A, R>, arg: A): Promise<R> {
-    return this.push({ job: { module: job.module, name: job.name, arg } });
+    return this.push({ job: { name: job.name, arg } });
   }
 
   private push<T>(write: Pick<QueuedWrite, 'work' | 'job'>): Promise<T> {
@@ -222,7 +222,11 @@ class GroupCommitter {
 export interface SqliteOptions {
   fileName?: string;
   wal?: WalOptions;
-  onError?: (error: unknown) => void;
+  onError?: BackgroundErrorHandler;
+  /** The worker threads load the built code (`WorkerOptions.built`): the test suite's databases. */
+  builtThreads?: boolean;
+  /** The worker threads' entry module (`WorkerOptions.entry`): a test's. */
+  threadEntry?: URL;
 }
 
 /**
@@ -240,24 +244,25 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
   // writes must not leave a log of hundreds of MB on a small disk for good.
   raw.pragma('journal_size_limit = 67108864');
   const db = sqliteKysely(raw);
+  const thread = { built: options.builtThreads ?? false, entry: options.threadEntry };
   const wal: WalKeeper = new WalKeeper(
     file,
-    { ...testWalOptions(), ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs) },
-    options.onError,
+    { ...testWalOptions(), ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs), thread },
+    (error) => options.onError?.(error, 'database log checkpoint failed; retrying'),
   );
-  const writer = new SqliteWorker(file);
+  const writer = new SqliteWorker(file, thread);
   const committer: GroupCommitter = new GroupCommitter(db, wal, writer);
-  const background = new SqliteWorker(file, true);
+  const background = new SqliteWorker(file, { ...thread, lowPriority: true });
   return {
     read: db,
     write: (work) => committer.enqueue(work),
     runWrite: (job, arg) => committer.enqueueJob(job, arg),
-    background: (job, arg) => background.run({ type: 'job', module: job.module, name: job.name, arg }),
+    background: (job, arg) => background.run({ type: 'job', name: job.name, arg }),
     async migrate() {
       // The worker threads start loading while the migrations run (~0.15 s here): the checkpoint
       // worker (it must be up before writes come in, or the log would grow meanwhile under load)
-      // and the writer thread, with the write jobs' modules loaded.
-      const threads = Promise.all([wal.start(), writer.run({ type: 'ping', preload: knownWriteJobModules() })]);
+      // and the writer thread, with the jobs loaded.
+      const threads = Promise.all([wal.start(), writer.run({ type: 'ping' })]);
       threads.catch(() => {}); // awaited below, after the migrations (which may throw first)
       const applied = await migrateToLatest(db as unknown as Kysely<unknown>);
       await threads;

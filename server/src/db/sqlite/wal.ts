@@ -1,5 +1,5 @@
 import { closeSync, fdatasync, fstatSync, openSync } from 'node:fs';
-import { SqliteWorker } from './worker-thread.js';
+import { SqliteWorker, type WorkerOptions } from './worker-thread.js';
 
 /**
  * Keeps the SQLite write-ahead log's disk work off the event loop.
@@ -46,8 +46,10 @@ export interface WalOptions {
 }
 
 export interface WalKeeperOptions extends WalOptions {
-  /** Resolves at a quiet moment for the writer, at most `maxWaitMs` later (`Database.quiet`). */
+  /** Resolves at a quiet moment for the writer, at most `maxWaitMs` later (`GroupCommitter.quiet` in database.ts). */
   quiet?: (maxWaitMs: number) => Promise<void>;
+  /** The checkpoint worker's thread options. */
+  thread?: WorkerOptions;
 }
 
 interface CheckpointResult {
@@ -89,7 +91,7 @@ export class WalKeeper {
     this.quiet = quiet ? () => quiet(finishWaitMs) : () => Promise.resolve();
     this.idleTruncateMs = options.idleTruncateMs ?? 5000;
     this.idleTruncateBytes = options.idleTruncateBytes ?? 1024 * 1024;
-    this.worker = new SqliteWorker(file);
+    this.worker = new SqliteWorker(file, options.thread);
   }
 
   /**

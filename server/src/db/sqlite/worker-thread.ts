@@ -1,16 +1,17 @@
 import { Worker } from 'node:worker_threads';
-import { CODE_EXTENSION, CODE_ROOT } from '../../paths.js';
+import { BUILT_CODE_ROOT, CODE_EXTENSION, CODE_ROOT } from '../../paths.js';
 
 /**
- * Messages to worker.ts: a log checkpoint, a read-only job exported by a module, or a batch of
- * write jobs to run in one transaction (answered with an outcome per job, errors as `ThreadedError`).
+ * Messages to worker.ts: a log checkpoint, a read-only job named in the table of jobs, or a batch
+ * of write jobs to run in one transaction (answered with an outcome per job, errors as
+ * `ThreadedError`).
  */
 export type WorkerRequest =
-  | { type: 'ping'; preload?: string[] }
+  | { type: 'ping' }
   | { type: 'checkpoint' }
   | { type: 'truncate' }
-  | { type: 'job'; module: string; name: string; arg: unknown }
-  | { type: 'write'; jobs: Array<{ module: string; name: string; arg: unknown }> };
+  | { type: 'job'; name: string; arg: unknown }
+  | { type: 'write'; jobs: Array<{ name: string; arg: unknown }> };
 
 /** An error thrown on the worker, as it crosses back: its message and code (a SQLite error's). */
 export interface ThreadedError {
@@ -29,6 +30,23 @@ interface Waiting {
   reject: (error: Error) => void;
 }
 
+export interface WorkerOptions {
+  /** Run at a lower priority than the event loop (background work on a machine with few cores). */
+  lowPriority?: boolean;
+  /**
+   * Load the built code (server/dist) even when this code runs from the TypeScript sources: the
+   * test suite's databases do, as a thread then starts without loading the TypeScript runtime
+   * (measured: ~1 s of CPU per thread, most of a test database's cost). The jobs such a thread
+   * runs come from server/dist too.
+   */
+  built?: boolean;
+  /**
+   * The thread's entry module, instead of the service's (worker.ts at the code's root, serving
+   * the jobs of jobs.ts): a test's, serving jobs of its own as well. TypeScript is loaded through tsx.
+   */
+  entry?: URL;
+}
+
 /**
  * A worker thread with a connection of its own to the database file (worker.ts), seen from the
  * main thread: `run` sends it a request and resolves with its answer. It starts on first use; a
@@ -41,8 +59,7 @@ export class SqliteWorker {
 
   constructor(
     private readonly file: string,
-    /** Run at a lower priority than the event loop (background work on a machine with few cores). */
-    private readonly lowPriority = false,
+    private readonly options: WorkerOptions = {},
   ) {}
 
   run<R>(request: WorkerRequest): Promise<R> {
@@ -63,7 +80,7 @@ export class SqliteWorker {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = startWorker(this.file, this.lowPriority);
+    const worker = startWorker(this.file, this.options);
     worker.unref();
     worker.on('message', (reply: Reply) => {
       const waiting = this.waiting.get(reply.id);
@@ -89,12 +106,13 @@ export class SqliteWorker {
 }
 
 /**
- * db/sqlite/worker under the code's root. Under the test runner the sources are TypeScript,
- * which a worker thread cannot load by itself: it registers tsx (a dev dependency) first.
+ * worker.ts at the code's root (or the built code's, `WorkerOptions.built`), or `entry`. Under
+ * the test runner the sources are TypeScript, which a worker thread cannot load by itself: it
+ * registers tsx (a dev dependency) first.
  */
-function startWorker(file: string, lowPriority: boolean): Worker {
-  const typescript = CODE_EXTENSION === '.ts';
-  const entry = new URL(`db/sqlite/worker${CODE_EXTENSION}`, CODE_ROOT);
+function startWorker(file: string, { lowPriority = false, built = false, entry: given }: WorkerOptions): Worker {
+  const entry = given ?? (built ? new URL('worker.js', BUILT_CODE_ROOT) : new URL(`worker${CODE_EXTENSION}`, CODE_ROOT));
+  const typescript = entry.pathname.endsWith('.ts');
   // A job reads and folds a bounded number of rows: a small heap keeps the thread's memory
   // small (the process's resident memory target is 250 MB under the click benchmark).
   const options = {

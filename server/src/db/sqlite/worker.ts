@@ -1,29 +1,83 @@
 /**
- * Worker thread entry (started by worker-thread.ts): a connection of its own to the database
- * file, for work that must not take time from the event loop serving requests — log
- * checkpoints (wal.ts), read-only background jobs (`Database.background`) and, on the writer
- * thread, batches of write jobs (`Database.runWrite`), which the group committer hands over
- * one at a time (database.ts), so this connection never waits for the write lock.
+ * A worker thread's work (its entry, server/src/worker.ts, started by worker-thread.ts, hands
+ * it the table of jobs): a connection of its own to the database file, for work that must not
+ * take time from the event loop serving requests — log checkpoints (wal.ts), read-only
+ * background jobs (`Database.background`) and, on the writer thread, batches of write jobs
+ * (`Database.runWrite`), which the group committer hands over one at a time (database.ts), so
+ * this connection never waits for the write lock.
  */
 import { fdatasync, openSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import SqliteDriver from 'better-sqlite3';
 import { crashPoint } from '../../crash-point.js';
-import type { Reader, Writer } from '../database.js';
+import type { JobTable, Reader, Writer } from '../database.js';
 import { commitBatch } from './batch.js';
 import { sqliteKysely } from './connection.js';
 import { SyncSequence } from './sync-sequence.js';
 import type { ThreadedError, WorkerRequest } from './worker-thread.js';
 
-const port = parentPort;
-if (!port) throw new Error('worker.js runs as a worker thread');
-const { file, lowPriority } = workerData as { file: string; lowPriority: boolean };
-if (lowPriority) lowerThisThreadsPriority();
-const raw = new SqliteDriver(file, { fileMustExist: true });
-const db = sqliteKysely(raw);
-const reader: Reader = db;
-const jobs = new Map<string, (db: Reader & Writer, arg: unknown) => Promise<unknown>>();
+/** Serves the requests of worker-thread.ts on this thread, running the jobs of `jobs`. */
+export function serveDatabaseThread(jobs: JobTable): void {
+  const port = parentPort;
+  if (!port) throw new Error('serveDatabaseThread runs on a worker thread');
+  const { file, lowPriority } = workerData as { file: string; lowPriority: boolean };
+  if (lowPriority) lowerThisThreadsPriority();
+  const raw = new SqliteDriver(file, { fileMustExist: true });
+  const db = sqliteKysely(raw);
+  const reader: Reader = db;
+  const syncs = new SyncSequence(
+    () => new Promise<void>((resolve, reject) => fdatasync(logFd(file), (error) => (error ? reject(error) : resolve()))),
+  );
+
+  const jobOf = (name: string) => {
+    const job = Object.hasOwn(jobs, name) ? jobs[name] : undefined;
+    if (!job) throw new Error(`no job named ${name} in the worker thread's table (server/src/jobs.ts)`);
+    return job.run as (db: Reader & Writer, arg: unknown) => Promise<unknown>;
+  };
+
+  async function handle(request: WorkerRequest): Promise<unknown> {
+    if (request.type === 'ping') return null;
+    if (request.type === 'checkpoint') {
+      // PASSIVE: copies what it can without waiting for, or blocking, readers and the writer.
+      raw.pragma('wal_checkpoint(PASSIVE)');
+      crashPoint('checkpoint'); // test hook (crash-point.ts): copied, the log not restarted yet
+      return null;
+    }
+    if (request.type === 'truncate') {
+      // The writer is idle and commits are paused (wal.ts): copy what is left and cut the log to
+      // zero bytes. Readers still in the log are waited for 100 ms at most (then `busy`: later).
+      raw.pragma('busy_timeout = 100');
+      try {
+        const [result] = raw.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+        return { busy: result?.busy ?? 0 };
+      } finally {
+        raw.pragma('busy_timeout = 5000');
+      }
+    }
+    if (request.type === 'write') {
+      const works = request.jobs.map(({ name, arg }) => {
+        const job = jobOf(name);
+        return (writer: Writer) => job(writer as Reader & Writer, arg);
+      });
+      const outcomes = await commitBatch(db, works);
+      crashPoint('commit'); // test hook (crash-point.ts): committed, not synced nor answered
+      // Synced here, before the answer: the event loop then answers at once (its own sync would
+      // wait for the event loop to hear of it, a turn of the loop later). The next batch commits
+      // while this sync runs on the thread pool.
+      await syncs.afterNow();
+      return outcomes.map((o) => (o.ok ? o : { ok: false, error: threaded(o.error) }));
+    }
+    return jobOf(request.name)(reader as Reader & Writer, request.arg);
+  }
+
+  port.on('message', ({ id, ...request }: WorkerRequest & { id: number }) => {
+    handle(request).then(
+      (value) => port.postMessage({ id, ok: true, value }),
+      (error: unknown) => port.postMessage({ id, ok: false, ...threaded(error) }),
+    );
+  });
+}
 
 /**
  * On a machine with few cores, a busy worker competes with the event loop for a core (measured:
@@ -40,73 +94,10 @@ function lowerThisThreadsPriority(): void {
   }
 }
 
-/**
- * This module is server/src/db/sqlite/worker.ts, or its bundle at the same place in server/dist
- * (a job's module is an entry point of the build too): the code's root is two levels up.
- */
-const CODE_ROOT = new URL('../../', import.meta.url);
-const EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-const moduleUrl = (module: string) => new URL(module + EXTENSION, CODE_ROOT).href;
-
-async function jobOf(module: string, name: string) {
-  const key = `${module}#${name}`;
-  let job = jobs.get(key);
-  if (!job) {
-    const exported = ((await import(moduleUrl(module))) as Record<string, unknown>)[name];
-    if (typeof exported !== 'function') throw new Error(`${module} exports no function ${name}`);
-    job = exported as (db: Reader & Writer, arg: unknown) => Promise<unknown>;
-    jobs.set(key, job);
-  }
-  return job;
-}
-
-async function handle(request: WorkerRequest): Promise<unknown> {
-  if (request.type === 'ping') {
-    await Promise.all((request.preload ?? []).map((module) => import(moduleUrl(module))));
-    return null;
-  }
-  if (request.type === 'checkpoint') {
-    // PASSIVE: copies what it can without waiting for, or blocking, readers and the writer.
-    raw.pragma('wal_checkpoint(PASSIVE)');
-    crashPoint('checkpoint'); // test hook (crash-point.ts): copied, the log not restarted yet
-    return null;
-  }
-  if (request.type === 'truncate') {
-    // The writer is idle and commits are paused (wal.ts): copy what is left and cut the log to
-    // zero bytes. Readers still in the log are waited for 100 ms at most (then `busy`: later).
-    raw.pragma('busy_timeout = 100');
-    try {
-      const [result] = raw.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
-      return { busy: result?.busy ?? 0 };
-    } finally {
-      raw.pragma('busy_timeout = 5000');
-    }
-  }
-  if (request.type === 'write') {
-    const works = await Promise.all(
-      request.jobs.map(async ({ module, name, arg }) => {
-        const job = await jobOf(module, name);
-        return (writer: Writer) => job(writer as Reader & Writer, arg);
-      }),
-    );
-    const outcomes = await commitBatch(db, works);
-    crashPoint('commit'); // test hook (crash-point.ts): committed, not synced nor answered
-    // Synced here, before the answer: the event loop then answers at once (its own sync would
-    // wait for the event loop to hear of it, a turn of the loop later). The next batch commits
-    // while this sync runs on the thread pool.
-    await syncs.afterNow();
-    return outcomes.map((o) => (o.ok ? o : { ok: false, error: threaded(o.error) }));
-  }
-  return (await jobOf(request.module, request.name))(reader as Reader & Writer, request.arg);
-}
-
 let walFd: number | undefined;
-const syncs = new SyncSequence(
-  () => new Promise<void>((resolve, reject) => fdatasync(logFd(), (error) => (error ? reject(error) : resolve()))),
-);
 
 /** The log file (it exists once a commit has happened; SQLite keeps it while connections are open). */
-function logFd(): number {
+function logFd(file: string): number {
   walFd ??= openSync(`${file}-wal`, 'r');
   return walFd;
 }
@@ -118,10 +109,3 @@ function threaded(error: unknown): ThreadedError {
     ...(typeof code === 'string' && { code }),
   };
 }
-
-port.on('message', ({ id, ...request }: WorkerRequest & { id: number }) => {
-  handle(request).then(
-    (value) => port.postMessage({ id, ok: true, value }),
-    (error: unknown) => port.postMessage({ id, ok: false, ...threaded(error) }),
-  );
-});

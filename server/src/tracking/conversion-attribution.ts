@@ -1,16 +1,19 @@
-/** Attribution of a stored conversion: its clues, its result columns, its explanation, and re-attribution. */
+/**
+ * Attribution of a stored conversion (the rules of attribution/, applied to its rows and the
+ * rollups): its clues, its result columns, its explanation, and re-attribution.
+ */
 import { withConversionRollup } from '../analytics/rollups.js';
+import { attributeConversion, type ConversionClues, explainUnattributed } from '../attribution/evidence.js';
+import type { Attribution, AttributionPolicy, Miss, Signal, Touchpoint } from '../attribution/model.js';
+import { clickInOtherMode } from '../attribution/other-mode.js';
 import type { Database } from '../db/database.js';
 import { fbclidsOf } from '../db/repositories/clicks.js';
 import { findConversion, replaceAttribution, touchpointsOf } from '../db/repositories/conversions.js';
 import { findStore } from '../db/repositories/stores.js';
 import type { ConversionsTable, StoresTable, TouchpointsTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
+import { conversionNotFound } from '../http/not-found.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { conversionNotFound } from '../tracking/not-found.js';
-import { attributeConversion, type ConversionClues, explainUnattributed } from './evidence.js';
-import type { Attribution, AttributionPolicy, Miss, Signal, Touchpoint } from './model.js';
-import { clickInOtherMode } from './other-mode.js';
 
 export const NOT_ATTRIBUTED: Attribution = { winner: null, touchpoints: [] };
 

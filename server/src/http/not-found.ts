@@ -1,8 +1,8 @@
 import type { Reader } from '../db/database.js';
 import { clickModeOf } from '../db/repositories/clicks.js';
 import { conversionModeOf } from '../db/repositories/conversions.js';
-import { ApiError } from '../http/errors.js';
 import type { Tenant } from '../tenancy.js';
+import { ApiError } from './errors.js';
 
 const modeName = (livemode: boolean | number) => (livemode ? 'live' : 'test');
 

@@ -1,0 +1,11 @@
+import { FOLD_QUEUED } from './analytics/rollups.js';
+import { jobTable } from './db/database.js';
+import { INSERT_CLICK } from './db/repositories/clicks.js';
+import { RECORD_CONVERSION } from './db/repositories/conversions.js';
+
+/**
+ * Every job a database worker thread runs (`WriteJob`s and `BackgroundJob`s), by name: the one
+ * table the embedded database's threads (worker.ts) look a job up in. A job that is not listed
+ * here fails on SQLite with "no job named …".
+ */
+export const JOBS = jobTable(INSERT_CLICK, RECORD_CONVERSION, FOLD_QUEUED);
