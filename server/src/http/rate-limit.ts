@@ -55,6 +55,31 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
+/** A key's bucket as the auth hook found it (http/auth.ts), for a request that takes more tokens. */
+export interface KeyBucket {
+  limiter: RateLimiter;
+  bucket: string;
+  policy: RateLimitPolicy;
+}
+
+/**
+ * Takes up to `count` more tokens from a key's bucket, one at a time, stopping at the first
+ * refusal: the number taken and the last decision (for the RateLimit headers and Retry-After).
+ */
+export async function takeTokens(
+  { limiter, bucket, policy }: KeyBucket,
+  count: number,
+): Promise<{ taken: number; last?: RateLimitDecision }> {
+  let last: RateLimitDecision | undefined;
+  let taken = 0;
+  while (taken < count) {
+    last = await limiter.consume(bucket, policy);
+    if (!last.allowed) break;
+    taken++;
+  }
+  return { taken, last };
+}
+
 export function decide(allowed: boolean, tokens: number, policy: RateLimitPolicy): RateLimitDecision {
   return {
     allowed,
