@@ -290,10 +290,10 @@ export const batchRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
           failed++;
           return eventError(index, toApiError(outcome.error));
         }
-        const { differences, ...data } = outcome.value as { differences?: string[] };
+        const { differences } = outcome.value as { differences?: string[] };
         // Field names only: the values may be customer data.
         if (differences) request.log.warn({ index, differences }, 'duplicate conversion differs from the original');
-        return { index, status: 200, data };
+        return { index, status: 200, data: outcome.value };
       });
       return ok(request, { received: events.length, failed, results });
     },

@@ -45,7 +45,7 @@ describe('POST /v1/track/batch — events as if sent one by one', () => {
       click(storeId, { landingPage: undefined }), // 1: missing landingPage
       { ...first }, // 2: the same fbclid again: a duplicate of event 0
       conversion(storeId, { fbclid: 'batchMixA' }), // 3: names the click of event 0
-      { type: 'conversion', ...earlier }, // 4: duplicate of the earlier conversion
+      { type: 'conversion', ...earlier, eventValue: 50 }, // 4: duplicate of the earlier conversion, another value
       42, // 5: not an object
       { type: 'pageview' }, // 6: unknown type
       { type: 'refund', storeId, orderId: 'x', refundId: 'r1' }, // 7: not supported yet
@@ -72,7 +72,9 @@ describe('POST /v1/track/batch — events as if sent one by one', () => {
       attributedTo: { clickId: results[0].data.clickId, fbclid: 'batchMixA', confidenceScore: 100 },
       duplicate: false,
     });
-    expect(results[4].data).toMatchObject({ duplicate: true, eventType: 'Purchase' });
+    const single = await call(ctx.app, 'POST', '/v1/track/conversion', { key: ctx.a.live, body: { ...earlier, eventValue: 50 } });
+    expect(results[4].data).toEqual(single.body.data);
+    expect(results[4].data).toMatchObject({ duplicate: true, differences: ['eventValue'] });
     expect(results[5].error).toMatchObject({ code: 'invalid_request', details: { reason: 'invalid_type' } });
     expect(results[6].error).toMatchObject({ code: 'invalid_request', details: { field: 'type', reason: 'unknown_value' } });
     expect(results[7].error).toMatchObject({ code: 'invalid_request', details: { field: 'type', reason: 'unknown_value' } });
