@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryRateLimiter, type RateLimitDecision, type RateLimiter, type RateLimitPolicy } from '../../src/http/rate-limit.js';
+import { FakeGraph } from '../capi/fake-graph.js';
+import { forwardingContext, forwardingStore } from '../capi/setup.js';
 import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
 import { call, clickBody, conversionBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
@@ -249,6 +251,44 @@ describe('POST /v1/track/batch — each event takes one token', () => {
     const none = await call(app, 'POST', '/v1/track/batch', { key, body: { events } });
     expect(expectError(none, 429, 'rate_limit_exceeded').details).toEqual({ retryAfterSeconds: 1 });
     expect(none.headers['retry-after']).toBe('1');
+  });
+});
+
+describe('POST /v1/track/batch — forwarding to Meta', () => {
+  let fake: FakeGraph;
+  let forwarding: TestContext | undefined;
+  beforeAll(async () => {
+    fake = await FakeGraph.start();
+  });
+  afterAll(async () => {
+    await forwarding?.close();
+    await fake.close();
+  });
+
+  it('capiSent as for single conversions, the waits for Meta overlapping instead of adding up', async () => {
+    forwarding = await forwardingContext(fake, { CAPI_SYNC_WAIT_MS: '10000' }, { requestTimeoutMs: 5000 });
+    const storeId = await forwardingStore(forwarding);
+    fake.latencyMs = 1500;
+    const events = Array.from({ length: 4 }, () => conversion(storeId));
+    const started = Date.now();
+    const res = await call(forwarding.app, 'POST', '/v1/track/batch', { key: forwarding.a.live, body: { events } });
+    const elapsed = Date.now() - started;
+    expect(res.body.data.results.map((r: { data: { capiSent: boolean } }) => r.data.capiSent)).toEqual([true, true, true, true]);
+    // One after the other, four acknowledgements take at least 4 × 1.5 s; overlapping, the
+    // dispatcher's two requests in flight per pixel make it about 2 × 1.5 s.
+    expect(elapsed).toBeLessThan(5000);
+  });
+});
+
+describe('POST /v1/track/batch — tenancy', () => {
+  it("another account's store is that event's store_not_found; a test key's click never attributes a live conversion", async () => {
+    const foreign = await makeStore(ctx.app, ctx.b.live);
+    const res = await batch([click(foreign)]);
+    expect(res.body.data.results[0]).toMatchObject({ status: 404, error: { code: 'store_not_found' } });
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    await batch([click(storeId, { fbclid: 'batchTenancyTest' })], ctx.a.test);
+    const live = await batch([conversion(storeId, { fbclid: 'batchTenancyTest' })]);
+    expect(live.body.data.results[0].data.attributed).toBe(false);
   });
 });
 
