@@ -217,9 +217,17 @@ describe('POST /v1/track/batch — Idempotency-Key replays the whole answer', ()
 
 /** The real in-memory limiter at a clock that does not move: nothing refills during the test. */
 class FrozenClockLimiter implements RateLimiter {
-  private readonly inner = new MemoryRateLimiter();
+  protected readonly inner = new MemoryRateLimiter();
+  protected readonly now = 1_700_000_000_000;
   consume(bucket: string, policy: RateLimitPolicy): Promise<RateLimitDecision> {
-    return this.inner.consume(bucket, policy, 1_700_000_000_000);
+    return this.inner.consume(bucket, policy, this.now);
+  }
+}
+
+/** The same, taking a batch's tokens in one step (as the memory and Redis limiters do). */
+class FrozenClockTakingLimiter extends FrozenClockLimiter {
+  take(bucket: string, policy: RateLimitPolicy, count: number) {
+    return this.inner.take(bucket, policy, count, this.now);
   }
 }
 
@@ -227,10 +235,13 @@ describe('POST /v1/track/batch — each event takes one token', () => {
   let limited: TestContext | undefined;
   afterEach(async () => limited?.close());
 
-  it('events past the bucket are 429 entries; with no token left the whole request is 429', async () => {
+  it.each([
+    ['one token at a time', () => new FrozenClockLimiter()],
+    ['all tokens in one step', () => new FrozenClockTakingLimiter()],
+  ])('events past the bucket are 429 entries; with no token left the whole request is 429 (%s)', async (_name, make) => {
     limited = await createTestContext({
       env: { RATE_LIMIT_RPS: '1', RATE_LIMIT_BURST: '5' },
-      limiter: new FrozenClockLimiter(),
+      limiter: make(),
     });
     const app = limited.app;
     const key = limited.a.live;
