@@ -366,23 +366,37 @@ export function findWrk() {
  * CPU time. `click` sends POST /v1/track/click with a unique fbclid per request (a Lua script);
  * otherwise GET `url`.
  */
-export function wrkRun({ wrkPath, url, connections, duration, click }) {
+export function wrkRun({ wrkPath, url, connections, duration, click, batch }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'waytrack-wrk-'));
   const script = path.join(dir, 'run.lua');
-  // The body as a Lua expression: benchClick's JSON with the fbclid spliced in per request.
-  const [before, after] = click ? JSON.stringify(benchClick(click.storeId, '\u0000')).split('\\u0000') : ['', ''];
-  const body = `${before}' .. prefix .. counter .. '${after}`;
+  // The body as a Lua expression: benchClick's JSON with the fbclid spliced in per request. A
+  // batch (`batch.events` clicks a request) is built in Lua from the same click, each event
+  // with an fbclid of its own.
+  const post = click ?? batch;
+  const [before, after] = post ? JSON.stringify(benchClick(post.storeId, '\u0000')).split('\\u0000') : ['', ''];
+  const body = batch ? `{"events":[' .. events() .. ']}` : `${before}' .. prefix .. counter .. '${after}`;
+  const eventLua = batch
+    ? `events = function()
+  local parts = {}
+  for i = 1, ${batch.events} do
+    counter = counter + 1
+    parts[i] = '{"type":"click",${before.slice(1)}' .. prefix .. counter .. '${after}'
+  end
+  return table.concat(parts, ",")
+end
+`
+    : '';
   writeFileSync(
     script,
     `counter = 0
 prefix = "wrk_${process.pid}_${Date.now().toString(36)}_"
-${
-  click
+${eventLua}${
+  post
     ? `wrk.method = "POST"
-wrk.headers["Authorization"] = "Bearer ${click.key}"
+wrk.headers["Authorization"] = "Bearer ${post.key}"
 wrk.headers["Content-Type"] = "application/json"
 request = function()
-  counter = counter + 1
+  ${batch ? '' : 'counter = counter + 1'}
   return wrk.format(nil, nil, nil, '${body}')
 end`
     : ''

@@ -9,7 +9,13 @@
 //   npm run bench -- --engine sqlite|postgres                  choose explicitly
 //   npm run bench -- --instances 1                             PostgreSQL: skip the two-instance part
 //
-// Environment: BENCH_DURATION (10 s per run), BENCH_CONNECTIONS (50). REDIS_URL, when set, is
+// Every click run has the floor beside it (bench/floor.js: a bare Fastify over the same TLS that
+// validates the same click body, no auth, no storage); ratios are to it, taken in the same run.
+// Each run prints the CPU per request of the server (all threads), the database and the client.
+//
+// Environment: BENCH_DURATION (10 s per run), BENCH_CONNECTIONS (50), BENCH_BATCH_EVENTS (100
+// clicks a batch request), BENCH_BATCH_CONNECTIONS (a fifth of BENCH_CONNECTIONS), BENCH_OPEN_RATE
+// (2000 clicks/s, open loop). REDIS_URL, when set, is
 // passed to the servers (rate limits shared through Redis, as in production with several instances).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -35,6 +41,12 @@ import {
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const INSTANCES = Number(argValue('--instances') ?? 2);
+/** Clicks a request of the batch run. */
+const BATCH_EVENTS = Number(process.env.BENCH_BATCH_EVENTS ?? 100);
+/** Connections of the batch run: each request carries BATCH_EVENTS clicks, so fewer are enough to saturate. */
+const BATCH_CONNECTIONS = Number(process.env.BENCH_BATCH_CONNECTIONS ?? Math.max(2, Math.round(CONNECTIONS / 5)));
+/** The open-loop click run: requests/s (Poisson arrivals), for BENCH_DURATION. */
+const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 2000);
 
 /** Peak resident memory of a process, in MB (Linux). */
 function peakRssMb(pid) {
@@ -68,6 +80,44 @@ function clients(list) {
     ),
   );
 }
+
+/** Starts bench/floor.js (a bare Fastify over the server's TLS certificate) and resolves with its origin and process. */
+function startFloor(dataDir) {
+  const tls = path.join(dataDir, 'tls');
+  const options = { cert: path.join(tls, 'localhost-cert.pem'), key: path.join(tls, 'localhost-key.pem') };
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'floor.js'), JSON.stringify(options)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const match = /listening on (https:\/\/\S+)/.exec(out);
+      if (match) resolve({ child, url: match[1], stop: () => child.kill('SIGTERM') });
+    });
+    child.once('exit', (code) => reject(new Error(`floor server exited with ${code}: ${out}`)));
+  });
+}
+
+/** One bench/open-loop.js run in a process of its own (Poisson arrivals; latency from the scheduled time). */
+function openLoop(options) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(import.meta.dirname, 'open-loop.js'), JSON.stringify(options)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`open-loop client exited with ${code}: ${out}`));
+      resolve(JSON.parse(out.trim().split('\n').at(-1)));
+    });
+  });
+}
+
+/** CPU per request in µs from a share of one core (%) over a run and its requests per second. */
+const perRequest = (share, rate) => (rate > 0 ? Math.round((share * 10_000) / rate) : 0);
 
 /** Where the CPU went (% of one core): the named processes, PostgreSQL, the rest, the machine. */
 const cpuNote = (cpu, names) =>
@@ -129,25 +179,31 @@ async function main() {
     // in this process. Each run reports the client's CPU and the server's event loop thread's,
     // so the report shows which side was saturated.
     const wrkPath = findWrk();
-    const clientName = wrkPath ? 'wrk' : 'autocannon';
     context.push(
       wrkPath
         ? `client: wrk (${wrkPath}), 1 thread, in a process of its own`
         : 'client: autocannon in the bench process (wrk not found and could not be installed: the client may be the bottleneck)',
     );
+    // The floor (bench/floor.js), beside ours on the same cores, over the same certificate.
+    const floor = await startFloor(dataDir);
+    servers.push(floor);
     const pids = {
       server: child.pid,
       'server event loop': `${child.pid}/task/${child.pid}`,
+      floor: floor.child.pid,
       ...(wrkPath ? {} : { client: process.pid }),
     };
-    const drive = async (click) => {
+    /** One closed-loop run at saturation: `kind` health, click or batch against `origin`. */
+    const drive = async (origin, kind) => {
+      const target = { health: `${origin}/healthz`, click: `${origin}/v1/track/click`, batch: `${origin}/v1/track/batch` }[kind];
       if (wrkPath) {
         const result = await wrkRun({
           wrkPath,
-          url: click ? `${url}/v1/track/click` : `${url}/healthz`,
-          connections: CONNECTIONS,
+          url: target,
+          connections: kind === 'batch' ? BATCH_CONNECTIONS : CONNECTIONS,
           duration: DURATION,
-          click: click && { key, storeId },
+          click: kind === 'click' ? { key, storeId } : undefined,
+          batch: kind === 'batch' ? { key, storeId, events: BATCH_EVENTS } : undefined,
         });
         return {
           requests: { average: result.average },
@@ -159,52 +215,94 @@ async function main() {
         };
       }
       let n = 0;
-      const result = await run(
-        click
-          ? {
-              url: `${url}/v1/track/click`,
-              method: 'POST',
-              headers,
-              requests: [
-                {
-                  setupRequest: (req) => ({
-                    ...req,
-                    body: JSON.stringify(benchClick(storeId, `bench_${process.pid}_${n++}`)),
-                  }),
-                },
-              ],
-            }
-          : { url: `${url}/healthz` },
-      );
+      const fbclid = () => `bench_${process.pid}_${n++}`;
+      const body = {
+        click: () => JSON.stringify(benchClick(storeId, fbclid())),
+        batch: () =>
+          JSON.stringify({
+            events: Array.from({ length: BATCH_EVENTS }, () => ({ type: 'click', ...benchClick(storeId, fbclid()) })),
+          }),
+      }[kind];
+      const result = await run({
+        ...(kind === 'batch' && { connections: BATCH_CONNECTIONS }),
+        ...(body
+          ? { url: target, method: 'POST', headers, requests: [{ setupRequest: (req) => ({ ...req, body: body() }) }] }
+          : { url: target }),
+      });
       return { ...result, ok: result['2xx'] };
     };
-    const measured = async (click) => {
-      const { value, cpu } = await withCpu(pids, () => drive(click));
+    const measured = async (origin, kind) => {
+      const { value, cpu } = await withCpu(pids, () => drive(origin, kind));
       if (value.clientCpu !== undefined) {
         cpu.client = value.clientCpu;
         cpu.other = Math.max(0, cpu.other - value.clientCpu);
       }
       return { value, cpu };
     };
-    const { value: health, cpu: healthCpu } = await measured(false);
-    const { value: clicks, cpu: clickCpu } = await measured(true);
+    const { value: health, cpu: healthCpu } = await measured(url, 'health');
+    const { value: floorHealth, cpu: floorHealthCpu } = await measured(floor.url, 'health');
+    const { value: clicks, cpu: clickCpu } = await measured(url, 'click');
+    const { value: floorClicks, cpu: floorClickCpu } = await measured(floor.url, 'click');
+    const { value: batches, cpu: batchCpu } = await measured(url, 'batch');
+    // Open loop: clicks at OPEN_RATE/s whatever the answers, latency from the scheduled time.
+    const open = await withCpu({ server: child.pid }, () =>
+      openLoop({ url, kind: 'click', rate: OPEN_RATE, duration: DURATION, key, storeId, prefix: 'open' }),
+    );
+    const openClientShare = Math.round((100 * open.value.cpuMs) / open.wallMs);
     const rss = peakRssMb(child.pid);
-    const target = engine.name === 'postgres' ? 0.6 : 0.8;
+    const ours = engine.name === 'postgres';
+    /** CPU per request (µs) of the server (all its threads), the database's processes and the client. */
+    const cost = (cpu, rate, server = 'server', per = 'request') =>
+      `CPU/${per}: ${server} ${perRequest(cpu[server], rate)} µs` +
+      `${ours ? `, PostgreSQL ${perRequest(cpu.postgres, rate)} µs` : ''}, client ${perRequest(cpu.client ?? 0, rate)} µs`;
+    const rateOf = (r) => r.requests.average;
+    const latency = (r) =>
+      `p50 ${r.exact.p50} ms, p99 ${r.exact.p99} ms${r.non2xx ? `, NON-2XX ${r.non2xx}` : ''}${r.errors ? `, errors ${r.errors}` : ''}`;
     row('ready after start', `${readyMs.toFixed(0)} ms`, 'target ≤ 1000 ms');
     row(
       'GET /healthz',
-      `${health.requests.average.toFixed(0)} req/s`,
-      `p50 ${health.exact.p50} ms, p99 ${health.exact.p99} ms; ${cpuNote(healthCpu, ['server', 'server event loop', 'client'])} (client: ${clientName})`,
+      `${rateOf(health).toFixed(0)} req/s`,
+      `${latency(health)}; ${cost(healthCpu, rateOf(health))}; ${cpuNote(healthCpu, ['server', 'server event loop', 'client'])}`,
     );
+    row(
+      'floor GET /healthz',
+      `${rateOf(floorHealth).toFixed(0)} req/s`,
+      `${latency(floorHealth)}; ${cost(floorHealthCpu, rateOf(floorHealth), 'floor')}`,
+    );
+    row('/healthz ÷ floor /healthz', (rateOf(health) / rateOf(floorHealth)).toFixed(2), 'target ≥ 0.9');
     row(
       'POST /v1/track/click',
-      `${clicks.requests.average.toFixed(0)} req/s`,
-      `p50 ${clicks.exact.p50} ms, p99 ${clicks.exact.p99} ms, non-2xx ${clicks.non2xx}, errors ${clicks.errors}; ${cpuNote(clickCpu, ['server', 'server event loop', 'client'])} (client: ${clientName})`,
+      `${rateOf(clicks).toFixed(0)} req/s`,
+      `${latency(clicks)}; ${cost(clickCpu, rateOf(clicks))}; ${cpuNote(clickCpu, ['server', 'server event loop', 'client'])}`,
     );
     row(
-      'click ingest ratio',
-      (clicks.requests.average / health.requests.average).toFixed(2),
-      `target ≥ ${target} (${engine.name === 'postgres' ? 'PostgreSQL' : 'SQLite, fsynced'})`,
+      'floor POST /v1/track/click',
+      `${rateOf(floorClicks).toFixed(0)} req/s`,
+      `${latency(floorClicks)}; ${cost(floorClickCpu, rateOf(floorClicks), 'floor')}`,
+    );
+    row(
+      'clicks ÷ floor clicks',
+      (rateOf(clicks) / rateOf(floorClicks)).toFixed(2),
+      `target ≥ ${ours ? '0.45 (PostgreSQL)' : '0.6 (SQLite, every click durable)'}`,
+    );
+    row('clicks ÷ /healthz', (rateOf(clicks) / rateOf(health)).toFixed(2), 'saturation ratio, for information');
+    const events = rateOf(batches) * BATCH_EVENTS;
+    row(
+      `POST /v1/track/batch (${BATCH_EVENTS} clicks)`,
+      `${events.toFixed(0)} events/s`,
+      `${rateOf(batches).toFixed(0)} req/s over ${BATCH_CONNECTIONS} connections, ${latency(batches)}; ${cost(batchCpu, events, 'server', 'event')}`,
+    );
+    row(
+      'batch events ÷ floor clicks',
+      (events / rateOf(floorClicks)).toFixed(2),
+      `target ≥ ${ours ? '1.5 (PostgreSQL)' : '3 (SQLite)'}`,
+    );
+    const o = open.value;
+    row(
+      `clicks at ${OPEN_RATE}/s, open loop`,
+      `p99 ${o.p99} ms`,
+      `p50 ${o.p50} ms, p99.9 ${o.p999} ms, max ${o.max} ms, ${o.achieved} answered/s, non-2xx ${o.non2xx}, errors ${o.errors}, ` +
+        `scheduler lag ≤ ${o.maxLagMs} ms; ${cost({ ...open.cpu, client: openClientShare }, o.achieved)}; target p99 ≤ 10 ms`,
     );
     row('peak RSS (server)', `${rss.toFixed(0)} MB`, 'target ≤ 250 MB');
 

@@ -30,6 +30,7 @@ import { prepareInput, validatorCompiler } from './http/validation.js';
 import { newId } from './ids.js';
 import { createMetrics, guardMetricsRoute, LOG_REDACT, rollupBacklogGauge } from './observability.js';
 import { analyticsRoutes } from './routes/analytics.js';
+import { batchRoutes } from './routes/batch.js';
 import { clickRoutes } from './routes/clicks.js';
 import { conversionRoutes } from './routes/conversions.js';
 import { forwardingRoutes } from './routes/forwarding.js';
@@ -46,6 +47,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Keep null values in the body (PATCH uses null to clear a field). */
     keepNulls?: boolean;
+    /** The route prepares its body itself (prepareInput per event of a batch, each with its own errors). */
+    preparesOwnBody?: boolean;
   }
 }
 
@@ -152,7 +155,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (config.trustProxy) app.addHook('onRequest', requireForwardedHttps);
   app.addHook('onRequest', refuseEncodedBodies);
   app.addHook('preValidation', async (request) => {
-    prepareInput(request.body, { keepNulls: request.routeOptions.config.keepNulls, schema: request.routeOptions.schema?.body });
+    if (!request.routeOptions.config.preparesOwnBody) {
+      prepareInput(request.body, { keepNulls: request.routeOptions.config.keepNulls, schema: request.routeOptions.schema?.body });
+    }
     prepareInput(request.query, { query: true });
     // Path ids reach the database too (a NUL in one was a 500 on PostgreSQL).
     prepareInput(request.params, { keepNulls: true });
@@ -210,6 +215,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const routeDeps = { database, cursors, secrets, forwarding };
       await v1.register(clickRoutes, routeDeps);
       await v1.register(conversionRoutes, routeDeps);
+      await v1.register(batchRoutes, routeDeps);
       await v1.register(forwardingRoutes, routeDeps);
       await v1.register(storeRoutes, routeDeps);
       await v1.register(analyticsRoutes, routeDeps);

@@ -13,6 +13,12 @@ export type ClickParams = Body<'POST /v1/track/click'>;
 export type ClickResult = Data<'POST /v1/track/click'>;
 export type ConversionParams = Body<'POST /v1/track/conversion'>;
 export type ConversionResult = Data<'POST /v1/track/conversion'>;
+/** One event of a batch: `{ type: 'click', ...ClickParams }` or `{ type: 'conversion', ...ConversionParams }`. */
+export type BatchEvent = Body<'POST /v1/track/batch'>['events'][number];
+/** `received`, `failed` and one result per event, in order. */
+export type BatchResult = Data<'POST /v1/track/batch'>;
+/** One event's result: `{ index, status: 200, data }` or `{ index, status, error }`. */
+export type BatchResultEntry = BatchResult['results'][number];
 
 // Stores
 export type Store = Data<'GET /v1/stores/{id}'>;

@@ -103,3 +103,41 @@ class TrackingTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BatchTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.wt = client()
+        cls.store = new_store(cls.wt)
+
+    def test_batch_records_in_order_with_one_result_per_event(self):
+        fbclid = unique("IwAR")
+        result = self.wt.track.batch(
+            [
+                {"type": "click", "store_id": self.store.id, "fbclid": fbclid, "landing_page": "https://shop.example.com/"},
+                {
+                    "type": "conversion",
+                    "storeId": self.store.id,
+                    "eventType": "Purchase",
+                    "orderId": unique("order-"),
+                    "eventValue": 12.5,
+                    "currency": "EUR",
+                    "fbclid": fbclid,
+                    "customerData": {"email": "ann@example.com"},
+                },
+                {"type": "click", "store_id": self.store.id, "fbclid": "not valid", "landing_page": "https://x.example/"},
+            ]
+        )
+        self.assertEqual((result.received, result.failed), (3, 1))
+        click, conversion, bad = result.results
+        self.assertEqual((click.index, click.status, click.data.fbclid), (0, 200, fbclid))
+        self.assertEqual(conversion.data.attributed_to.click_id, click.data.click_id)
+        self.assertEqual((bad.index, bad.status, bad.error.code), (2, 400, "invalid_fbclid"))
+        self.assertEqual(bad.error.details.field, "fbclid")
+
+    def test_batch_request_errors_raise(self):
+        with self.assertRaises(WaytrackError) as caught:
+            self.wt.track.batch([])
+        self.assertEqual((caught.exception.status, caught.exception.code), (400, "invalid_request"))
+        self.assertEqual(caught.exception.details["field"], "events")

@@ -7,7 +7,14 @@ import { findStore } from '../db/repositories/stores.js';
 import type { Tenant } from '../tenancy.js';
 import { allowOrigin, varyOnOrigin } from './cors.js';
 import { ApiError } from './errors.js';
-import { clientOf, type RateLimitDecision, type RateLimiter, type RateLimitPolicy, rateLimitHeaders } from './rate-limit.js';
+import {
+  clientOf,
+  type KeyBucket,
+  type RateLimitDecision,
+  type RateLimiter,
+  type RateLimitPolicy,
+  rateLimitHeaders,
+} from './rate-limit.js';
 
 export interface AuthContext extends Tenant {
   keyId: string;
@@ -19,10 +26,14 @@ export interface AuthContext extends Tenant {
 declare module 'fastify' {
   interface FastifyRequest {
     auth?: AuthContext;
+    /** The key's rate-limit bucket, for a route whose request takes more than one token (a batch's events). */
+    keyBucket?: KeyBucket;
   }
   interface FastifyContextConfig {
     /** The scope a key needs for this route. */
     scope?: Scope;
+    /** Instead of one `scope`: the key needs at least one of these (POST /v1/track/batch). */
+    anyScope?: Scope[];
     /** Served without a key (still limited per client IP). */
     public?: boolean;
     /** Also accepts publishable keys (from an allowed Origin); every other route refuses them. */
@@ -111,7 +122,7 @@ export class KeyStore {
   }
 }
 
-function rateLimited(decision: RateLimitDecision): ApiError {
+export function rateLimited(decision: RateLimitDecision): ApiError {
   return new ApiError(
     'rate_limit_exceeded',
     `Too many requests; retry after ${decision.retryAfterSeconds} s`,
@@ -195,9 +206,11 @@ export function authenticate(options: AuthOptions) {
     }
     const publishable = record.kind === 'publishable' ? (record.publishable ?? NO_STORE) : undefined;
     const origin = publishable ? await admitVisitor(request, reply, options, publishable.rule) : undefined;
-    const decision = await options.limiter.consume(`key:${record.id}`, record.policy ?? options.keyPolicy);
+    const bucket = { limiter: options.limiter, bucket: `key:${record.id}`, policy: record.policy ?? options.keyPolicy };
+    const decision = await bucket.limiter.consume(bucket.bucket, bucket.policy);
     reply.headers(rateLimitHeaders(decision));
     if (!decision.allowed) throw rateLimited(decision);
+    request.keyBucket = bucket;
     if (publishable && !config.publishable) {
       throw new ApiError('forbidden', 'A publishable key is accepted only by POST /v1/track/click; use a secret key', {
         reason: 'publishable_key_not_allowed',
@@ -205,6 +218,11 @@ export function authenticate(options: AuthOptions) {
     }
     if (config.scope && !grants(record.scopes, config.scope)) {
       throw new ApiError('forbidden', `This API key lacks the ${config.scope} scope`, { requiredScope: config.scope });
+    }
+    if (config.anyScope && !config.anyScope.some((scope) => grants(record.scopes, scope))) {
+      throw new ApiError('forbidden', `This API key needs at least one of the scopes ${config.anyScope.join(', ')}`, {
+        requiredScopes: config.anyScope,
+      });
     }
     const auth: AuthContext = { accountId: record.accountId, livemode: record.livemode, keyId: record.id, scopes: record.scopes };
     if (publishable) {

@@ -19,6 +19,17 @@ export interface RateLimitDecision {
 
 export interface RateLimiter {
   consume(bucket: string, policy: RateLimitPolicy, now?: number): Promise<RateLimitDecision>;
+  /**
+   * Takes up to `count` tokens at once (a batch's events): how many it took, and the decision
+   * for the bucket after (allowed when it took them all). Optional: without it, `takeTokens`
+   * consumes one at a time.
+   */
+  take?(
+    bucket: string,
+    policy: RateLimitPolicy,
+    count: number,
+    now?: number,
+  ): Promise<{ taken: number; decision: RateLimitDecision }>;
   /** For a shared limiter: whether its limits are shared right now (readiness details). */
   status?(): { shared: boolean; error?: string };
 }
@@ -33,16 +44,20 @@ export class MemoryRateLimiter implements RateLimiter {
   private lastSweep = 0;
 
   async consume(key: string, policy: RateLimitPolicy, now = Date.now()): Promise<RateLimitDecision> {
+    return (await this.take(key, policy, 1, now)).decision;
+  }
+
+  async take(key: string, policy: RateLimitPolicy, count: number, now = Date.now()) {
     this.sweep(now);
     const bucket = this.buckets.get(key) ?? { tokens: policy.burst, updatedAt: now };
     // A clock that steps back refills nothing (and takes nothing away).
     const elapsed = Math.max(0, now - bucket.updatedAt);
     bucket.tokens = Math.min(policy.burst, bucket.tokens + (elapsed / 1000) * policy.rps);
     bucket.updatedAt = Math.max(now, bucket.updatedAt);
-    const allowed = bucket.tokens >= 1;
-    if (allowed) bucket.tokens -= 1;
+    const taken = Math.max(0, Math.min(count, Math.floor(bucket.tokens)));
+    bucket.tokens -= taken;
     this.buckets.set(key, bucket);
-    return decide(allowed, bucket.tokens, policy);
+    return { taken, decision: decide(taken === count, bucket.tokens, policy) };
   }
 
   /** Forgets buckets that have refilled completely: they hold no information. */
@@ -53,6 +68,37 @@ export class MemoryRateLimiter implements RateLimiter {
       if (now - bucket.updatedAt > 60_000) this.buckets.delete(key);
     }
   }
+}
+
+/** A key's bucket as the auth hook found it (http/auth.ts), for a request that takes more tokens. */
+export interface KeyBucket {
+  limiter: RateLimiter;
+  bucket: string;
+  policy: RateLimitPolicy;
+}
+
+/**
+ * Takes up to `count` more tokens from a key's bucket, in one step when the limiter can (one
+ * Redis round trip for a whole batch), else one at a time stopping at the first refusal: the
+ * number taken and the last decision (for the RateLimit headers and Retry-After).
+ */
+export async function takeTokens(
+  { limiter, bucket, policy }: KeyBucket,
+  count: number,
+): Promise<{ taken: number; last?: RateLimitDecision }> {
+  if (count <= 0) return { taken: 0 };
+  if (limiter.take) {
+    const { taken, decision } = await limiter.take(bucket, policy, count);
+    return { taken, last: decision };
+  }
+  let last: RateLimitDecision | undefined;
+  let taken = 0;
+  while (taken < count) {
+    last = await limiter.consume(bucket, policy);
+    if (!last.allowed) break;
+    taken++;
+  }
+  return { taken, last };
 }
 
 export function decide(allowed: boolean, tokens: number, policy: RateLimitPolicy): RateLimitDecision {

@@ -12,6 +12,7 @@ const TAKE = `
 local key = KEYS[1]
 local rps = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
+local want = tonumber(ARGV[3]) or 1
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local state = redis.call('HMGET', key, 'tokens', 'at')
@@ -20,15 +21,16 @@ local at = tonumber(state[2])
 if tokens == nil or at == nil then tokens = burst; at = now end
 local elapsed = math.max(0, now - at)
 tokens = math.min(burst, tokens + elapsed / 1000 * rps)
-local allowed = 0
-if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
+local taken = math.max(0, math.min(want, math.floor(tokens)))
+tokens = tokens - taken
 redis.call('HSET', key, 'tokens', tostring(tokens), 'at', tostring(math.max(now, at)))
 redis.call('PEXPIRE', key, math.ceil(burst / rps * 1000) + 1000)
-return { allowed, tostring(tokens) }
+return { taken, tostring(tokens) }
 `;
 
 interface TakeCommand {
-  waytrackTake(key: string, rps: number, burst: number): Promise<[number, string]>;
+  /** Takes up to `count` tokens (default 1): how many it took, and the tokens left. */
+  waytrackTake(key: string, rps: number, burst: number, count?: number): Promise<[number, string]>;
 }
 
 /** Pino's and Fastify's loggers fit. */
@@ -125,20 +127,30 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async consume(bucket: string, policy: RateLimitPolicy, now = Date.now()): Promise<RateLimitDecision> {
+    return (await this.take(bucket, policy, 1, now)).decision;
+  }
+
+  /** Up to `count` tokens in one script run (a batch's events take theirs in one round trip). */
+  async take(
+    bucket: string,
+    policy: RateLimitPolicy,
+    count: number,
+    now = Date.now(),
+  ): Promise<{ taken: number; decision: RateLimitDecision }> {
     if (!this.started) await this.startup;
     if (!this.isShared()) {
       this.probe();
       this.report();
-      return this.local.consume(bucket, policy, now);
+      return this.local.take(bucket, policy, count, now);
     }
     try {
-      const [allowed, tokens] = await this.redis.waytrackTake(`${this.prefix}${bucket}`, policy.rps, policy.burst);
+      const [taken, tokens] = await this.redis.waytrackTake(`${this.prefix}${bucket}`, policy.rps, policy.burst, count);
       this.report();
-      return decide(allowed === 1, Number(tokens), policy);
+      return { taken, decision: decide(taken === count, Number(tokens), policy) };
     } catch (error) {
       this.failed(error);
       this.report();
-      return this.local.consume(bucket, policy, now);
+      return this.local.take(bucket, policy, count, now);
     }
   }
 

@@ -275,3 +275,16 @@ function unicodeError(field: string): ApiError {
     reason: 'invalid_unicode',
   });
 }
+
+/**
+ * A body schema's check for a value that is not a request's whole body (an event of a batch):
+ * the same Ajv and the same error mapping as a route's body, so an event gets the error its own
+ * endpoint would give. Compiled on first use.
+ */
+export function bodyCheck(schema: object): (value: unknown) => ApiError | undefined {
+  let validate: ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
+  return (value) => {
+    validate ??= bodyAjv.compile(schema);
+    return validate(value) ? undefined : fromSchemaErrors(validate.errors ?? [], 'body');
+  };
+}

@@ -11,7 +11,7 @@ import { bearer, ClientTime, Nullable, Query, type RouteDeps, Timestamp } from '
 
 export const FBCLID_PATTERN = '^[A-Za-z0-9_.-]+$';
 
-const ClickBody = Type.Object(
+export const ClickBody = Type.Object(
   {
     fbclid: Type.String({
       minLength: 1,
@@ -111,7 +111,7 @@ const ClickBody = Type.Object(
   },
 );
 
-const ClickResult = Type.Object({
+export const ClickResult = Type.Object({
   clickId: Type.String({
     description: 'The click’s id (`clk_…`); the original one for a duplicate',
     examples: [EXAMPLE.clickId],

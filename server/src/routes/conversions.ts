@@ -35,7 +35,7 @@ const EVENT_TYPE = Type.String({
 const Text = (maxLength: number, description: string, example?: string) =>
   Type.Optional(Type.String({ maxLength, description, ...(example !== undefined && { examples: [example] }) }));
 
-const ConversionBody = Type.Object(
+export const ConversionBody = Type.Object(
   {
     storeId: Type.String({
       minLength: 1,
@@ -234,7 +234,7 @@ const ClickInOtherMode = Type.Object(
   },
 );
 
-const ConversionResult = Type.Object({
+export const ConversionResult = Type.Object({
   conversionId: Type.String({
     description: 'The conversion’s id; the original one for a duplicate',
     examples: [EXAMPLE.conversionId],

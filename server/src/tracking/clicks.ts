@@ -92,9 +92,18 @@ function validate(input: ClickInput, now: number): number {
 
 /** Records an ad click once per (account, mode, store, fbclid). */
 export async function trackClick(database: Database, tenant: Tenant, input: ClickInput, now = Date.now()): Promise<ClickResult> {
+  return recordClick(database, await prepareClick(database, tenant, input, now));
+}
+
+/**
+ * The checks and reads of `trackClick`, up to the row it writes: none depends on another click,
+ * so a batch prepares its clicks and then hands their writes over together, in order
+ * (tracking/batch.ts), and they share a commit.
+ */
+export async function prepareClick(database: Database, tenant: Tenant, input: ClickInput, now: number): Promise<ClicksTable> {
   const clickTime = validate(input, now);
   const store = await requireActiveStoreCached(database.read, tenant, input.storeId);
-  const row: ClicksTable = {
+  return {
     id: newId('click', now),
     account_id: tenant.accountId,
     store_id: store.id,
@@ -113,6 +122,10 @@ export async function trackClick(database: Database, tenant: Tenant, input: Clic
     ...campaignParams(input.landingPage),
     is_bot: input.userAgent !== undefined && isBot(input.userAgent) ? 1 : 0,
   };
+}
+
+/** Writes a prepared click once per (account, mode, store, fbclid); durable when it resolves. */
+export async function recordClick(database: Database, row: ClicksTable): Promise<ClickResult> {
   const { row: stored, duplicate } = await database.runWrite(INSERT_CLICK, row);
   return {
     clickId: stored.id,

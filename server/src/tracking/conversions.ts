@@ -169,6 +169,23 @@ export async function trackConversion(
   now = Date.now(),
   forwarding?: Forwarder,
 ): Promise<ConversionResult> {
+  const { result, delivered } = await recordConversion(database, tenant, input, now, forwarding);
+  if (delivered) result.capiSent = await delivered;
+  return result;
+}
+
+/**
+ * `trackConversion` up to the durable write: the result, and when the conversion was handed to
+ * the dispatcher, whether Meta acknowledged it within CAPI_SYNC_WAIT_MS (`capiSent`). A batch
+ * records its conversions one after the other and waits for their acknowledgements together.
+ */
+export async function recordConversion(
+  database: Database,
+  tenant: Tenant,
+  input: ConversionInput,
+  now: number,
+  forwarding?: Forwarder,
+): Promise<{ result: ConversionResult; delivered?: Promise<boolean> }> {
   const given = validate(input, now);
   const { currency, eventTime, valueMinor, products } = given;
   const eventType = normalizeEventType(input.eventType);
@@ -223,11 +240,10 @@ export async function trackConversion(
   const stored = await database.runWrite(RECORD_CONVERSION, { conversion: row, touchpoints, delivery });
   // The order was recorded before (a resend, or a concurrent identical request that committed
   // first): this one is its duplicate, answered after the original's commit is durable.
-  if (stored.duplicate) return withModeHint(database, stored.row, duplicateResult(stored.row, input, given));
+  if (stored.duplicate) return { result: await withModeHint(database, stored.row, duplicateResult(stored.row, input, given)) };
   const result = await withModeHint(database, stored.row, resultOf(stored.row, false));
   // capiSent is true only if Meta acknowledged the event before this response (CAPI_SYNC_WAIT_MS).
-  if (delivery && forwarding) result.capiSent = await forwarding.handoff(delivery);
-  return result;
+  return delivery && forwarding ? { result, delivered: forwarding.handoff(delivery) } : { result };
 }
 
 /** A conversion no reference attributed, whose reference names a click of the other mode, says so. */

@@ -167,6 +167,30 @@ describe.skipIf(!REDIS_URL)('rate limits shared through Redis', () => {
     expect(b.status()).toEqual({ shared: true });
   });
 
+  it('takes many tokens in one step (a batch), as the in-memory limiter does', async () => {
+    const prefix = newPrefix();
+    const [a, b] = [limiter({ prefix }), limiter({ prefix })];
+    const policy = { rps: 0.1, burst: 10 };
+    const memory = new MemoryRateLimiter();
+    const steps = [
+      [a, 4],
+      [b, 5],
+      [a, 3],
+      [b, 2],
+    ] as const;
+    for (const [instance, count] of steps) {
+      const shared = await instance.take('key:batch', policy, count);
+      const expected = await memory.take('key:batch', policy, count, 1_000_000);
+      expect([shared.taken, shared.decision.allowed, shared.decision.remaining]).toEqual([
+        expected.taken,
+        expected.decision.allowed,
+        expected.decision.remaining,
+      ]);
+    }
+    // 4 + 5 of 10, then 1 of 3, then none.
+    expect((await a.take('key:batch', policy, 1)).taken).toBe(0);
+  });
+
   it('takes each token once under 50 concurrent requests from two instances (burst 20)', async () => {
     const prefix = newPrefix();
     const [a, b] = [limiter({ prefix }), limiter({ prefix })];

@@ -57,6 +57,11 @@ interface RouteCase {
   otherAccount: (p: Probe) => Promise<void>;
   /** A key of the other mode does not see `seed`'s clicks, conversions, metrics or spend. */
   otherMode: (p: Probe) => Promise<void>;
+  /**
+   * Checks the answer to a key with every scope but `scope`, when it is not the request's 403
+   * (POST /v1/track/batch: the key may still send other events; the event is that event's 403).
+   */
+  missingScope?: (res: ApiResponse) => void;
 }
 
 const today = () => new Date().toISOString().slice(0, 10);
@@ -143,6 +148,33 @@ const ROUTES: RouteCase[] = [
       expect(res.body.data.conversionId).not.toBe(seed.conversionId);
       expect(res.body.data.attributed).toBe(false);
       expect(res.body.data.attributedTo).toBeUndefined();
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/track/batch',
+    scope: 'clicks:write',
+    url: () => '/v1/track/batch',
+    body: (s) => ({ events: [{ type: 'click', ...clickBody(s.storeId, { fbclid: s.fbclid }) }] }),
+    status: 200,
+    // Another account's store is the event's store_not_found (the request itself is answered).
+    async otherAccount({ app, outsider, seed }) {
+      const body = { events: [{ type: 'click', ...clickBody(seed.storeId) }] };
+      const res = await ok(await call(app, 'POST', '/v1/track/batch', { key: outsider, body }));
+      expect(res.body.data.results[0]).toMatchObject({ status: 404, error: { code: 'store_not_found' } });
+    },
+    async otherMode({ app, outsider, seed }) {
+      const body = { events: [{ type: 'click', ...clickBody(seed.storeId, { fbclid: seed.fbclid }) }] };
+      const res = await ok(await call(app, 'POST', '/v1/track/batch', { key: outsider, body }));
+      expect(res.body.data.results[0].data.duplicate).toBe(false);
+      expect(res.body.data.results[0].data.clickId).not.toBe(seed.clickId);
+    },
+    missingScope(res) {
+      expect(res.status).toBe(200);
+      expect(res.body.data.results[0]).toMatchObject({
+        status: 403,
+        error: { code: 'forbidden', details: { requiredScope: 'clicks:write' } },
+      });
     },
   },
   {
@@ -538,7 +570,9 @@ describe.each(ROUTES)('$method $path', (r) => {
 
   it(`403 forbidden with details.requiredScope for a key lacking ${r.scope}`, async () => {
     const key = await ctx.keyWithScopes(SCOPES.filter((s) => s !== r.scope));
-    const error = expectError(await send({ authorization: `Bearer ${key}` }), 403, 'forbidden');
+    const res = await send({ authorization: `Bearer ${key}` });
+    if (r.missingScope) return r.missingScope(res);
+    const error = expectError(res, 403, 'forbidden');
     expect(error.details).toEqual({ requiredScope: r.scope });
   });
 

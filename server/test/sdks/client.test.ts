@@ -193,6 +193,85 @@ describe('@waytrack/client against a real server', () => {
     expect((await wt.conversions.list({ storeId: store.id, attributed: false })).conversions).toEqual([]);
   });
 
+  it('track.batch records clicks and conversions in order, one result per event', async () => {
+    const wt = direct();
+    const store = await newStore(wt);
+    const fbclid = unique('IwAR');
+    const result = await wt.track.batch([
+      { type: 'click', storeId: store.id, fbclid, landingPage: landing(fbclid) },
+      {
+        type: 'conversion',
+        storeId: store.id,
+        eventType: 'Purchase',
+        orderId: unique('order'),
+        eventValue: 5,
+        currency: 'USD',
+        fbclid,
+      },
+      { type: 'click', storeId: store.id, fbclid: 'bad fbclid', landingPage: landing('x') },
+    ]);
+    expect(result).toMatchObject({ received: 3, failed: 1 });
+    const [click, conversion, bad] = result.results;
+    expect(click).toMatchObject({ index: 0, status: 200, data: { fbclid, duplicate: false } });
+    const clickId = click && 'data' in click && 'clickId' in click.data ? click.data.clickId : undefined;
+    expect(conversion).toMatchObject({ index: 1, status: 200, data: { attributed: true, attributedTo: { clickId } } });
+    expect(bad).toMatchObject({ index: 2, status: 400, error: { code: 'invalid_fbclid', details: { field: 'fbclid' } } });
+    // The request as a whole failing throws.
+    const error = await apiError(wt.track.batch([]));
+    expect(error).toMatchObject({ status: 400, code: 'invalid_request', details: { field: 'events' } });
+  });
+
+  it('track.queue sends every maxEvents events, after flushIntervalMs, and on flush(), in order', async () => {
+    const wt = direct();
+    const store = await newStore(wt);
+    const click = (fbclid: string) => ({ type: 'click' as const, storeId: store.id, fbclid, landingPage: landing(fbclid) });
+    const batches = () => control.seen().then((seen) => seen.filter((r) => r.path === '/v1/track/batch').length);
+    // Through the proxy, which counts the requests.
+    const queue = proxied().track.queue({ maxEvents: 3, flushIntervalMs: 60_000 });
+    const first = [queue.add(click(unique('q'))), queue.add(click(unique('q')))];
+    expect(queue.size).toBe(2);
+    expect(await batches()).toBe(0);
+    const third = queue.add(click(unique('q'))); // the third: sent at once
+    expect(queue.size).toBe(0);
+    const entries = await Promise.all([...first, third]);
+    expect(entries.map((e) => [e.index, e.status])).toEqual([
+      [0, 200],
+      [1, 200],
+      [2, 200],
+    ]);
+    expect(await batches()).toBe(1);
+
+    // flush() sends what waits; a conversion added after its click is attributed to it.
+    const fbclid = unique('q');
+    const clickEntry = queue.add(click(fbclid));
+    const order = { storeId: store.id, eventType: 'Purchase', orderId: unique('order'), eventValue: 1, currency: 'USD', fbclid };
+    const conversionEntry = queue.add({ type: 'conversion', ...order });
+    await queue.flush();
+    expect(await batches()).toBe(2);
+    expect(await conversionEntry).toMatchObject({ status: 200, data: { attributed: true } });
+    expect(await clickEntry).toMatchObject({ status: 200, data: { fbclid } });
+
+    // The timer sends a lone event after flushIntervalMs.
+    const timed = proxied().track.queue({ maxEvents: 100, flushIntervalMs: 50 });
+    const lone = timed.add(click(unique('q')));
+    expect(await lone).toMatchObject({ index: 0, status: 200 });
+    expect(await batches()).toBe(3);
+    await timed.close();
+    expect(() => timed.add(click(unique('q')))).toThrow(/closed/);
+  });
+
+  it('track.queue: a batch that cannot be sent rejects its events and calls onError', async () => {
+    const failures: unknown[] = [];
+    const queue = direct({ baseUrl: 'https://127.0.0.1:9/v1', maxRetries: 0 }).track.queue({
+      onError: (error) => failures.push(error),
+    });
+    const entry = queue.add({ type: 'click', storeId: 'st_x', fbclid: 'x', landingPage: 'https://x.example/' });
+    queue.add({ type: 'click', storeId: 'st_x', fbclid: 'y', landingPage: 'https://x.example/' }); // never awaited
+    await queue.flush();
+    expect(await rejection(entry)).toBeInstanceOf(WaytrackConnectionError);
+    expect(failures).toHaveLength(1);
+  });
+
   it('reports metrics, timeseries, breakdown and ad spend', async () => {
     const wt = direct();
     const store = await newStore(wt);

@@ -808,6 +808,168 @@ export interface Operations {
       }>;
     };
   };
+  /** Record many clicks and conversions in one request */
+  'POST /v1/track/batch': {
+    body: {
+      /** 1–500 events, recorded in this order. `type: "refund"` is named by the contract but not supported yet: such an event is answered 400 `invalid_request` (field `type`, reason `unknown_value`). */
+      events: Array<{
+        /** The kind of event */
+        type: 'click';
+        /** The `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. With the store, the key of the click: sending it again returns the original click. */
+        fbclid: string;
+        /** The store the ad led to (active, of the key’s account). With a publishable key it may be left out: the key’s store. */
+        storeId: string;
+        /** The URL the ad opened: absolute http(s), at most 2048 characters. Its `utm_source`, `utm_medium`, `utm_campaign`, `utm_content`, `utm_term`, `campaign_id`, `adset_id` and `ad_id` parameters are stored with the click. */
+        landingPage: string;
+        /** The page that linked to the landing page (`document.referrer`): absolute http(s) URL */
+        referrer?: string;
+        /** The visitor’s IPv4 or IPv6 address. With `userAgent` it gives the click a derived fingerprint, sha256(ipAddress|userAgent), an attribution signal. Not accepted with a publishable key (the connection’s address is used). */
+        ipAddress?: string;
+        /** The visitor’s User-Agent header. Bots are recorded but flagged (`isBot`) and left out of metrics and attribution. */
+        userAgent?: string;
+        /** When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid). */
+        timestamp?: string;
+        /** (Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal). */
+        fingerprint?: string;
+        /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. */
+        fbp?: string;
+      } | {
+        /** The kind of event */
+        type: 'conversion';
+        /** The store the conversion happened in (active, of the key’s account) */
+        storeId: string;
+        /** A Meta standard event name (Purchase, Lead, CompleteRegistration, AddToCart, InitiateCheckout, AddPaymentInfo, Subscribe, StartTrial, ViewContent, Search, Contact, SubmitApplication, Schedule, AddToWishlist, Donate, CustomizeProduct, FindLocation; any case, stored as Meta spells it) or a custom name such as 'signup'. Only Purchase counts as revenue. */
+        eventType: string;
+        /** Your id of the order (or lead, signup…): with the store and eventType, the key of the conversion — sending it again returns the original conversion with `duplicate: true`, never counted twice. */
+        orderId: string;
+        /** The value in `currency`, 0 ≤ value ≤ 1e12; stored exactly in the currency’s minor units (49.90 EUR is 4990 cents) */
+        eventValue: number;
+        /** ISO 4217 code of eventValue (also accepted in lower case; stored upper-case), else `invalid_currency` */
+        currency: string;
+        /** The buyer, for matching on Meta’s side and the identity attribution signal: any subset, each at most 256 characters. Normalized and SHA-256 hashed on arrival following Meta’s rules; the raw values are never stored, returned or logged. */
+        customerData?: {
+          /** Trimmed and lower-cased, then hashed */
+          email?: string;
+          /** Lower case without punctuation, then hashed */
+          firstName?: string;
+          /** Lower case without punctuation, then hashed */
+          lastName?: string;
+          /** Digits only with the country code, then hashed */
+          phone?: string;
+          /** Lower-case letters only, then hashed */
+          city?: string;
+          /** Two-letter code, lower case, then hashed */
+          state?: string;
+          /** ISO 3166 alpha-2, lower case, then hashed */
+          country?: string;
+          /** Lower case (US: first 5 digits), then hashed */
+          zipCode?: string;
+        };
+        /** The visitor fingerprint the store’s tag computed (`window.waytrack.identifiers().fingerprint`), or sha256_hex(ipAddress + "|" + userAgent) computed by a store backend: matches the click with the same fingerprint (attribution signals 2 and 3). */
+        fingerprint?: string;
+        /** What was bought (at most 1000 lines); sent to Meta as contents */
+        products?: Array<{
+          /** Your product (or SKU) id */
+          productId: string;
+          /** Product name */
+          name?: string;
+          /** Unit price in the conversion’s currency */
+          price?: number;
+          /** Default 1 */
+          quantity?: number;
+          /** Product category */
+          category?: string;
+        }>;
+        /** (Extension) The Waytrack click (`clk_…`) that led to this conversion, if the store knows it: an explicit reference attributes with confidence 100. */
+        clickId?: string;
+        /** (Extension) The fbclid of the click that led to this conversion, if the store kept it: an explicit reference (confidence 100). */
+        fbclid?: string;
+        /** (Extension) The `_fbc` cookie (fb.1.<ms>.<fbclid>) from the buyer’s browser, e.g. from `window.waytrack.identifiers()`: its fbclid is an explicit reference (confidence 100). */
+        fbc?: string;
+        /** (Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching. */
+        fbp?: string;
+        /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. */
+        ipAddress?: string;
+        /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. */
+        userAgent?: string;
+        /** (Extension) The page where the conversion happened (absolute http(s) URL), sent to Meta as event_source_url; default the attributed click’s landing page. */
+        eventSourceUrl?: string;
+        /** (Extension) The event id the browser pixel used for the same event, so Meta deduplicates pixel and server events; default orderId. */
+        eventId?: string;
+        /** When the conversion happened: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`. Only clicks before it (within the store’s attribution window) can win it. */
+        timestamp?: string;
+      }>;
+    };
+    response: {
+      /** Events in the request */
+      received: number;
+      /** Results with an error */
+      failed: number;
+      /** One per event, in the order of `events` */
+      results: Array<{
+        /** The event’s position in `events`, from 0 */
+        index: number;
+        /** The status its own endpoint would answer (200) */
+        status: number;
+        /** What its own endpoint would answer */
+        data: {
+          /** The click’s id (`clk_…`); the original one for a duplicate */
+          clickId: string;
+          /** The fbclid, as sent */
+          fbclid: string;
+          /** Always true: the click is stored */
+          tracked: true;
+          /** When the click was recorded (the original recording for a duplicate) */
+          timestamp: string;
+          /** true when this fbclid was already recorded for the store (in this mode); the original click is returned, counted once */
+          duplicate: boolean;
+        } | {
+          /** The conversion’s id; the original one for a duplicate */
+          conversionId: string;
+          /** As stored (a standard name in Meta’s spelling) */
+          eventType: string;
+          /** true when a click scored at least the store’s minConfidence */
+          attributed: boolean;
+          /** Only when attributed: the click that caused the conversion */
+          attributedTo?: {
+            /** The winning click */
+            clickId: string;
+            /** Its fbclid */
+            fbclid: string;
+            /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
+            confidenceScore: number;
+          };
+          /** true only if Meta acknowledged the event before this response */
+          capiSent: boolean;
+          /** Event time */
+          timestamp: string;
+          /** true when this (store, eventType, orderId) was already recorded: the original result */
+          duplicate: boolean;
+          /** Only on a duplicate whose request differs from the original: the differing field names (eventValue, currency, …); the original is kept */
+          differences?: string[];
+        };
+      } | {
+        /** The event’s position in `events`, from 0 */
+        index: number;
+        /** The status its own endpoint would answer (4xx) */
+        status: number;
+        error: {
+          /** One of a closed list, each with one HTTP status: switch on it (the message may change) */
+          code: 'invalid_request' | 'missing_required_field' | 'invalid_fbclid' | 'invalid_currency' | 'unauthorized' | 'forbidden' | 'https_required' | 'store_not_found' | 'not_found' | 'payload_too_large' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
+          /** For people: what went wrong and how to fix it */
+          message: string;
+          /** Present when one parameter is at fault; some errors add more (requiredScope on 403, retryAfterSeconds on 429) */
+          details?: {
+            /** JSON path of the offending parameter (products[2].quantity, customerData.email, startDate) */
+            field?: string;
+            /** snake_case word: required_field_missing, invalid_type, invalid_format, out_of_range, invalid_url, expired, unknown_value, … */
+            reason?: string;
+            [key: string]: unknown;
+          };
+        };
+      }>;
+    };
+  };
   /** Record an ad click */
   'POST /v1/track/click': {
     body: {

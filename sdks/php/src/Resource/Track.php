@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Waytrack\Resource;
 
-/** `$wt->track`: record clicks and conversions. */
+/** `$wt->track`: record clicks and conversions, one at a time or in batches. */
 final class Track extends Resource
 {
     /**
@@ -29,5 +29,21 @@ final class Track extends Resource
     public function conversion(array $params, array $options = []): array
     {
         return $this->requester->request('POST', '/track/conversion', [], $params, $options);
+    }
+
+    /**
+     * POST /v1/track/batch — record 1–500 clicks and conversions in one request, in order.
+     *
+     * Returns one result per event: `['index' => …, 'status' => 200, 'data' => …]` (what `click` or
+     * `conversion` would return) or `['index' => …, 'status' => 4xx, 'error' => [code, message, details]]`.
+     * Throws only when the request itself fails (not a list of 1–500 events, no tracking scope, network).
+     *
+     * @param list<array<string, mixed>> $events each `['type' => 'click'|'conversion', ...the fields of click or conversion]`
+     * @param array{idempotencyKey?: string} $options
+     * @return array<string, mixed> received, failed, results
+     */
+    public function batch(array $events, array $options = []): array
+    {
+        return $this->requester->request('POST', '/track/batch', [], ['events' => array_values($events)], $options);
     }
 }

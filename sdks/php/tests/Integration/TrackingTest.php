@@ -123,4 +123,30 @@ final class TrackingTest extends IntegrationTestCase
 
         self::assertCount(4, iterator_to_array($wt->conversions->listAll(['storeId' => $store['id'], 'limit' => 1]), false));
     }
+
+    public function testABatchRecordsInOrderWithOneResultPerEvent(): void
+    {
+        $wt = self::client();
+        $store = self::newStore($wt);
+        $fbclid = self::fbclid();
+        $result = $wt->track->batch([
+            ['type' => 'click', 'fbclid' => $fbclid, 'storeId' => $store['id'], 'landingPage' => 'https://shop.example.com/'],
+            ['type' => 'conversion', 'storeId' => $store['id'], 'eventType' => 'Purchase', 'orderId' => 'php-batch-1', 'eventValue' => 5, 'currency' => 'USD', 'fbclid' => $fbclid],
+            ['type' => 'click', 'fbclid' => 'not valid', 'storeId' => $store['id'], 'landingPage' => 'https://shop.example.com/'],
+        ]);
+        self::assertSame(3, $result['received']);
+        self::assertSame(1, $result['failed']);
+        [$click, $conversion, $bad] = $result['results'];
+        self::assertSame([0, 200, false], [$click['index'], $click['status'], $click['data']['duplicate']]);
+        self::assertSame($click['data']['clickId'], $conversion['data']['attributedTo']['clickId']);
+        self::assertSame([2, 400, 'invalid_fbclid', 'fbclid'], [$bad['index'], $bad['status'], $bad['error']['code'], $bad['error']['details']['field']]);
+
+        try {
+            $wt->track->batch([]);
+            self::fail('an empty batch must throw');
+        } catch (\Waytrack\Exception\ApiException $error) {
+            self::assertSame([400, 'invalid_request'], [$error->getHttpStatus(), $error->getErrorCode()]);
+            self::assertSame('events', $error->getDetails()['field']);
+        }
+    }
 }

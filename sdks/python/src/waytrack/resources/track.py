@@ -1,9 +1,9 @@
-"""POST /v1/track/click and POST /v1/track/conversion."""
+"""POST /v1/track/click, POST /v1/track/conversion and POST /v1/track/batch."""
 
 import datetime
-from typing import Any, List, Mapping, Optional, Union
+from typing import Any, Iterable, List, Mapping, Optional, Union
 
-from .._params import UNSET, api_fields
+from .._params import UNSET, api_fields, to_camel
 from ..objects import ApiObject
 from ._base import Resource
 
@@ -96,3 +96,17 @@ class Track(Resource):
             }
         )
         return self._post("/track/conversion", body)
+
+    def batch(self, events: Iterable[Mapping[str, Any]]) -> ApiObject:
+        """Records 1–500 clicks and conversions in one request, in order.
+
+        Each event is a dict: ``{"type": "click", ...}`` or ``{"type": "conversion", ...}`` with
+        the fields of ``click`` or ``conversion``, named as the API names them (``storeId``) or in
+        snake_case (``store_id``); nested values (``customerData``, ``products``) are sent as
+        given. Returns ``received``, ``failed`` and ``results``: per event, in order, ``index``,
+        ``status`` and ``data`` (what ``click``/``conversion`` would return) or ``error``
+        (``code``, ``message``, ``details``). Raises only when the request itself fails (not a
+        list of 1–500 events, a key without a tracking scope, the network).
+        """
+        body = {"events": [{to_camel(name): value for name, value in event.items()} for event in events]}
+        return self._post("/track/batch", body)
