@@ -194,6 +194,10 @@ for (const [path, methods] of Object.entries<Record<string, Schema>>(doc.paths))
   for (const [method, operation] of Object.entries<Schema>(methods)) {
     const schema = operation.requestBody?.content?.['application/json']?.schema;
     if (!schema) continue;
+    // The batch answers 200 with an entry per event, each judged as its own endpoint judges it:
+    // batch.test.ts proves every event's answer equals the single endpoint's, which this file
+    // holds to the document.
+    if (path === '/v1/track/batch') continue;
     const url = path.replace('{id}', method === 'patch' ? patchStoreId : storeId);
     operations.push({ name: `${method.toUpperCase()} ${path}`, method: method.toUpperCase() as 'POST', url, schema });
   }
