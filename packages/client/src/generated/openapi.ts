@@ -156,11 +156,24 @@ export interface Operations {
         clickId: string;
         /** The store it landed on */
         storeId: string;
-        fbclid: string;
-        /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid> */
-        fbc: string;
+        /** Meta’s click id; null when the click had none */
+        fbclid: string | null;
+        /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid>; null without an fbclid */
+        fbc: string | null;
         /** Meta’s browser id, when sent */
         fbp: string | null;
+        /** Google Ads click id, when the click had one */
+        gclid: string | null;
+        /** Google Ads gbraid, when the click had one */
+        gbraid: string | null;
+        /** Google Ads wbraid, when the click had one */
+        wbraid: string | null;
+        /** TikTok click id, when the click had one */
+        ttclid: string | null;
+        /** Microsoft Advertising click id, when the click had one */
+        msclkid: string | null;
+        /** TikTok’s browser id, when sent */
+        ttp: string | null;
         /** The URL the ad opened */
         landingPage: string;
         /** The referring page, when sent */
@@ -211,11 +224,24 @@ export interface Operations {
       clickId: string;
       /** The store it landed on */
       storeId: string;
-      fbclid: string;
-      /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid> */
-      fbc: string;
+      /** Meta’s click id; null when the click had none */
+      fbclid: string | null;
+      /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid>; null without an fbclid */
+      fbc: string | null;
       /** Meta’s browser id, when sent */
       fbp: string | null;
+      /** Google Ads click id, when the click had one */
+      gclid: string | null;
+      /** Google Ads gbraid, when the click had one */
+      gbraid: string | null;
+      /** Google Ads wbraid, when the click had one */
+      wbraid: string | null;
+      /** TikTok click id, when the click had one */
+      ttclid: string | null;
+      /** Microsoft Advertising click id, when the click had one */
+      msclkid: string | null;
+      /** TikTok’s browser id, when sent */
+      ttp: string | null;
       /** The URL the ad opened */
       landingPage: string;
       /** The referring page, when sent */
@@ -308,6 +334,48 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        /** Per destination: its delivery state; a destination that does not receive the conversion has no entry */
+        forwarding: {
+          meta?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
+          google_ads?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
+          tiktok?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
+        };
         /** true for live data, false for test data */
         livemode: boolean;
         /** Event time */
@@ -369,6 +437,48 @@ export interface Operations {
         reason?: 'not_configured' | 'test_event_code_missing' | 'expired';
         /** Only when skipped: the reason in a sentence */
         message?: string;
+      };
+      /** Per destination: its delivery state; a destination that does not receive the conversion has no entry */
+      forwarding: {
+        meta?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        google_ads?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        tiktok?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** true for live data, false for test data */
       livemode: boolean;
@@ -455,6 +565,48 @@ export interface Operations {
         reason?: 'not_configured' | 'test_event_code_missing' | 'expired';
         /** Only when skipped: the reason in a sentence */
         message?: string;
+      };
+      /** Per destination: its delivery state; a destination that does not receive the conversion has no entry */
+      forwarding: {
+        meta?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        google_ads?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        tiktok?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** true for live data, false for test data */
       livemode: boolean;
@@ -790,11 +942,82 @@ export interface Operations {
       }>;
     };
   };
+  /** List a store’s destinations */
+  'GET /v1/stores/{id}/destinations': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** Every platform, configured or not: meta, google_ads, tiktok */
+      destinations: Array<{
+        /** The ad platform */
+        kind: 'meta' | 'google_ads' | 'tiktok';
+        /** true when the store forwards conversions to this platform */
+        configured: boolean;
+        /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+        settings: Record<string, unknown> | null;
+        /** When the settings last changed; null when not configured */
+        updatedAt: string | null;
+      }>;
+    };
+  };
+  /** Configure a destination */
+  'PUT /v1/stores/{id}/destinations/{kind}': {
+    params: {
+      /** The store’s id */
+      id: string;
+      /** meta, google_ads or tiktok */
+      kind: string;
+    };
+    body: Record<string, unknown>;
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove a destination */
+  'DELETE /v1/stores/{id}/destinations/{kind}': {
+    params: {
+      /** The store’s id */
+      id: string;
+      /** meta, google_ads or tiktok */
+      kind: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
   /** Record an ad click */
   'POST /v1/track/click': {
     body: {
-      /** The `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. With the store, the key of the click: sending it again returns the original click. */
-      fbclid: string;
+      /** Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click. */
+      fbclid?: string;
+      /** Google Ads click id (`gclid` of the landing URL): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      gclid?: string;
+      /** Google Ads app-to-web click id on iOS (`gbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      gbraid?: string;
+      /** Google Ads web-to-app click id on iOS (`wbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      wbraid?: string;
+      /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      ttclid?: string;
+      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      msclkid?: string;
+      /** (Extension) TikTok’s browser id, the `_ttp` cookie; forwarded to TikTok with the conversions this click wins. */
+      ttp?: string;
       /** The store the ad led to (active, of the key’s account). With a publishable key it may be left out: the key’s store. */
       storeId: string;
       /** The URL the ad opened: absolute http(s), at most 2048 characters. Its `utm_source`, `utm_medium`, `utm_campaign`, `utm_content`, `utm_term`, `campaign_id`, `adset_id` and `ad_id` parameters are stored with the click. */
@@ -815,8 +1038,18 @@ export interface Operations {
     response: {
       /** The click’s id (`clk_…`); the original one for a duplicate */
       clickId: string;
-      /** The fbclid, as sent */
-      fbclid: string;
+      /** The fbclid, when the click had one */
+      fbclid?: string;
+      /** The gclid, when the click had one */
+      gclid?: string;
+      /** The gbraid, when the click had one */
+      gbraid?: string;
+      /** The wbraid, when the click had one */
+      wbraid?: string;
+      /** The ttclid, when the click had one */
+      ttclid?: string;
+      /** The msclkid, when the click had one */
+      msclkid?: string;
       /** Always true: the click is stored */
       tracked: true;
       /** When the click was recorded (the original recording for a duplicate) */
@@ -880,6 +1113,18 @@ export interface Operations {
       fbc?: string;
       /** (Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching. */
       fbp?: string;
+      /** Google Ads click id (`gclid` of the landing URL): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      gclid?: string;
+      /** Google Ads app-to-web click id on iOS (`gbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      gbraid?: string;
+      /** Google Ads web-to-app click id on iOS (`wbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      wbraid?: string;
+      /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      ttclid?: string;
+      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. */
+      msclkid?: string;
+      /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. */
+      ttp?: string;
       /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. */
       ipAddress?: string;
       /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. */
