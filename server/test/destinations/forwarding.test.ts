@@ -263,7 +263,7 @@ describe('routing and delivery (api.md §8)', () => {
       /waytrack_destination_events_total\{destination="google_ads",mode="live",outcome="sent"\} [1-9]/,
     );
     expect(metrics.body).toMatch(/waytrack_destination_events_total\{destination="tiktok",mode="live",outcome="sent"\} [1-9]/);
-  });
+  }, 90_000);
 
   it('Google partial failure fails that conversion only, with Google’s message', async () => {
     ctx = await context();

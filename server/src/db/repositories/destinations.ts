@@ -138,7 +138,14 @@ export async function showOnConversions(db: Writer, jobs: DestinationJobsTable[]
   // In id order: two transactions showing jobs of the same conversions lock their rows in one order (no deadlock).
   const ordered = [...jobs].sort((a, b) => (a.conversion_id < b.conversion_id ? -1 : a.conversion_id > b.conversion_id ? 1 : 0));
   for (const job of ordered) {
-    const row = await db.selectFrom('conversions').select('forwarding').where('id', '=', job.conversion_id).executeTakeFirst();
+    // Locked while read on PostgreSQL: two destinations' recordings of one conversion must not
+    // each write back the entry the other had not yet changed (a lost update).
+    const row = await db
+      .selectFrom('conversions')
+      .select('forwarding')
+      .where('id', '=', job.conversion_id)
+      .$if(isPostgres(db), (qb) => qb.forUpdate())
+      .executeTakeFirst();
     const forwarding = row?.forwarding ? (JSON.parse(row.forwarding) as Record<string, unknown>) : {};
     forwarding[job.destination] = {
       status: job.status,
