@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { modeOf } from '../capi/dispatcher-metrics.js';
 import type { SecretBox } from '../capi/secrets.js';
 import { SecretError } from '../capi/secrets.js';
@@ -7,6 +7,7 @@ import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import {
   claimJobs,
+  countJobs,
   dueJobGroups,
   type JobGroup,
   markJobs,
@@ -97,6 +98,22 @@ export class DestinationDispatcher {
         help: 'Requests to destinations other than Meta, by destination',
         labelNames: ['destination'],
         registers,
+      }),
+      jobs: new Gauge({
+        name: 'waytrack_destination_backlog',
+        help: 'Conversions waiting for delivery to a destination other than Meta, by destination and mode',
+        labelNames: ['destination', 'mode'],
+        registers,
+        collect: async function (this: Gauge) {
+          try {
+            this.reset();
+            for (const row of await countJobs(options.database.read)) {
+              this.set({ destination: row.destination, mode: modeOf(row.livemode) }, row.count);
+            }
+          } catch {
+            // The database is unreachable: readiness reports that.
+          }
+        },
       }),
     };
   }

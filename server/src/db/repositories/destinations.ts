@@ -170,15 +170,14 @@ export async function nextJobDueAt(db: Reader): Promise<number | undefined> {
   return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
 }
 
-/** Jobs per destination, mode and status (for /metrics). */
-export async function countJobs(
-  db: Reader,
-): Promise<Array<{ destination: string; livemode: number; status: string; count: number }>> {
+/** Pending jobs per destination and mode (the backlog, for /metrics; walks the due index only). */
+export async function countJobs(db: Reader): Promise<Array<{ destination: string; livemode: number; count: number }>> {
   const rows = await db
     .selectFrom('destination_jobs')
-    .select(['destination', 'livemode', 'status'])
+    .select(['destination', 'livemode'])
     .select((eb) => eb.fn.countAll<number>().as('count'))
-    .groupBy(['destination', 'livemode', 'status'])
+    .where('status', '=', 'pending')
+    .groupBy(['destination', 'livemode'])
     .execute();
   return rows.map((r) => ({ ...r, count: Number(r.count) }));
 }
