@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { deleteDestination, listDestinations, putDestination } from '../destinations/settings.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
-import { describeResponses, EXAMPLE, STORE_NOT_FOUND } from '../http/openapi.js';
+import { describeResponses, EXAMPLE, ID_TOO_LONG, STORE_NOT_FOUND } from '../http/openapi.js';
 import { bearer, Nullable, type RouteDeps } from './common.js';
 
 const KIND = Type.Enum(['meta', 'google_ads', 'tiktok'], { description: 'The ad platform' });
@@ -95,6 +95,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
               },
             },
           },
+          invalid: ID_TOO_LONG,
           notFound: STORE_NOT_FOUND,
         }),
       },
