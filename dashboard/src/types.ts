@@ -74,6 +74,8 @@ export interface Conversion {
   attributedTo?: { clickId: string; fbclid: string; confidenceScore: number };
   capiSent: boolean;
   capi: { status: CapiStatus; attempts: number; lastError?: string; sentAt?: string; reason?: string; message?: string };
+  /** Per destination that receives it (api.md §8); `meta` is `capi`. */
+  forwarding?: Partial<Record<DestinationKind, ForwardingEntry>>;
   livemode: boolean;
   timestamp: string;
   createdAt: string;
@@ -111,4 +113,15 @@ export interface CreatedKey {
   key: string;
   mode: 'live' | 'test';
   scopes: string[];
+}
+
+export type DestinationKind = 'meta' | 'google_ads' | 'tiktok';
+
+export interface ForwardingEntry {
+  status: CapiStatus;
+  attempts: number;
+  lastError?: string;
+  sentAt?: string;
+  reason?: string;
+  message?: string;
 }

@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import { dashboard } from './dashboard/plugin.js';
 import type { Database } from './db/database.js';
 import { getOrCreateSecret } from './db/repositories/settings.js';
+import { DestinationDispatcher, type DestinationTuning } from './destinations/dispatcher.js';
 import { authenticate, KeyStore } from './http/auth.js';
 import { capConnectionsPerClient } from './http/connection-limits.js';
 import { answerError, registerErrorHandling, toApiError } from './http/error-handler.js';
@@ -33,6 +34,7 @@ import { analyticsRoutes } from './routes/analytics.js';
 import { batchRoutes } from './routes/batch.js';
 import { clickRoutes } from './routes/clicks.js';
 import { conversionRoutes } from './routes/conversions.js';
+import { destinationRoutes } from './routes/destinations.js';
 import { forwardingRoutes } from './routes/forwarding.js';
 import { healthRoutes } from './routes/health.js';
 import { spendRoutes } from './routes/spend.js';
@@ -43,6 +45,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The Conversions API dispatcher of this app (started with it, stopped when it closes). */
     forwarding: Dispatcher;
+    /** The dispatcher of every destination other than Meta (destinations/dispatcher.ts). */
+    destinations: DestinationDispatcher;
   }
   interface FastifyContextConfig {
     /** Keep null values in the body (PATCH uses null to clear a field). */
@@ -50,6 +54,14 @@ declare module 'fastify' {
     /** The route prepares its body itself (prepareInput per event of a batch, each with its own errors). */
     preparesOwnBody?: boolean;
   }
+}
+
+/** Tests that shorten the Meta dispatcher's timings get the same for the other destinations. */
+function destinationTuningFrom(tuning: Partial<DispatcherTuning>): Partial<DestinationTuning> {
+  const { backoffBaseMs, backoffCapMs, pollMs, leaseMs, random } = tuning;
+  return Object.fromEntries(
+    Object.entries({ backoffBaseMs, backoffCapMs, pollMs, leaseMs, random }).filter(([, v]) => v !== undefined),
+  );
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -94,6 +106,8 @@ export interface AppDeps {
   secrets?: SecretBox;
   /** Dispatcher timings (tests shorten backoff, lease and polling to milliseconds). */
   forwarding?: Partial<DispatcherTuning>;
+  /** Timings of the other destinations' dispatcher (tests shorten them too). */
+  destinations?: Partial<DestinationTuning>;
   /** Connection limits (tests shorten the timeouts). */
   limits?: Partial<ConnectionLimits>;
 }
@@ -190,9 +204,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   // The dispatcher runs with the app: it starts when the app is ready and stops on close,
   // before the server closes the database (server.ts), so every attempt in flight is recorded.
+  const destinations = new DestinationDispatcher({
+    database,
+    secrets,
+    env: config,
+    registry,
+    log: app.log,
+    tuning: deps.destinations ?? (deps.forwarding && destinationTuningFrom(deps.forwarding)),
+  });
+  forwarding.destinationsQueued = () => destinations.wake();
   app.decorate('forwarding', forwarding);
-  app.addHook('onReady', async () => forwarding.start());
-  app.addHook('onClose', async () => forwarding.stop());
+  app.decorate('destinations', destinations);
+  app.addHook('onReady', async () => {
+    forwarding.start();
+    destinations.start();
+  });
+  app.addHook('onClose', async () => {
+    await forwarding.stop();
+    await destinations.stop();
+  });
   await app.register(dashboard, { database, cursors, secrets, forwarding, limiter });
 
   await app.register(
@@ -218,6 +248,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(batchRoutes, routeDeps);
       await v1.register(forwardingRoutes, routeDeps);
       await v1.register(storeRoutes, routeDeps);
+      await v1.register(destinationRoutes, routeDeps);
       await v1.register(analyticsRoutes, routeDeps);
       await v1.register(spendRoutes, routeDeps);
     },

@@ -16,6 +16,11 @@ export interface Config {
   redisUrl: string | undefined;
   metaGraphUrl: string;
   metaGraphVersion: string;
+  /** Destinations other than Meta (api.md §8): where Google's and TikTok's APIs are. */
+  googleAdsApiUrl: string;
+  googleAdsApiVersion: string;
+  googleOauthTokenUrl: string;
+  tiktokApiUrl: string;
   capiSyncWaitMs: number;
   /** AES-256 key for secrets at rest (SECRETS_KEY); unset → a key generated into DATA_DIR. */
   secretsKey: Buffer | undefined;
@@ -150,6 +155,21 @@ function connections(env: Env, trustProxy: boolean) {
   };
 }
 
+/** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8). */
+function destinations(env: Env) {
+  const googleAdsApiVersion = env.GOOGLE_ADS_API_VERSION || 'v22';
+  if (!/^v\d+$/.test(googleAdsApiVersion)) {
+    throw new ConfigError(`GOOGLE_ADS_API_VERSION must look like v22, got "${googleAdsApiVersion}"`);
+  }
+  const base = (name: string, fallback: string) => (url(env, name, fallback, ['http:', 'https:']) as string).replace(/\/+$/, '');
+  return {
+    googleAdsApiUrl: base('GOOGLE_ADS_API_URL', 'https://googleads.googleapis.com'),
+    googleAdsApiVersion,
+    googleOauthTokenUrl: url(env, 'GOOGLE_OAUTH_TOKEN_URL', 'https://oauth2.googleapis.com/token', ['http:', 'https:']) as string,
+    tiktokApiUrl: base('TIKTOK_API_URL', 'https://business-api.tiktok.com'),
+  };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -177,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: url(env, 'REDIS_URL', undefined, ['redis:', 'rediss:']),
     metaGraphUrl: url(env, 'META_GRAPH_URL', 'https://graph.facebook.com', ['http:', 'https:']) as string,
     metaGraphVersion: graphVersion,
+    ...destinations(env),
     capiSyncWaitMs: int(env, 'CAPI_SYNC_WAIT_MS', 1500, 0, 60_000),
     secretsKey: secretsKey(env),
     rateLimitRps: int(env, 'RATE_LIMIT_RPS', 100, 1, 1_000_000),

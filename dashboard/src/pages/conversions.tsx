@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { useApp } from '../app-state.js';
+import { DestinationBadges } from '../components/destinations-status.js';
 import { PageTitle } from '../components/page-title.js';
 import { Empty, ErrorMessage, Loading } from '../components/status.js';
 import { StoreSelect } from '../components/store-select.js';
@@ -117,7 +118,8 @@ export function Conversions() {
                       )}
                     </td>
                     <td>
-                      <span class={`badge ${c.capi.status}`}>{CAPI_STATUS[c.capi.status]}</span>
+                      <span class={`badge ${c.capi.status}`}>{CAPI_STATUS[c.capi.status]}</span>{' '}
+                      <DestinationBadges conversion={c} />
                     </td>
                   </tr>
                 ))}

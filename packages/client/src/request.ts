@@ -20,7 +20,7 @@ export interface RequestOptions {
 export type QueryValue = string | number | boolean | null | undefined;
 
 export interface ApiCall {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   /** Under the base URL, e.g. `/stores/st_…`; path parameters already encoded. */
   path: string;
   query?: Record<string, QueryValue>;
@@ -56,7 +56,9 @@ export class Requester {
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     // Generated once per call, so every retry of it carries the same key: the server then
     // applies the call at most once even if an earlier attempt did reach it.
-    if (call.method !== 'GET') headers['idempotency-key'] = options.idempotencyKey ?? (await randomId());
+    // PUT and DELETE are idempotent by themselves.
+    if (call.method === 'POST' || call.method === 'PATCH')
+      headers['idempotency-key'] = options.idempotencyKey ?? (await randomId());
     const request = {
       method: call.method,
       url: `${config.baseUrl}${call.path}${queryString(call.query)}`,

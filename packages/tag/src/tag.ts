@@ -1,12 +1,14 @@
-import { chooseFbc, chooseFbp, FBCLID, FBP, randomDigits, readCookie, serializeCookie } from './cookies.js';
+import { CLICK_ID_KINDS, type ClickIds, clickIdsOf, ID_COOKIES, sentKey } from './click-ids.js';
+import { chooseFbc, chooseFbp, FBP, randomDigits, readCookie, serializeCookie } from './cookies.js';
 import { fingerprintOf } from './fingerprint.js';
 import { parseSent, withSent } from './sent.js';
 
 /**
  * The Waytrack browser tag (api.md §6), included by a shop's pages as
  *   <script async src="https://WAYTRACK_HOST/tag.js" data-key="wt_pk_live_…"></script>
- * On a page whose URL has `fbclid` it sets the `_fbc` and `_fbp` cookies and sends the click to
- * the server the script came from, once per fbclid per browser. `window.waytrack.identifiers()`
+ * On a page whose URL has a click id (`fbclid`, `gclid`, `gbraid`, `wbraid`, `ttclid`, `msclkid`)
+ * it sets the matching first-party cookies (`_fbc`/`_fbp`, `_gcl_aw`, … click-ids.ts) and sends
+ * the click to the server the script came from, once per click per browser. `window.waytrack.identifiers()`
  * gives a checkout what its backend needs for POST /v1/track/conversion. Nothing here may
  * break the page: every step is guarded, and failures are silent.
  */
@@ -14,6 +16,12 @@ import { parseSent, withSent } from './sent.js';
 interface Identifiers {
   fbc: string | null;
   fbp: string | null;
+  gclid: string | null;
+  gbraid: string | null;
+  wbraid: string | null;
+  ttclid: string | null;
+  msclkid: string | null;
+  ttp: string | null;
   fingerprint: string | null;
 }
 
@@ -22,6 +30,33 @@ interface WaytrackGlobal {
 }
 
 const SENT_STORAGE_KEY = 'waytrack:sent-fbclids';
+const NO_IDENTIFIERS: Identifiers = {
+  fbc: null,
+  fbp: null,
+  gclid: null,
+  gbraid: null,
+  wbraid: null,
+  ttclid: null,
+  msclkid: null,
+  ttp: null,
+  fingerprint: null,
+};
+
+/** The click ids this browser holds in first-party cookies (the last ad click of each platform). */
+function cookieIds(): Omit<Identifiers, 'fbc' | 'fbp' | 'fingerprint' | 'ttp'> {
+  const cookies = document.cookie;
+  const read = (kind: keyof typeof ID_COOKIES) => {
+    const raw = readCookie(cookies, ID_COOKIES[kind].name);
+    return raw === null ? null : ID_COOKIES[kind].read(raw);
+  };
+  return {
+    gclid: read('gclid'),
+    gbraid: read('gbraid'),
+    wbraid: read('wbraid'),
+    ttclid: read('ttclid'),
+    msclkid: read('msclkid'),
+  };
+}
 
 function attempt<T>(work: () => T, fallback: T): T {
   try {
@@ -75,15 +110,18 @@ function rememberSent(fbclid: string): void {
   attempt(() => localStorage.setItem(SENT_STORAGE_KEY, JSON.stringify(withSent(sentFbclids(), fbclid))), undefined);
 }
 
-function sendClick(endpoint: string, key: string, fbclid: string, fingerprint: string | null, fbp: string): void {
+function sendClick(endpoint: string, key: string, ids: ClickIds, fingerprint: string | null, fbp: string | null): void {
+  const sent = sentKey(ids) as string;
   const body: Record<string, string> = {
-    fbclid,
+    ...(ids as Record<string, string>),
     landingPage: location.href.slice(0, 2048),
     userAgent: navigator.userAgent.slice(0, 1024),
   };
   if (fingerprint) body.fingerprint = fingerprint;
   if (document.referrer) body.referrer = document.referrer.slice(0, 2048);
-  if (FBP.test(fbp)) body.fbp = fbp;
+  if (fbp && FBP.test(fbp)) body.fbp = fbp;
+  const ttp = readCookie(document.cookie, '_ttp');
+  if (ttp && ttp.length <= 256) body.ttp = ttp;
   fetch(endpoint, {
     method: 'POST',
     // Survives the visitor leaving the landing page at once.
@@ -95,7 +133,7 @@ function sendClick(endpoint: string, key: string, fbclid: string, fingerprint: s
   }).then(
     // Any definite answer ends it (a refusal would be refused again); a 429 or 5xx is worth another page view.
     (response) => {
-      if (response.status < 500 && response.status !== 429) rememberSent(fbclid);
+      if (response.status < 500 && response.status !== 429) rememberSent(sent);
     },
     () => {},
   );
@@ -116,26 +154,42 @@ function start(): void {
         () => ({
           fbc: readCookie(document.cookie, '_fbc'),
           fbp: readCookie(document.cookie, '_fbp'),
+          ...cookieIds(),
+          ttp: readCookie(document.cookie, '_ttp'),
           fingerprint: fingerprintNow(),
         }),
-        { fbc: null, fbp: null, fingerprint: null },
+        NO_IDENTIFIERS,
       ),
   };
 
-  const fbclid = new URLSearchParams(location.search).get('fbclid');
-  if (!fbclid || !FBCLID.test(fbclid)) return;
+  const ids = clickIdsOf(location.search);
+  const sent = sentKey(ids);
+  if (!sent) return;
   const now = Date.now();
-  const existingFbc = readCookie(document.cookie, '_fbc');
-  const fbc = chooseFbc(existingFbc, fbclid, now);
-  if (fbc !== existingFbc) setCookie('_fbc', fbc);
-  const existingFbp = readCookie(document.cookie, '_fbp');
-  const fbp = chooseFbp(existingFbp, now, () => randomDigits(10, randomInt));
-  if (fbp !== existingFbp) setCookie('_fbp', fbp);
+  let fbp: string | null = null;
+  if (ids.fbclid) {
+    const existingFbc = readCookie(document.cookie, '_fbc');
+    const fbc = chooseFbc(existingFbc, ids.fbclid, now);
+    if (fbc !== existingFbc) setCookie('_fbc', fbc);
+    const existingFbp = readCookie(document.cookie, '_fbp');
+    fbp = chooseFbp(existingFbp, now, () => randomDigits(10, randomInt));
+    if (fbp !== existingFbp) setCookie('_fbp', fbp);
+  } else {
+    fbp = readCookie(document.cookie, '_fbp');
+  }
+  for (const kind of CLICK_ID_KINDS) {
+    const value = ids[kind];
+    if (!value || kind === 'fbclid') continue;
+    const cookie = ID_COOKIES[kind];
+    const existing = readCookie(document.cookie, cookie.name);
+    // The same id again keeps its cookie (and its click time).
+    if (existing === null || cookie.read(existing) !== value) setCookie(cookie.name, cookie.write(value, now));
+  }
 
   const script = ownScript();
   const key = script?.getAttribute('data-key');
-  if (!script || !key || typeof fetch !== 'function' || sentFbclids().includes(fbclid)) return;
-  sendClick(new URL('/v1/track/click', script.src).href, key, fbclid, fingerprintNow(), fbp);
+  if (!script || !key || typeof fetch !== 'function' || sentFbclids().includes(sent)) return;
+  sendClick(new URL('/v1/track/click', script.src).href, key, ids, fingerprintNow(), fbp);
 }
 
 attempt(start, undefined);

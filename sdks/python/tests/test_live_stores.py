@@ -74,3 +74,31 @@ class StoresTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DestinationsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.wt = client()
+
+    def test_put_list_delete(self):
+        store = new_store(self.wt)
+        listed = self.wt.stores.destinations.list(store.id)
+        self.assertEqual([d.kind for d in listed.destinations], ["meta", "google_ads", "tiktok"])
+        tiktok = self.wt.stores.destinations.put(
+            store.id, "tiktok", {"pixelCode": "CPYTHON12345678", "accessToken": "tt-secret-python"}
+        )
+        self.assertTrue(tiktok.configured)
+        self.assertEqual(tiktok.settings["pixelCode"], "CPYTHON12345678")
+        self.assertNotIn("tt-secret-python", repr(tiktok))
+        with self.assertRaises(WaytrackError) as raised:
+            self.wt.stores.destinations.put(store.id, "google_ads", {"customerId": "12"})
+        self.assertEqual(raised.exception.details["field"], "customerId")
+        removed = self.wt.stores.destinations.delete(store.id, "tiktok")
+        self.assertFalse(removed.configured)
+
+    def test_click_ids(self):
+        store = new_store(self.wt)
+        click = self.wt.track.click(store_id=store.id, landing_page="https://shop.example/p", gclid=unique("G-"))
+        self.assertTrue(click.gclid.startswith("G-"))
+        self.assertNotIn("fbclid", click)

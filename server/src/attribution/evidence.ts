@@ -1,5 +1,6 @@
 import { sha256Hex } from '../capi/pii.js';
 import type { Reader } from '../db/database.js';
+import { clicksByIds } from '../db/repositories/click-ids.js';
 import { type EvidenceClick, evidenceClicks } from '../db/repositories/evidence.js';
 import {
   type Attribution,
@@ -26,6 +27,8 @@ export interface ConversionClues {
   clickId?: string;
   fbclid?: string;
   fbc?: string;
+  /** Other click ids the conversion names (gclid, gbraid, wbraid, ttclid, msclkid): explicit references. */
+  clickIds?: Array<{ kind: string; value: string }>;
   fingerprint?: string;
   ipAddress?: string;
   userAgent?: string;
@@ -89,6 +92,8 @@ export async function gatherEvidence(
     identity: { emailHash: clues.emailHash, phoneHash: clues.phoneHash, before: clues.time, excludeId: clues.conversionId },
     limit: CANDIDATES_PER_SIGNAL,
   });
+  // Named by another click id: looked up by its key only when the conversion has one.
+  const named = clues.clickIds?.length ? await clicksByIds(db, clues.storeId, livemode, clues.clickIds) : [];
 
   return {
     conversion: {
@@ -101,8 +106,9 @@ export async function gatherEvidence(
       ipAddress: clues.ipAddress,
       userAgent: clues.userAgent,
       identityClickIds: new Set(found.identityClickIds),
+      ...(named.length > 0 && { explicitClickIds: new Set(named.map((c) => c.id)) }),
     },
-    clicks: found.clicks.map(toClickFacts),
+    clicks: [...found.clicks, ...named].map(toClickFacts),
   };
 }
 

@@ -50,6 +50,8 @@ export interface ConversionFacts {
   userAgent?: string;
   /** Clicks that earlier conversions with the same hashed email or phone were attributed to. */
   identityClickIds: ReadonlySet<string>;
+  /** Clicks the conversion names by another click id (gclid, gbraid, wbraid, ttclid, msclkid). */
+  explicitClickIds?: ReadonlySet<string>;
 }
 
 export interface AttributionPolicy {
@@ -83,6 +85,7 @@ export function isCandidate(click: ClickFacts, conversion: ConversionFacts, wind
 /** The strongest signal linking a click to a conversion, or null when nothing does. */
 export function strongestSignal(click: ClickFacts, conversion: ConversionFacts): Signal | null {
   if (click.id === conversion.clickId || conversion.fbclids.includes(click.fbclid)) return 'explicit';
+  if (conversion.explicitClickIds?.has(click.id)) return 'explicit';
   const fp = conversion.fingerprint;
   if (fp && click.fingerprint === fp) return 'fingerprint';
   const { ipAddress: ip, userAgent: ua } = conversion;

@@ -110,6 +110,8 @@ export class Dispatcher implements Forwarder {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly waiters = new DeliveryWaiters();
   private readonly metrics: DispatcherMetrics;
+  /** Set by the app: wakes the other destinations' dispatcher when a conversion queued jobs for it. */
+  destinationsQueued: (() => void) | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };

@@ -23,6 +23,8 @@ export interface Forwarder {
   handoff(job: CapiOutboxTable): Promise<boolean>;
   /** Waits up to CAPI_SYNC_WAIT_MS for the first attempt: true only when Meta acknowledged the event. */
   awaitDelivery(conversionId: string): Promise<boolean>;
+  /** Jobs of other destinations (destinations/) were committed: their dispatcher may look now. */
+  destinationsQueued?(): void;
 }
 
 /** Why a conversion was recorded without being forwarded to Meta (`capi.status: skipped`, `capi.reason`). */

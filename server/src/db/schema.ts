@@ -74,6 +74,13 @@ export interface ClicksTable {
   adset_id: string | null;
   ad_id: string | null;
   is_bot: number;
+  /** Migration 0010: the other platforms' click ids and TikTok's browser id (absent on rows written without them). */
+  gclid?: string | null;
+  gbraid?: string | null;
+  wbraid?: string | null;
+  ttclid?: string | null;
+  msclkid?: string | null;
+  ttp?: string | null;
 }
 
 export interface ConversionsTable {
@@ -114,6 +121,12 @@ export interface ConversionsTable {
    */
   capi_last_error: string | null;
   capi_sent_at: number | null;
+  /** Migration 0010: JSON of the explicit click ids named ({gclid?, gbraid?, …}); null when none. */
+  ref_ids?: string | null;
+  /** Migration 0010: TikTok's `_ttp` browser id, when sent. */
+  ttp?: string | null;
+  /** Migration 0010: JSON of the state per destination other than Meta ({google_ads?, tiktok?}); null when none. */
+  forwarding?: string | null;
 }
 
 export interface TouchpointsTable {
@@ -165,6 +178,46 @@ export interface CapiOutboxTable {
   claimed_by: string | null;
   last_error: string | null;
   fbtrace_id: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
+}
+
+/** Migration 0010: one row per click id other than fbclid (dedup and explicit references). */
+export interface ClickIdsTable {
+  store_id: string;
+  livemode: number;
+  kind: string;
+  value: string;
+  click_id: string;
+  click_time: number;
+}
+
+/** Migration 0010: a store's destination other than Meta (whose settings stay in `stores`). */
+export interface StoreDestinationsTable {
+  store_id: string;
+  kind: string;
+  config: string; // JSON, no secrets
+  secrets: string; // SecretBox-sealed JSON of the destination's secrets
+  created_at: number;
+  updated_at: number;
+}
+
+/** Migration 0010: the outbox of the destinations other than Meta, one job per (conversion, destination). */
+export interface DestinationJobsTable {
+  conversion_id: string;
+  destination: string;
+  account_id: string;
+  store_id: string;
+  livemode: number;
+  payload: string; // the adapter's event, JSON, built at enqueue time (never a secret)
+  status: 'pending' | 'sent' | 'failed';
+  attempts: number;
+  next_attempt_at: number; // also the lease expiry while a dispatcher holds the job
+  expires_at: number;
+  claimed_by: string | null;
+  last_error: string | null;
+  trace_id: string | null;
   created_at: number;
   updated_at: number;
   sent_at: number | null;
@@ -276,4 +329,7 @@ export interface DB {
   click_keys: ClickKeysTable;
   conversion_keys: ConversionKeysTable;
   dashboard_sessions: DashboardSessionsTable;
+  click_ids: ClickIdsTable;
+  store_destinations: StoreDestinationsTable;
+  destination_jobs: DestinationJobsTable;
 }

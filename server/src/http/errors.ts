@@ -3,6 +3,7 @@ export const ERROR_STATUS = {
   invalid_request: 400,
   missing_required_field: 400,
   invalid_fbclid: 400,
+  invalid_click_id: 400,
   invalid_currency: 400,
   unauthorized: 401,
   forbidden: 403,

@@ -11,17 +11,51 @@ import { bearer, ClientTime, Nullable, Query, type RouteDeps, Timestamp } from '
 
 export const FBCLID_PATTERN = '^[A-Za-z0-9_.-]+$';
 
+const CLICK_ID_DESCRIPTIONS = {
+  gclid: 'Google Ads click id (`gclid` of the landing URL)',
+  gbraid: 'Google Ads app-to-web click id on iOS (`gbraid`)',
+  wbraid: 'Google Ads web-to-app click id on iOS (`wbraid`)',
+  ttclid: 'TikTok click id (`ttclid`)',
+  msclkid: 'Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded)',
+} as const;
+
+/** gclid, gbraid, wbraid, ttclid, msclkid: each 1–500 of [A-Za-z0-9_.-], else `invalid_click_id` (api.md §8). */
+export const OTHER_CLICK_ID_FIELDS = Object.fromEntries(
+  Object.entries(CLICK_ID_DESCRIPTIONS).map(([kind, description]) => [
+    kind,
+    Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        pattern: FBCLID_PATTERN,
+        'x-error-code': 'invalid_click_id',
+        description: `${description}: 1–500 characters of A–Z, a–z, 0–9, \`_\`, \`.\`, \`-\`, else \`invalid_click_id\`.`,
+      }),
+    ),
+  ]),
+) as Record<keyof typeof CLICK_ID_DESCRIPTIONS, ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>;
+
 export const ClickBody = Type.Object(
   {
-    fbclid: Type.String({
-      minLength: 1,
-      maxLength: 500,
-      pattern: FBCLID_PATTERN,
-      'x-error-code': 'invalid_fbclid',
-      description:
-        'The `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. With the store, the key of the click: sending it again returns the original click.',
-      examples: [EXAMPLE.fbclid],
-    }),
+    fbclid: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 500,
+        pattern: FBCLID_PATTERN,
+        'x-error-code': 'invalid_fbclid',
+        description:
+          'Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click.',
+        examples: [EXAMPLE.fbclid],
+      }),
+    ),
+    ...OTHER_CLICK_ID_FIELDS,
+    ttp: Type.Optional(
+      Type.String({
+        maxLength: 256,
+        description:
+          '(Extension) TikTok’s browser id, the `_ttp` cookie; forwarded to TikTok with the conversions this click wins.',
+      }),
+    ),
     storeId: Type.String({
       minLength: 1,
       maxLength: 64,
@@ -116,7 +150,12 @@ export const ClickResult = Type.Object({
     description: 'The click’s id (`clk_…`); the original one for a duplicate',
     examples: [EXAMPLE.clickId],
   }),
-  fbclid: Type.String({ description: 'The fbclid, as sent', examples: [EXAMPLE.fbclid] }),
+  fbclid: Type.Optional(Type.String({ description: 'The fbclid, when the click had one', examples: [EXAMPLE.fbclid] })),
+  gclid: Type.Optional(Type.String({ description: 'The gclid, when the click had one' })),
+  gbraid: Type.Optional(Type.String({ description: 'The gbraid, when the click had one' })),
+  wbraid: Type.Optional(Type.String({ description: 'The wbraid, when the click had one' })),
+  ttclid: Type.Optional(Type.String({ description: 'The ttclid, when the click had one' })),
+  msclkid: Type.Optional(Type.String({ description: 'The msclkid, when the click had one' })),
   tracked: Type.Literal(true, { description: 'Always true: the click is stored' }),
   timestamp: Timestamp('When the click was recorded (the original recording for a duplicate)'),
   duplicate: Type.Boolean({
@@ -128,9 +167,20 @@ export const ClickResult = Type.Object({
 const Click = Type.Object({
   clickId: Type.String({ description: 'The click’s id', examples: [EXAMPLE.clickId] }),
   storeId: Type.String({ description: 'The store it landed on', examples: [EXAMPLE.storeId] }),
-  fbclid: Type.String({ examples: [EXAMPLE.fbclid] }),
-  fbc: Type.String({ description: 'Meta’s click id cookie value: fb.1.<click time ms>.<fbclid>', examples: [EXAMPLE.fbc] }),
+  fbclid: Nullable(Type.String({ description: 'Meta’s click id; null when the click had none', examples: [EXAMPLE.fbclid] })),
+  fbc: Nullable(
+    Type.String({
+      description: 'Meta’s click id cookie value: fb.1.<click time ms>.<fbclid>; null without an fbclid',
+      examples: [EXAMPLE.fbc],
+    }),
+  ),
   fbp: Nullable(Type.String({ description: 'Meta’s browser id, when sent' })),
+  gclid: Nullable(Type.String({ description: 'Google Ads click id, when the click had one' })),
+  gbraid: Nullable(Type.String({ description: 'Google Ads gbraid, when the click had one' })),
+  wbraid: Nullable(Type.String({ description: 'Google Ads wbraid, when the click had one' })),
+  ttclid: Nullable(Type.String({ description: 'TikTok click id, when the click had one' })),
+  msclkid: Nullable(Type.String({ description: 'Microsoft Advertising click id, when the click had one' })),
+  ttp: Nullable(Type.String({ description: 'TikTok’s browser id, when sent' })),
   landingPage: Type.String({ description: 'The URL the ad opened' }),
   referrer: Nullable(Type.String({ description: 'The referring page, when sent' })),
   ipAddress: Nullable(Type.String({ description: 'The visitor’s IP address, when known' })),
@@ -167,6 +217,12 @@ const EXAMPLE_CLICK = {
   fbclid: EXAMPLE.fbclid,
   fbc: EXAMPLE.fbc,
   fbp: EXAMPLE.fbp,
+  gclid: null,
+  gbraid: null,
+  wbraid: null,
+  ttclid: null,
+  msclkid: null,
+  ttp: null,
   landingPage: EXAMPLE.landingPage,
   referrer: 'https://l.facebook.com/',
   ipAddress: EXAMPLE.ipAddress,
@@ -242,10 +298,20 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
           json: true,
           invalid: {
             missingFbclid: {
-              summary: 'fbclid absent, null or empty',
+              summary: 'No click id at all (in the body or the landing page)',
               code: 'missing_required_field',
-              message: 'fbclid is required',
-              details: { field: 'fbclid', reason: 'required_field_missing' },
+              message: 'At least one click id is required: fbclid, gclid, gbraid, wbraid, ttclid, msclkid',
+              details: {
+                field: 'fbclid',
+                reason: 'required_field_missing',
+                anyOf: ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid'],
+              },
+            },
+            badClickId: {
+              summary: 'Another click id with a character outside [A-Za-z0-9_.-]',
+              code: 'invalid_click_id',
+              message: 'gclid has an invalid format',
+              details: { field: 'gclid', reason: 'invalid_format' },
             },
             badFbclid: {
               summary: 'fbclid with a character outside [A-Za-z0-9_.-]',

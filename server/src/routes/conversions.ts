@@ -21,8 +21,9 @@ import {
   reattribute,
   trackConversion,
 } from '../tracking/conversions.js';
-import { FBCLID_PATTERN } from './clicks.js';
+import { FBCLID_PATTERN, OTHER_CLICK_ID_FIELDS } from './clicks.js';
 import { bearer, ClientTime, DateQuery, ForwardingState, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
+import { Forwarding } from './destinations.js';
 
 const EVENT_TYPE = Type.String({
   pattern: '^[A-Za-z][A-Za-z0-9_]{0,49}$',
@@ -133,6 +134,9 @@ export const ConversionBody = Type.Object(
       '(Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching.',
       EXAMPLE.fbp,
     ),
+    // gclid, gbraid, wbraid, ttclid, msclkid: explicit references (confidence 100), api.md §8.
+    ...OTHER_CLICK_ID_FIELDS,
+    ttp: Text(256, '(Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching.', 'ttp-1234567890'),
     ipAddress: Type.Optional(
       Type.String({
         maxLength: 64,
@@ -268,6 +272,7 @@ const Conversion = Type.Object({
   attributed: Type.Boolean({ description: 'true when a click scored at least the store’s minConfidence' }),
   attributedTo: Type.Optional(AttributedTo),
   ...ForwardingState,
+  forwarding: Forwarding,
   livemode: Type.Boolean({ description: 'true for live data, false for test data' }),
   timestamp: Timestamp('Event time'),
   createdAt: Timestamp('When the conversion was recorded'),
@@ -350,6 +355,7 @@ const EXAMPLE_CONVERSION = {
   attributedTo: { clickId: EXAMPLE.clickId, fbclid: EXAMPLE.fbclid, confidenceScore: 100 },
   capiSent: true,
   capi: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' },
+  forwarding: { meta: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' } },
   livemode: true,
   timestamp: EXAMPLE.conversionTime,
   createdAt: '2026-11-22T09:58:01.377Z',

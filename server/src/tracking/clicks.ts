@@ -1,6 +1,7 @@
 import { isbot } from 'isbot';
 import { sha256Hex } from '../capi/pii.js';
 import type { Database } from '../db/database.js';
+import { insertMultiIdClickOnce } from '../db/repositories/click-ids.js';
 import { findClick, INSERT_CLICK, listClicks } from '../db/repositories/clicks.js';
 import type { Page } from '../db/repositories/keyset.js';
 import type { ClicksTable } from '../db/schema.js';
@@ -9,12 +10,28 @@ import { clickNotFound } from '../http/not-found.js';
 import { newId } from '../ids.js';
 import { requireActiveStoreCached, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import {
+  type ClickIds,
+  clickIdsOf,
+  keyOfClickWithoutFbclid,
+  OTHER_CLICK_ID_KINDS,
+  type OtherClickIdKind,
+  realFbclid,
+} from './click-ids.js';
 import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
 
 export const CLICK_MAX_AGE_MS = 90 * 24 * 60 * 60 * 1000;
 
 export interface ClickInput {
-  fbclid: string;
+  /** At least one of fbclid, gclid, gbraid, wbraid, ttclid, msclkid (here or in landingPage's query). */
+  fbclid?: string;
+  gclid?: string;
+  gbraid?: string;
+  wbraid?: string;
+  ttclid?: string;
+  msclkid?: string;
+  /** TikTok's `_ttp` browser id. */
+  ttp?: string;
   storeId: string;
   landingPage: string;
   referrer?: string;
@@ -25,9 +42,8 @@ export interface ClickInput {
   fbp?: string;
 }
 
-export interface ClickResult {
+export interface ClickResult extends ClickIds {
   clickId: string;
-  fbclid: string;
   tracked: true;
   timestamp: string;
   duplicate: boolean;
@@ -79,15 +95,26 @@ function campaignParams(landingPage: string): Pick<ClicksTable, (typeof UTM_KEYS
   };
 }
 
-function validate(input: ClickInput, now: number): number {
+function validate(input: ClickInput, now: number): { clickTime: number; ids: ClickIds } {
   checkHttpUrl('landingPage', input.landingPage);
+  const ids = clickIdsOf(input, input.landingPage);
   if (input.referrer !== undefined) checkHttpUrl('referrer', input.referrer);
   if (input.ipAddress !== undefined) checkIpAddress('ipAddress', input.ipAddress);
   const clickTime = parseEventTime('timestamp', input.timestamp, now);
   if (now - clickTime > CLICK_MAX_AGE_MS) {
-    throw fieldError('invalid_fbclid', 'timestamp', 'expired', 'The click is older than 90 days; its fbclid has expired');
+    if (ids.fbclid) {
+      throw fieldError('invalid_fbclid', 'timestamp', 'expired', 'The click is older than 90 days; its fbclid has expired');
+    }
+    throw fieldError('invalid_click_id', 'timestamp', 'expired', 'The click is older than 90 days; its click id has expired');
   }
-  return clickTime;
+  return { clickTime, ids };
+}
+
+/** The ids a click answers with: each id it carried (its fbclid when it had one). */
+function echoIds(ids: ClickIds): ClickIds {
+  const echo: ClickIds = {};
+  for (const [kind, value] of Object.entries(ids)) if (value) echo[kind as keyof ClickIds] = value;
+  return echo;
 }
 
 /** Records an ad click once per (account, mode, store, fbclid). */
@@ -95,20 +122,27 @@ export async function trackClick(database: Database, tenant: Tenant, input: Clic
   return recordClick(database, await prepareClick(database, tenant, input, now));
 }
 
+/** A click ready to be written: its row, and the ids that key it. */
+export interface PreparedClick {
+  row: ClicksTable;
+  ids: ClickIds;
+}
+
 /**
  * The checks and reads of `trackClick`, up to the row it writes: none depends on another click,
  * so a batch prepares its clicks and then hands their writes over together, in order
  * (tracking/batch.ts), and they share a commit.
  */
-export async function prepareClick(database: Database, tenant: Tenant, input: ClickInput, now: number): Promise<ClicksTable> {
-  const clickTime = validate(input, now);
+export async function prepareClick(database: Database, tenant: Tenant, input: ClickInput, now: number): Promise<PreparedClick> {
+  const { clickTime, ids } = validate(input, now);
   const store = await requireActiveStoreCached(database.read, tenant, input.storeId);
-  return {
+  const fbclid = ids.fbclid;
+  const row: ClicksTable = {
     id: newId('click', now),
     account_id: tenant.accountId,
     store_id: store.id,
     livemode: modeFlag(tenant),
-    fbclid: input.fbclid,
+    fbclid: fbclid ?? keyOfClickWithoutFbclid(ids),
     click_time: clickTime,
     created_at: now,
     landing_page: input.landingPage,
@@ -118,18 +152,33 @@ export async function prepareClick(database: Database, tenant: Tenant, input: Cl
     fingerprint: input.fingerprint ?? null,
     derived_fingerprint: derivedFingerprint(input.ipAddress, input.userAgent),
     fbp: input.fbp ?? null,
-    fbc: fbcOf(clickTime, input.fbclid),
+    fbc: fbclid ? fbcOf(clickTime, fbclid) : '',
     ...campaignParams(input.landingPage),
     is_bot: input.userAgent !== undefined && isBot(input.userAgent) ? 1 : 0,
   };
+  for (const kind of OTHER_CLICK_ID_KINDS) if (ids[kind]) row[kind] = ids[kind] as string;
+  if (input.ttp !== undefined) row.ttp = input.ttp;
+  return { row, ids };
 }
 
-/** Writes a prepared click once per (account, mode, store, fbclid); durable when it resolves. */
-export async function recordClick(database: Database, row: ClicksTable): Promise<ClickResult> {
-  const { row: stored, duplicate } = await database.runWrite(INSERT_CLICK, row);
+/** Writes a prepared click once per (account, mode, store, click id); durable when it resolves. */
+export async function recordClick(database: Database, { row, ids }: PreparedClick): Promise<ClickResult> {
+  const others = OTHER_CLICK_ID_KINDS.filter((kind) => ids[kind]);
+  // An fbclid alone takes the batched one-statement path; other ids need their own keys too.
+  let stored: ClicksTable;
+  let duplicate: boolean;
+  if (others.length === 0 && row.ttp == null) {
+    ({ row: stored, duplicate } = await database.runWrite(INSERT_CLICK, row));
+  } else {
+    ({ row: stored, duplicate } = await insertMultiIdClickOnce(database, {
+      click: row,
+      ids: others.map((kind: OtherClickIdKind) => ({ kind, value: ids[kind] as string })),
+      ...(ids.fbclid && { fbclid: ids.fbclid }),
+    }));
+  }
   return {
     clickId: stored.id,
-    fbclid: stored.fbclid,
+    ...echoIds(ids),
     tracked: true,
     timestamp: new Date(stored.created_at).toISOString(),
     duplicate,
@@ -158,9 +207,15 @@ export function presentClick(row: ClicksTable) {
   return {
     clickId: row.id,
     storeId: row.store_id,
-    fbclid: row.fbclid,
-    fbc: row.fbc,
+    fbclid: realFbclid(row.fbclid) ?? null,
+    fbc: row.fbc || null,
     fbp: row.fbp,
+    gclid: row.gclid ?? null,
+    gbraid: row.gbraid ?? null,
+    wbraid: row.wbraid ?? null,
+    ttclid: row.ttclid ?? null,
+    msclkid: row.msclkid ?? null,
+    ttp: row.ttp ?? null,
     landingPage: row.landing_page,
     referrer: row.referrer,
     ipAddress: row.ip_address,

@@ -27,6 +27,7 @@ export function cluesOf(row: ConversionsTable): ConversionClues {
     clickId: row.ref_click_id ?? undefined,
     fbclid: row.ref_fbclid ?? undefined,
     fbc: row.ref_fbc ?? undefined,
+    ...(row.ref_ids && { clickIds: refIdsOf(row.ref_ids) }),
     fingerprint: row.fingerprint ?? undefined,
     ipAddress: row.ip_address ?? undefined,
     userAgent: row.user_agent ?? undefined,
@@ -34,6 +35,11 @@ export function cluesOf(row: ConversionsTable): ConversionClues {
     phoneHash: row.phone_hash ?? undefined,
     conversionId: row.id,
   };
+}
+
+/** The explicit click ids a conversion named (stored as JSON kind → value). */
+function refIdsOf(json: string): Array<{ kind: string; value: string }> {
+  return Object.entries(JSON.parse(json) as Record<string, string>).map(([kind, value]) => ({ kind, value }));
 }
 
 export function policyOf(store: StoresTable): AttributionPolicy {

@@ -7,12 +7,14 @@ import type { Database } from '../db/database.js';
 import { type ConversionFilter, findConversion, listConversions, RECORD_CONVERSION } from '../db/repositories/conversions.js';
 import type { Page } from '../db/repositories/keyset.js';
 import type { ConversionsTable } from '../db/schema.js';
+import { planDestinations, presentDestinationsOf } from '../destinations/routing.js';
 import { fieldError, invalid } from '../http/errors.js';
 import { conversionNotFound } from '../http/not-found.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { requireActiveStore, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
 import {
   attributionColumns,
   cluesOf,
@@ -46,6 +48,13 @@ export interface ConversionInput {
   fbclid?: string;
   fbc?: string;
   fbp?: string;
+  /** Other click ids as explicit references (api.md §8), and TikTok's browser id. */
+  gclid?: string;
+  gbraid?: string;
+  wbraid?: string;
+  ttclid?: string;
+  msclkid?: string;
+  ttp?: string;
   ipAddress?: string;
   userAgent?: string;
   eventSourceUrl?: string;
@@ -105,6 +114,10 @@ function validate(input: ConversionInput, now: number) {
     throw fieldError('invalid_currency', 'currency', 'invalid_format', `"${input.currency}" is not an ISO 4217 currency code`);
   }
   if (input.ipAddress !== undefined) checkIpAddress('ipAddress', input.ipAddress);
+  for (const kind of OTHER_CLICK_ID_KINDS) {
+    const value = input[kind];
+    if (value !== undefined) checkClickId(kind, value);
+  }
   if (input.eventSourceUrl !== undefined) checkHttpUrl('eventSourceUrl', input.eventSourceUrl);
   const eventTime = parseEventTime('timestamp', input.timestamp, now);
   const products: StoredProduct[] = (input.products ?? []).map((p) => ({
@@ -118,6 +131,19 @@ function validate(input: ConversionInput, now: number) {
 }
 
 type Validated = ReturnType<typeof validate>;
+
+/** `ref_ids` and `ttp`, present only when the conversion has them. */
+function refColumns(input: ConversionInput): Pick<ConversionsTable, 'ref_ids' | 'ttp'> {
+  const refs: Record<string, string> = {};
+  for (const kind of OTHER_CLICK_ID_KINDS) {
+    const value = input[kind];
+    if (value !== undefined) refs[kind] = value;
+  }
+  return {
+    ...(Object.keys(refs).length > 0 && { ref_ids: JSON.stringify(refs) }),
+    ...(input.ttp !== undefined && { ttp: input.ttp }),
+  };
+}
 
 /**
  * The fields of a resent conversion (same store, mode, eventType and orderId) that differ from
@@ -146,6 +172,9 @@ function differencesFrom(original: ConversionsTable, input: ConversionInput, giv
   compare('fbclid', input.fbclid, original.ref_fbclid);
   compare('fbc', input.fbc, original.ref_fbc);
   compare('fbp', input.fbp, original.fbp);
+  compare('ttp', input.ttp, original.ttp ?? undefined);
+  const refs = original.ref_ids ? (JSON.parse(original.ref_ids) as Record<string, string>) : {};
+  for (const kind of OTHER_CLICK_ID_KINDS) compare(kind, input[kind], refs[kind]);
   compare('ipAddress', input.ipAddress, original.ip_address);
   compare('userAgent', input.userAgent, original.user_agent);
   compare('eventSourceUrl', input.eventSourceUrl, original.event_source_url);
@@ -224,11 +253,17 @@ export async function recordConversion(
     capi_attempts: 0,
     capi_last_error: null,
     capi_sent_at: null,
+    // Only when given: a conversion without them keeps the row shape (and statements) it had.
+    ...refColumns(input),
   };
   const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store));
   const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };
   const touchpoints = touchpointRows(id, attribution);
   const plan = await planDelivery(database.read, store, row, now);
+  // Google Ads, TikTok, …: their jobs commit with the conversion too (destinations/routing.ts).
+  const destinations = await planDestinations(database.read, store, row, input.customerData, now);
+  if (Object.keys(destinations.forwarding).length > 0) row.forwarding = JSON.stringify(destinations.forwarding);
+  const jobs = destinations.jobs.length > 0 ? destinations.jobs : undefined;
   const delivery = 'job' in plan ? plan.job : undefined;
   if (delivery) {
     row.capi_status = 'pending';
@@ -237,11 +272,12 @@ export async function recordConversion(
     Object.assign(row, skippedColumns(plan.skip));
   }
   // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
-  const stored = await database.runWrite(RECORD_CONVERSION, { conversion: row, touchpoints, delivery });
+  const stored = await database.runWrite(RECORD_CONVERSION, { conversion: row, touchpoints, delivery, ...(jobs && { jobs }) });
   // The order was recorded before (a resend, or a concurrent identical request that committed
   // first): this one is its duplicate, answered after the original's commit is durable.
   if (stored.duplicate) return { result: await withModeHint(database, stored.row, duplicateResult(stored.row, input, given)) };
   const result = await withModeHint(database, stored.row, resultOf(stored.row, false));
+  if (jobs) forwarding?.destinationsQueued?.();
   // capiSent is true only if Meta acknowledged the event before this response (CAPI_SYNC_WAIT_MS).
   return delivery && forwarding ? { result, delivered: forwarding.handoff(delivery) } : { result };
 }
@@ -301,6 +337,16 @@ export async function listConversionsOf(
   return listConversions(database.read, tenant.accountId, modeFlag(tenant), filter, page);
 }
 
+/** `capiSent`, `capi` and `forwarding` (api.md §8): `forwarding.meta` is `capi`, absent when the store had no Meta. */
+function withDestinations(row: ConversionsTable) {
+  const meta = presentForwarding(row);
+  const forwarding = presentDestinationsOf(row, meta.capi);
+  if (meta.capi.status === 'skipped' && 'reason' in meta.capi && meta.capi.reason === 'not_configured') {
+    delete (forwarding as { meta?: unknown }).meta;
+  }
+  return { ...meta, forwarding };
+}
+
 /** The API view of a stored conversion. */
 export function presentConversion(row: ConversionsTable) {
   const products = JSON.parse(row.products) as StoredProduct[];
@@ -314,7 +360,7 @@ export function presentConversion(row: ConversionsTable) {
     currency: row.currency,
     attributed: row.attributed === 1,
     ...attributedTo(row),
-    ...presentForwarding(row),
+    ...withDestinations(row),
     livemode: row.livemode === 1,
     timestamp: new Date(row.event_time).toISOString(),
     createdAt: new Date(row.created_at).toISOString(),

@@ -156,11 +156,24 @@ export interface Operations {
         clickId: string;
         /** The store it landed on */
         storeId: string;
-        fbclid: string;
-        /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid> */
-        fbc: string;
+        /** Meta’s click id; null when the click had none */
+        fbclid: string | null;
+        /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid>; null without an fbclid */
+        fbc: string | null;
         /** Meta’s browser id, when sent */
         fbp: string | null;
+        /** Google Ads click id, when the click had one */
+        gclid: string | null;
+        /** Google Ads gbraid, when the click had one */
+        gbraid: string | null;
+        /** Google Ads wbraid, when the click had one */
+        wbraid: string | null;
+        /** TikTok click id, when the click had one */
+        ttclid: string | null;
+        /** Microsoft Advertising click id, when the click had one */
+        msclkid: string | null;
+        /** TikTok’s browser id, when sent */
+        ttp: string | null;
         /** The URL the ad opened */
         landingPage: string;
         /** The referring page, when sent */
@@ -211,11 +224,24 @@ export interface Operations {
       clickId: string;
       /** The store it landed on */
       storeId: string;
-      fbclid: string;
-      /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid> */
-      fbc: string;
+      /** Meta’s click id; null when the click had none */
+      fbclid: string | null;
+      /** Meta’s click id cookie value: fb.1.<click time ms>.<fbclid>; null without an fbclid */
+      fbc: string | null;
       /** Meta’s browser id, when sent */
       fbp: string | null;
+      /** Google Ads click id, when the click had one */
+      gclid: string | null;
+      /** Google Ads gbraid, when the click had one */
+      gbraid: string | null;
+      /** Google Ads wbraid, when the click had one */
+      wbraid: string | null;
+      /** TikTok click id, when the click had one */
+      ttclid: string | null;
+      /** Microsoft Advertising click id, when the click had one */
+      msclkid: string | null;
+      /** TikTok’s browser id, when sent */
+      ttp: string | null;
       /** The URL the ad opened */
       landingPage: string;
       /** The referring page, when sent */
@@ -308,6 +334,48 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        /** Per destination: its delivery state; a destination that does not receive the conversion has no entry */
+        forwarding: {
+          meta?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
+          google_ads?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
+          tiktok?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
+        };
         /** true for live data, false for test data */
         livemode: boolean;
         /** Event time */
@@ -369,6 +437,48 @@ export interface Operations {
         reason?: 'not_configured' | 'test_event_code_missing' | 'expired';
         /** Only when skipped: the reason in a sentence */
         message?: string;
+      };
+      /** Per destination: its delivery state; a destination that does not receive the conversion has no entry */
+      forwarding: {
+        meta?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        google_ads?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        tiktok?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** true for live data, false for test data */
       livemode: boolean;
@@ -464,6 +574,48 @@ export interface Operations {
         reason?: 'not_configured' | 'test_event_code_missing' | 'expired';
         /** Only when skipped: the reason in a sentence */
         message?: string;
+      };
+      /** Per destination: its delivery state; a destination that does not receive the conversion has no entry */
+      forwarding: {
+        meta?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        google_ads?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        tiktok?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** true for live data, false for test data */
       livemode: boolean;
@@ -808,6 +960,65 @@ export interface Operations {
       }>;
     };
   };
+  /** List a store’s destinations */
+  'GET /v1/stores/{id}/destinations': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** Every platform, configured or not: meta, google_ads, tiktok */
+      destinations: Array<{
+        /** The ad platform */
+        kind: 'meta' | 'google_ads' | 'tiktok';
+        /** true when the store forwards conversions to this platform */
+        configured: boolean;
+        /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+        settings: Record<string, unknown> | null;
+        /** When the settings last changed; null when not configured */
+        updatedAt: string | null;
+      }>;
+    };
+  };
+  /** Configure a destination */
+  'PUT /v1/stores/{id}/destinations/{kind}': {
+    params: {
+      /** The store’s id */
+      id: string;
+      /** meta, google_ads or tiktok */
+      kind: string;
+    };
+    body: Record<string, unknown>;
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove a destination */
+  'DELETE /v1/stores/{id}/destinations/{kind}': {
+    params: {
+      /** The store’s id */
+      id: string;
+      /** meta, google_ads or tiktok */
+      kind: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
   /** Record many clicks and conversions in one request */
   'POST /v1/track/batch': {
     body: {
@@ -815,24 +1026,36 @@ export interface Operations {
       events: Array<{
         /** The kind of event */
         type: 'click';
-        /** The `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. With the store, the key of the click: sending it again returns the original click. */
-        fbclid: string;
+        /** Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click. (null or "" is the same as leaving it out) */
+        fbclid?: string | null | '';
+        /** Google Ads click id (`gclid` of the landing URL): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        gclid?: string | null | '';
+        /** Google Ads app-to-web click id on iOS (`gbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        gbraid?: string | null | '';
+        /** Google Ads web-to-app click id on iOS (`wbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        wbraid?: string | null | '';
+        /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        ttclid?: string | null | '';
+        /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        msclkid?: string | null | '';
+        /** (Extension) TikTok’s browser id, the `_ttp` cookie; forwarded to TikTok with the conversions this click wins. (null or "" is the same as leaving it out) */
+        ttp?: string | null | '';
         /** The store the ad led to (active, of the key’s account). With a publishable key it may be left out: the key’s store. */
         storeId: string;
         /** The URL the ad opened: absolute http(s), at most 2048 characters. Its `utm_source`, `utm_medium`, `utm_campaign`, `utm_content`, `utm_term`, `campaign_id`, `adset_id` and `ad_id` parameters are stored with the click. */
         landingPage: string;
-        /** The page that linked to the landing page (`document.referrer`): absolute http(s) URL */
-        referrer?: string;
-        /** The visitor’s IPv4 or IPv6 address. With `userAgent` it gives the click a derived fingerprint, sha256(ipAddress|userAgent), an attribution signal. Not accepted with a publishable key (the connection’s address is used). */
-        ipAddress?: string;
-        /** The visitor’s User-Agent header. Bots are recorded but flagged (`isBot`) and left out of metrics and attribution. */
-        userAgent?: string;
-        /** When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid). */
-        timestamp?: string;
-        /** (Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal). */
-        fingerprint?: string;
-        /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. */
-        fbp?: string;
+        /** The page that linked to the landing page (`document.referrer`): absolute http(s) URL (null or "" is the same as leaving it out) */
+        referrer?: string | null | '';
+        /** The visitor’s IPv4 or IPv6 address. With `userAgent` it gives the click a derived fingerprint, sha256(ipAddress|userAgent), an attribution signal. Not accepted with a publishable key (the connection’s address is used). (null or "" is the same as leaving it out) */
+        ipAddress?: string | null | '';
+        /** The visitor’s User-Agent header. Bots are recorded but flagged (`isBot`) and left out of metrics and attribution. (null or "" is the same as leaving it out) */
+        userAgent?: string | null | '';
+        /** When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid). (null or "" is the same as leaving it out) */
+        timestamp?: string | null | '';
+        /** (Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal). (null or "" is the same as leaving it out) */
+        fingerprint?: string | null | '';
+        /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. (null or "" is the same as leaving it out) */
+        fbp?: string | null | '';
       } | {
         /** The kind of event */
         type: 'conversion';
@@ -846,58 +1069,70 @@ export interface Operations {
         eventValue: number;
         /** ISO 4217 code of eventValue (also accepted in lower case; stored upper-case), else `invalid_currency` */
         currency: string;
-        /** The buyer, for matching on Meta’s side and the identity attribution signal: any subset, each at most 256 characters. Normalized and SHA-256 hashed on arrival following Meta’s rules; the raw values are never stored, returned or logged. */
+        /** The buyer, for matching on Meta’s side and the identity attribution signal: any subset, each at most 256 characters. Normalized and SHA-256 hashed on arrival following Meta’s rules; the raw values are never stored, returned or logged. (null or "" is the same as leaving it out) */
         customerData?: {
-          /** Trimmed and lower-cased, then hashed */
-          email?: string;
-          /** Lower case without punctuation, then hashed */
-          firstName?: string;
-          /** Lower case without punctuation, then hashed */
-          lastName?: string;
-          /** Digits only with the country code, then hashed */
-          phone?: string;
-          /** Lower-case letters only, then hashed */
-          city?: string;
-          /** Two-letter code, lower case, then hashed */
-          state?: string;
-          /** ISO 3166 alpha-2, lower case, then hashed */
-          country?: string;
-          /** Lower case (US: first 5 digits), then hashed */
-          zipCode?: string;
-        };
-        /** The visitor fingerprint the store’s tag computed (`window.waytrack.identifiers().fingerprint`), or sha256_hex(ipAddress + "|" + userAgent) computed by a store backend: matches the click with the same fingerprint (attribution signals 2 and 3). */
-        fingerprint?: string;
-        /** What was bought (at most 1000 lines); sent to Meta as contents */
+          /** Trimmed and lower-cased, then hashed (null or "" is the same as leaving it out) */
+          email?: string | null | '';
+          /** Lower case without punctuation, then hashed (null or "" is the same as leaving it out) */
+          firstName?: string | null | '';
+          /** Lower case without punctuation, then hashed (null or "" is the same as leaving it out) */
+          lastName?: string | null | '';
+          /** Digits only with the country code, then hashed (null or "" is the same as leaving it out) */
+          phone?: string | null | '';
+          /** Lower-case letters only, then hashed (null or "" is the same as leaving it out) */
+          city?: string | null | '';
+          /** Two-letter code, lower case, then hashed (null or "" is the same as leaving it out) */
+          state?: string | null | '';
+          /** ISO 3166 alpha-2, lower case, then hashed (null or "" is the same as leaving it out) */
+          country?: string | null | '';
+          /** Lower case (US: first 5 digits), then hashed (null or "" is the same as leaving it out) */
+          zipCode?: string | null | '';
+        } | null | '';
+        /** The visitor fingerprint the store’s tag computed (`window.waytrack.identifiers().fingerprint`), or sha256_hex(ipAddress + "|" + userAgent) computed by a store backend: matches the click with the same fingerprint (attribution signals 2 and 3). (null or "" is the same as leaving it out) */
+        fingerprint?: string | null | '';
+        /** What was bought (at most 1000 lines); sent to Meta as contents (null or "" is the same as leaving it out) */
         products?: Array<{
           /** Your product (or SKU) id */
           productId: string;
-          /** Product name */
-          name?: string;
-          /** Unit price in the conversion’s currency */
-          price?: number;
-          /** Default 1 */
-          quantity?: number;
-          /** Product category */
-          category?: string;
-        }>;
-        /** (Extension) The Waytrack click (`clk_…`) that led to this conversion, if the store knows it: an explicit reference attributes with confidence 100. */
-        clickId?: string;
-        /** (Extension) The fbclid of the click that led to this conversion, if the store kept it: an explicit reference (confidence 100). */
-        fbclid?: string;
-        /** (Extension) The `_fbc` cookie (fb.1.<ms>.<fbclid>) from the buyer’s browser, e.g. from `window.waytrack.identifiers()`: its fbclid is an explicit reference (confidence 100). */
-        fbc?: string;
-        /** (Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching. */
-        fbp?: string;
-        /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. */
-        ipAddress?: string;
-        /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. */
-        userAgent?: string;
-        /** (Extension) The page where the conversion happened (absolute http(s) URL), sent to Meta as event_source_url; default the attributed click’s landing page. */
-        eventSourceUrl?: string;
-        /** (Extension) The event id the browser pixel used for the same event, so Meta deduplicates pixel and server events; default orderId. */
-        eventId?: string;
-        /** When the conversion happened: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`. Only clicks before it (within the store’s attribution window) can win it. */
-        timestamp?: string;
+          /** Product name (null or "" is the same as leaving it out) */
+          name?: string | null | '';
+          /** Unit price in the conversion’s currency (null or "" is the same as leaving it out) */
+          price?: number | null | '';
+          /** Default 1 (null or "" is the same as leaving it out) */
+          quantity?: number | null | '';
+          /** Product category (null or "" is the same as leaving it out) */
+          category?: string | null | '';
+        }> | null | '';
+        /** (Extension) The Waytrack click (`clk_…`) that led to this conversion, if the store knows it: an explicit reference attributes with confidence 100. (null or "" is the same as leaving it out) */
+        clickId?: string | null | '';
+        /** (Extension) The fbclid of the click that led to this conversion, if the store kept it: an explicit reference (confidence 100). (null or "" is the same as leaving it out) */
+        fbclid?: string | null | '';
+        /** (Extension) The `_fbc` cookie (fb.1.<ms>.<fbclid>) from the buyer’s browser, e.g. from `window.waytrack.identifiers()`: its fbclid is an explicit reference (confidence 100). (null or "" is the same as leaving it out) */
+        fbc?: string | null | '';
+        /** (Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching. (null or "" is the same as leaving it out) */
+        fbp?: string | null | '';
+        /** Google Ads click id (`gclid` of the landing URL): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        gclid?: string | null | '';
+        /** Google Ads app-to-web click id on iOS (`gbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        gbraid?: string | null | '';
+        /** Google Ads web-to-app click id on iOS (`wbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        wbraid?: string | null | '';
+        /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        ttclid?: string | null | '';
+        /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        msclkid?: string | null | '';
+        /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
+        ttp?: string | null | '';
+        /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. (null or "" is the same as leaving it out) */
+        ipAddress?: string | null | '';
+        /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */
+        userAgent?: string | null | '';
+        /** (Extension) The page where the conversion happened (absolute http(s) URL), sent to Meta as event_source_url; default the attributed click’s landing page. (null or "" is the same as leaving it out) */
+        eventSourceUrl?: string | null | '';
+        /** (Extension) The event id the browser pixel used for the same event, so Meta deduplicates pixel and server events; default orderId. (null or "" is the same as leaving it out) */
+        eventId?: string | null | '';
+        /** When the conversion happened: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`. Only clicks before it (within the store’s attribution window) can win it. (null or "" is the same as leaving it out) */
+        timestamp?: string | null | '';
       }>;
     };
     response: {
@@ -915,8 +1150,18 @@ export interface Operations {
         data: {
           /** The click’s id (`clk_…`); the original one for a duplicate */
           clickId: string;
-          /** The fbclid, as sent */
-          fbclid: string;
+          /** The fbclid, when the click had one */
+          fbclid?: string;
+          /** The gclid, when the click had one */
+          gclid?: string;
+          /** The gbraid, when the click had one */
+          gbraid?: string;
+          /** The wbraid, when the click had one */
+          wbraid?: string;
+          /** The ttclid, when the click had one */
+          ttclid?: string;
+          /** The msclkid, when the click had one */
+          msclkid?: string;
           /** Always true: the click is stored */
           tracked: true;
           /** When the click was recorded (the original recording for a duplicate) */
@@ -947,6 +1192,15 @@ export interface Operations {
           duplicate: boolean;
           /** Only on a duplicate whose request differs from the original: the differing field names (eventValue, currency, …); the original is kept */
           differences?: string[];
+          /** Only when no click reference attributed the conversion and its clickId, fbclid or fbc names a click of the store in the other mode (a test key sending a live click’s fbclid): which reference, and that mode; nothing else of the click */
+          clickInOtherMode?: {
+            /** The reference that names the click */
+            field: 'clickId' | 'fbclid' | 'fbc';
+            reason: 'exists_in_other_mode';
+            /** The mode the click was recorded in */
+            mode: 'live' | 'test';
+            message: string;
+          };
         };
       } | {
         /** The event’s position in `events`, from 0 */
@@ -955,7 +1209,7 @@ export interface Operations {
         status: number;
         error: {
           /** One of a closed list, each with one HTTP status: switch on it (the message may change) */
-          code: 'invalid_request' | 'missing_required_field' | 'invalid_fbclid' | 'invalid_currency' | 'unauthorized' | 'forbidden' | 'https_required' | 'store_not_found' | 'not_found' | 'payload_too_large' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
+          code: 'invalid_request' | 'missing_required_field' | 'invalid_fbclid' | 'invalid_click_id' | 'invalid_currency' | 'unauthorized' | 'forbidden' | 'https_required' | 'store_not_found' | 'not_found' | 'payload_too_large' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
           /** For people: what went wrong and how to fix it */
           message: string;
           /** Present when one parameter is at fault; some errors add more (requiredScope on 403, retryAfterSeconds on 429) */
@@ -973,8 +1227,20 @@ export interface Operations {
   /** Record an ad click */
   'POST /v1/track/click': {
     body: {
-      /** The `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. With the store, the key of the click: sending it again returns the original click. */
-      fbclid: string;
+      /** Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click. (null or "" is the same as leaving it out) */
+      fbclid?: string | null | '';
+      /** Google Ads click id (`gclid` of the landing URL): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      gclid?: string | null | '';
+      /** Google Ads app-to-web click id on iOS (`gbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      gbraid?: string | null | '';
+      /** Google Ads web-to-app click id on iOS (`wbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      wbraid?: string | null | '';
+      /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      ttclid?: string | null | '';
+      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      msclkid?: string | null | '';
+      /** (Extension) TikTok’s browser id, the `_ttp` cookie; forwarded to TikTok with the conversions this click wins. (null or "" is the same as leaving it out) */
+      ttp?: string | null | '';
       /** The store the ad led to (active, of the key’s account). With a publishable key it may be left out: the key’s store. */
       storeId: string;
       /** The URL the ad opened: absolute http(s), at most 2048 characters. Its `utm_source`, `utm_medium`, `utm_campaign`, `utm_content`, `utm_term`, `campaign_id`, `adset_id` and `ad_id` parameters are stored with the click. */
@@ -995,8 +1261,18 @@ export interface Operations {
     response: {
       /** The click’s id (`clk_…`); the original one for a duplicate */
       clickId: string;
-      /** The fbclid, as sent */
-      fbclid: string;
+      /** The fbclid, when the click had one */
+      fbclid?: string;
+      /** The gclid, when the click had one */
+      gclid?: string;
+      /** The gbraid, when the click had one */
+      gbraid?: string;
+      /** The wbraid, when the click had one */
+      wbraid?: string;
+      /** The ttclid, when the click had one */
+      ttclid?: string;
+      /** The msclkid, when the click had one */
+      msclkid?: string;
       /** Always true: the click is stored */
       tracked: true;
       /** When the click was recorded (the original recording for a duplicate) */
@@ -1019,45 +1295,39 @@ export interface Operations {
       /** ISO 4217 code of eventValue (also accepted in lower case; stored upper-case), else `invalid_currency` */
       currency: string;
       /** The buyer, for matching on Meta’s side and the identity attribution signal: any subset, each at most 256 characters. Normalized and SHA-256 hashed on arrival following Meta’s rules; the raw values are never stored, returned or logged. (null or "" is the same as leaving it out) */
-      customerData?:
-        | {
-            /** Trimmed and lower-cased, then hashed (null or "" is the same as leaving it out) */
-            email?: string | null | '';
-            /** Lower case without punctuation, then hashed (null or "" is the same as leaving it out) */
-            firstName?: string | null | '';
-            /** Lower case without punctuation, then hashed (null or "" is the same as leaving it out) */
-            lastName?: string | null | '';
-            /** Digits only with the country code, then hashed (null or "" is the same as leaving it out) */
-            phone?: string | null | '';
-            /** Lower-case letters only, then hashed (null or "" is the same as leaving it out) */
-            city?: string | null | '';
-            /** Two-letter code, lower case, then hashed (null or "" is the same as leaving it out) */
-            state?: string | null | '';
-            /** ISO 3166 alpha-2, lower case, then hashed (null or "" is the same as leaving it out) */
-            country?: string | null | '';
-            /** Lower case (US: first 5 digits), then hashed (null or "" is the same as leaving it out) */
-            zipCode?: string | null | '';
-          }
-        | null
-        | '';
+      customerData?: {
+        /** Trimmed and lower-cased, then hashed (null or "" is the same as leaving it out) */
+        email?: string | null | '';
+        /** Lower case without punctuation, then hashed (null or "" is the same as leaving it out) */
+        firstName?: string | null | '';
+        /** Lower case without punctuation, then hashed (null or "" is the same as leaving it out) */
+        lastName?: string | null | '';
+        /** Digits only with the country code, then hashed (null or "" is the same as leaving it out) */
+        phone?: string | null | '';
+        /** Lower-case letters only, then hashed (null or "" is the same as leaving it out) */
+        city?: string | null | '';
+        /** Two-letter code, lower case, then hashed (null or "" is the same as leaving it out) */
+        state?: string | null | '';
+        /** ISO 3166 alpha-2, lower case, then hashed (null or "" is the same as leaving it out) */
+        country?: string | null | '';
+        /** Lower case (US: first 5 digits), then hashed (null or "" is the same as leaving it out) */
+        zipCode?: string | null | '';
+      } | null | '';
       /** The visitor fingerprint the store’s tag computed (`window.waytrack.identifiers().fingerprint`), or sha256_hex(ipAddress + "|" + userAgent) computed by a store backend: matches the click with the same fingerprint (attribution signals 2 and 3). (null or "" is the same as leaving it out) */
       fingerprint?: string | null | '';
       /** What was bought (at most 1000 lines); sent to Meta as contents (null or "" is the same as leaving it out) */
-      products?:
-        | Array<{
-            /** Your product (or SKU) id */
-            productId: string;
-            /** Product name (null or "" is the same as leaving it out) */
-            name?: string | null | '';
-            /** Unit price in the conversion’s currency (null or "" is the same as leaving it out) */
-            price?: number | null | '';
-            /** Default 1 (null or "" is the same as leaving it out) */
-            quantity?: number | null | '';
-            /** Product category (null or "" is the same as leaving it out) */
-            category?: string | null | '';
-          }>
-        | null
-        | '';
+      products?: Array<{
+        /** Your product (or SKU) id */
+        productId: string;
+        /** Product name (null or "" is the same as leaving it out) */
+        name?: string | null | '';
+        /** Unit price in the conversion’s currency (null or "" is the same as leaving it out) */
+        price?: number | null | '';
+        /** Default 1 (null or "" is the same as leaving it out) */
+        quantity?: number | null | '';
+        /** Product category (null or "" is the same as leaving it out) */
+        category?: string | null | '';
+      }> | null | '';
       /** (Extension) The Waytrack click (`clk_…`) that led to this conversion, if the store knows it: an explicit reference attributes with confidence 100. (null or "" is the same as leaving it out) */
       clickId?: string | null | '';
       /** (Extension) The fbclid of the click that led to this conversion, if the store kept it: an explicit reference (confidence 100). (null or "" is the same as leaving it out) */
@@ -1066,6 +1336,18 @@ export interface Operations {
       fbc?: string | null | '';
       /** (Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching. (null or "" is the same as leaving it out) */
       fbp?: string | null | '';
+      /** Google Ads click id (`gclid` of the landing URL): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      gclid?: string | null | '';
+      /** Google Ads app-to-web click id on iOS (`gbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      gbraid?: string | null | '';
+      /** Google Ads web-to-app click id on iOS (`wbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      wbraid?: string | null | '';
+      /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      ttclid?: string | null | '';
+      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      msclkid?: string | null | '';
+      /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
+      ttp?: string | null | '';
       /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. (null or "" is the same as leaving it out) */
       ipAddress?: string | null | '';
       /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */

@@ -1,10 +1,50 @@
 import { type Page, walkPages, withItems } from '../pagination.js';
 import type { Requester, RequestOptions } from '../request.js';
-import type { Store, StoreCreateParams, StoreList, StoreListParams, StoreUpdateParams } from '../types.js';
+import type {
+  Destination,
+  DestinationKind,
+  DestinationList,
+  DestinationParams,
+  Store,
+  StoreCreateParams,
+  StoreList,
+  StoreListParams,
+  StoreUpdateParams,
+} from '../types.js';
+
+/** A store's destinations (api.md §8): `wt.stores.destinations.put(storeId, 'tiktok', {...})`. */
+export class Destinations {
+  constructor(private readonly requester: Requester) {}
+
+  /** GET /v1/stores/:id/destinations — every platform, configured or not (secrets never returned). */
+  list(storeId: string, options?: RequestOptions): Promise<DestinationList> {
+    return this.requester.call({ method: 'GET', path: `/stores/${encodeURIComponent(storeId)}/destinations` }, options);
+  }
+
+  /** PUT /v1/stores/:id/destinations/:kind — configure one platform (a secret left out keeps the stored one). */
+  put(storeId: string, kind: DestinationKind, params: DestinationParams, options?: RequestOptions): Promise<Destination> {
+    return this.requester.call(
+      { method: 'PUT', path: `/stores/${encodeURIComponent(storeId)}/destinations/${encodeURIComponent(kind)}`, body: params },
+      options,
+    );
+  }
+
+  /** DELETE /v1/stores/:id/destinations/:kind — stop forwarding to one platform. */
+  delete(storeId: string, kind: DestinationKind, options?: RequestOptions): Promise<Destination> {
+    return this.requester.call(
+      { method: 'DELETE', path: `/stores/${encodeURIComponent(storeId)}/destinations/${encodeURIComponent(kind)}` },
+      options,
+    );
+  }
+}
 
 /** The account's stores (configuration: visible with live and test keys alike). */
 export class Stores {
-  constructor(private readonly requester: Requester) {}
+  readonly destinations: Destinations;
+
+  constructor(private readonly requester: Requester) {
+    this.destinations = new Destinations(requester);
+  }
 
   /** GET /v1/stores — one page, newest first. */
   list(params: StoreListParams = {}, options?: RequestOptions): Promise<Page<StoreList, 'stores'>> {

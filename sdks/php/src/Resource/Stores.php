@@ -7,6 +7,14 @@ namespace Waytrack\Resource;
 /** `$wt->stores`: the account's stores (shared by live and test mode). */
 final class Stores extends Resource
 {
+    public readonly Destinations $destinations;
+
+    public function __construct(\Waytrack\Http\Requester $requester)
+    {
+        parent::__construct($requester);
+        $this->destinations = new Destinations($requester);
+    }
+
     /**
      * GET /v1/stores — one page.
      *

@@ -63,4 +63,22 @@ final class StoresTest extends IntegrationTestCase
         self::assertSame('inactive', $inactive[$store['id']] ?? null);
         self::assertSame(['inactive'], array_values(array_unique($inactive)));
     }
+
+    public function testDestinations(): void
+    {
+        $wt = self::client();
+        $store = self::newStore($wt, []);
+        $listed = $wt->stores->destinations->list($store['id']);
+        self::assertSame(['meta', 'google_ads', 'tiktok'], array_column($listed['destinations'], 'kind'));
+        $tiktok = $wt->stores->destinations->put($store['id'], 'tiktok', ['pixelCode' => 'CPHP1234567890', 'accessToken' => 'tt-secret-php']);
+        self::assertTrue($tiktok['configured']);
+        self::assertSame('CPHP1234567890', $tiktok['settings']['pixelCode']);
+        self::assertStringNotContainsString('tt-secret-php', json_encode($tiktok));
+        $removed = $wt->stores->destinations->delete($store['id'], 'tiktok');
+        self::assertFalse($removed['configured']);
+
+        $click = $wt->track->click(['storeId' => $store['id'], 'landingPage' => 'https://shop.example.com/p', 'ttclid' => 'TT-php-' . bin2hex(random_bytes(6))]);
+        self::assertStringStartsWith('TT-php-', $click['ttclid']);
+        self::assertArrayNotHasKey('fbclid', $click);
+    }
 }

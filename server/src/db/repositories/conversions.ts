@@ -3,7 +3,7 @@ import { type Reader, type Writer, writeJob } from '../database.js';
 import { isPostgres } from '../dialect.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
-import type { CapiOutboxTable, ConversionsTable, TouchpointsTable } from '../schema.js';
+import type { CapiOutboxTable, ConversionsTable, DestinationJobsTable, TouchpointsTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 import { insertOutboxJob } from './outbox.js';
 import { enqueueForRollups } from './rollup-queue.js';
@@ -56,6 +56,8 @@ export interface ConversionRecord {
   conversion: ConversionsTable;
   touchpoints: TouchpointsTable[];
   delivery?: CapiOutboxTable;
+  /** Delivery jobs of the other destinations (Google Ads, TikTok, …), api.md §8. */
+  jobs?: DestinationJobsTable[];
 }
 
 /**
@@ -89,6 +91,7 @@ export async function recordConversionOnce(
     for (const touchpoint of touchpoints) await insertTouchpoint(db, touchpoint);
     await enqueueForRollups(db, 'conversion', [conversion]);
     if (delivery) await insertOutboxJob(db, delivery);
+    if (record.jobs?.length) await db.insertInto('destination_jobs').values(record.jobs).execute();
   }
   return { row: conversion, duplicate: false };
 }
@@ -110,7 +113,12 @@ export const RECORD_CONVERSION = writeJob('recordConversionOnce', recordConversi
  */
 async function recordConversionByKey(db: Writer, record: ConversionRecord): Promise<boolean> {
   const { conversion, touchpoints, delivery } = record;
-  const parameters = [JSON.stringify(conversion), JSON.stringify(touchpoints), ...(delivery ? [JSON.stringify(delivery)] : [])];
+  const parameters = [
+    JSON.stringify(conversion),
+    JSON.stringify(touchpoints),
+    ...(delivery ? [JSON.stringify(delivery)] : []),
+    ...(record.jobs?.length ? [JSON.stringify(record.jobs)] : []),
+  ];
   const compiled = recordStatementFor(db, record, parameters);
   const inserted = await db.executeQuery<{ id: string }>({ ...compiled, parameters });
   return inserted.rows.length > 0;
@@ -124,7 +132,7 @@ async function recordConversionByKey(db: Writer, record: ConversionRecord): Prom
 const recordStatements = new Map<string, CompiledQuery>();
 
 function recordStatementFor(db: Writer, record: ConversionRecord, parameters: string[]): CompiledQuery {
-  const shape = `${Object.keys(record.conversion)}|${record.delivery ? Object.keys(record.delivery) : '-'}`;
+  const shape = `${Object.keys(record.conversion)}|${record.delivery ? Object.keys(record.delivery) : '-'}|${record.jobs?.length ? 'jobs' : '-'}`;
   let compiled = recordStatements.get(shape);
   if (!compiled) {
     compiled = recordStatement(record).compile(db);
@@ -137,13 +145,20 @@ function recordStatementFor(db: Writer, record: ConversionRecord, parameters: st
   return compiled;
 }
 
-function recordStatement({ conversion, touchpoints, delivery }: ConversionRecord) {
+function recordStatement({ conversion, touchpoints, delivery, jobs }: ConversionRecord) {
   const columnsOf = (row: object) => sql.join(Object.keys(row).map((c) => sql.ref(c)));
   const columns = columnsOf(conversion);
   const outbox = delivery
     ? sql`, outbox as (
       insert into capi_outbox (${columnsOf(delivery)})
       select ${columnsOf(delivery)} from json_populate_record(null::capi_outbox, ${JSON.stringify(delivery)}::json)
+      where exists (select from conversion)
+    )`
+    : sql``;
+  const destinationJobs = jobs?.length
+    ? sql`, destination_job as (
+      insert into destination_jobs
+      select * from json_populate_recordset(null::destination_jobs, ${JSON.stringify(jobs)}::json)
       where exists (select from conversion)
     )`
     : sql``;
@@ -164,7 +179,7 @@ function recordStatement({ conversion, touchpoints, delivery }: ConversionRecord
       select conversion_id, click_id, signal, score, click_time
       from json_populate_recordset(null::touchpoints, ${JSON.stringify(touchpoints)}::json)
       where exists (select from conversion)
-    )${outbox}
+    )${outbox}${destinationJobs}
     insert into rollup_queue (id, store_id, kind, version)
     select id, store_id, 'conversion', 0 from conversion
     returning id`;

@@ -28,6 +28,12 @@ class Resource:
     def _patch(self, path: str, body: Mapping[str, Any]) -> ApiObject:
         return _object(self._transport.request("PATCH", path, body=body), "data")
 
+    def _put(self, path: str, body: Mapping[str, Any]) -> ApiObject:
+        return _object(self._transport.request("PUT", path, body=body), "data")
+
+    def _delete(self, path: str) -> ApiObject:
+        return _object(self._transport.request("DELETE", path), "data")
+
     def _page(self, path: str, field: str, query: Mapping[str, Any]) -> Page:
         data = self._get(path, query)
         if not isinstance(data.get(field), list):

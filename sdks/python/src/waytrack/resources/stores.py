@@ -1,13 +1,36 @@
 """/v1/stores: create, list, retrieve, update (deactivate and reactivate with ``status``)."""
 
-from typing import Iterator, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 from .._params import UNSET, api_fields, path_segment
 from ..objects import ApiObject, Page
 from ._base import Resource, walk
 
 
+class Destinations(Resource):
+    """A store's ad platforms (``meta``, ``google_ads``, ``tiktok``): ``wt.stores.destinations``."""
+
+    def list(self, store_id: str) -> ApiObject:
+        """Every platform with ``configured`` and its settings (secrets never returned): ``destinations``."""
+        return self._get(f"/stores/{path_segment(store_id, 'store_id')}/destinations")
+
+    def put(self, store_id: str, kind: str, settings: Mapping[str, Any]) -> ApiObject:
+        """Configures one platform; ``settings`` as the API names them (``{"pixelCode": ..., "accessToken": ...}``,
+        ``{"customerId": ..., "conversionAction": ..., "developerToken": ..., "oauth": {...}}``). A secret
+        left out keeps the stored one."""
+        path = f"/stores/{path_segment(store_id, 'store_id')}/destinations/{path_segment(kind, 'kind')}"
+        return self._put(path, dict(settings))
+
+    def delete(self, store_id: str, kind: str) -> ApiObject:
+        """Stops forwarding to one platform."""
+        return self._delete(f"/stores/{path_segment(store_id, 'store_id')}/destinations/{path_segment(kind, 'kind')}")
+
+
 class Stores(Resource):
+    def __init__(self, transport: Any) -> None:
+        super().__init__(transport)
+        self.destinations = Destinations(transport)
+
     def create(
         self,
         *,

@@ -14,9 +14,15 @@ class Track(Resource):
     def click(
         self,
         *,
-        fbclid: str,
         store_id: str,
         landing_page: str,
+        fbclid: Optional[str] = UNSET,
+        gclid: Optional[str] = UNSET,
+        gbraid: Optional[str] = UNSET,
+        wbraid: Optional[str] = UNSET,
+        ttclid: Optional[str] = UNSET,
+        msclkid: Optional[str] = UNSET,
+        ttp: Optional[str] = UNSET,
         referrer: Optional[str] = UNSET,
         ip_address: Optional[str] = UNSET,
         user_agent: Optional[str] = UNSET,
@@ -24,14 +30,21 @@ class Track(Resource):
         fingerprint: Optional[str] = UNSET,
         fbp: Optional[str] = UNSET,
     ) -> ApiObject:
-        """Records an ad click. Returns ``clickId``, ``fbclid``, ``tracked``, ``timestamp``, ``duplicate``.
+        """Records an ad click. Returns ``clickId``, each click id given, ``tracked``, ``timestamp``, ``duplicate``.
 
-        Re-sending an fbclid already recorded for the store returns the original click with
-        ``duplicate: True``.
+        At least one click id (``fbclid``, ``gclid``, ``gbraid``, ``wbraid``, ``ttclid``,
+        ``msclkid``) is needed, here or in ``landing_page``'s query. Re-sending an id already
+        recorded for the store returns the original click with ``duplicate: True``.
         """
         body = api_fields(
             {
                 "fbclid": fbclid,
+                "gclid": gclid,
+                "gbraid": gbraid,
+                "wbraid": wbraid,
+                "ttclid": ttclid,
+                "msclkid": msclkid,
+                "ttp": ttp,
                 "store_id": store_id,
                 "landing_page": landing_page,
                 "referrer": referrer,
@@ -59,6 +72,12 @@ class Track(Resource):
         fbclid: Optional[str] = UNSET,
         fbc: Optional[str] = UNSET,
         fbp: Optional[str] = UNSET,
+        gclid: Optional[str] = UNSET,
+        gbraid: Optional[str] = UNSET,
+        wbraid: Optional[str] = UNSET,
+        ttclid: Optional[str] = UNSET,
+        msclkid: Optional[str] = UNSET,
+        ttp: Optional[str] = UNSET,
         ip_address: Optional[str] = UNSET,
         user_agent: Optional[str] = UNSET,
         event_source_url: Optional[str] = UNSET,
@@ -88,6 +107,12 @@ class Track(Resource):
                 "fbclid": fbclid,
                 "fbc": fbc,
                 "fbp": fbp,
+                "gclid": gclid,
+                "gbraid": gbraid,
+                "wbraid": wbraid,
+                "ttclid": ttclid,
+                "msclkid": msclkid,
+                "ttp": ttp,
                 "ip_address": ip_address,
                 "user_agent": user_agent,
                 "event_source_url": event_source_url,

@@ -1,0 +1,183 @@
+import type { Reader, Writer } from '../database.js';
+import { isPostgres } from '../dialect.js';
+import { rowLimit } from '../row-limit.js';
+import type { DestinationJobsTable, StoreDestinationsTable } from '../schema.js';
+
+/** A store's destinations other than Meta (whose settings stay in `stores`). */
+export async function storeDestinations(db: Reader, storeId: string): Promise<StoreDestinationsTable[]> {
+  return db.selectFrom('store_destinations').selectAll().where('store_id', '=', storeId).orderBy('kind').execute();
+}
+
+export async function findStoreDestination(
+  db: Reader,
+  storeId: string,
+  kind: string,
+): Promise<StoreDestinationsTable | undefined> {
+  return db
+    .selectFrom('store_destinations')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
+}
+
+export async function putStoreDestination(db: Writer, row: StoreDestinationsTable): Promise<void> {
+  await db
+    .insertInto('store_destinations')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['store_id', 'kind']).doUpdateSet({ config: row.config, secrets: row.secrets, updated_at: row.updated_at }),
+    )
+    .execute();
+}
+
+export async function deleteStoreDestination(db: Writer, storeId: string, kind: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('store_destinations')
+    .where('store_id', '=', storeId)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Jobs forwarded together: same store (settings), destination and mode. */
+export interface JobGroup {
+  store_id: string;
+  destination: string;
+  livemode: number;
+}
+
+export async function dueJobGroups(db: Reader, now: number, limit: number): Promise<JobGroup[]> {
+  return db
+    .selectFrom('destination_jobs')
+    .select(['store_id', 'destination', 'livemode'])
+    .select((eb) => eb.fn.min('next_attempt_at').as('due'))
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', now)
+    .groupBy(['store_id', 'destination', 'livemode'])
+    .orderBy('due')
+    .limit(rowLimit(limit))
+    .execute();
+}
+
+/**
+ * Claims up to `limit` due jobs of one group for `owner` (their next attempt moves to the lease
+ * end) in one statement; on PostgreSQL rows another claim holds are skipped, never waited for.
+ */
+export async function claimJobs(
+  db: Writer,
+  group: JobGroup,
+  claim: { owner: string; now: number; leaseUntil: number; limit: number },
+): Promise<DestinationJobsTable[]> {
+  const rows = await db
+    .updateTable('destination_jobs')
+    .set({ claimed_by: claim.owner, next_attempt_at: claim.leaseUntil })
+    .where('destination', '=', group.destination)
+    .where('conversion_id', 'in', (eb) =>
+      eb
+        .selectFrom('destination_jobs')
+        .select('conversion_id')
+        .where('store_id', '=', group.store_id)
+        .where('destination', '=', group.destination)
+        .where('livemode', '=', group.livemode)
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', claim.now)
+        .orderBy('next_attempt_at')
+        .limit(rowLimit(claim.limit))
+        .$if(isPostgres(db), (qb) => qb.forUpdate().skipLocked()),
+    )
+    .returningAll()
+    .execute();
+  return rows.sort((a, b) => (a.conversion_id < b.conversion_id ? -1 : 1));
+}
+
+export interface JobOutcome {
+  now: number;
+  error?: string;
+  traceId?: string | null;
+  nextAttemptAt?: number;
+}
+
+/**
+ * Moves jobs of one destination to `status` and returns them as they are now. `sent` is
+ * recorded whoever holds the lease (an acknowledgement is the truth) but never twice; `pending`
+ * and `failed` only while `owner` still holds the job.
+ */
+export async function markJobs(
+  db: Writer,
+  destination: string,
+  ids: string[],
+  owner: string,
+  status: 'sent' | 'pending' | 'failed',
+  outcome: JobOutcome,
+): Promise<DestinationJobsTable[]> {
+  if (ids.length === 0) return [];
+  let query = db
+    .updateTable('destination_jobs')
+    .set((eb) => ({
+      status,
+      attempts: eb('attempts', '+', 1),
+      claimed_by: null,
+      updated_at: outcome.now,
+      next_attempt_at: outcome.nextAttemptAt ?? outcome.now,
+      ...(status === 'sent' && { sent_at: outcome.now }),
+      ...(outcome.error !== undefined && { last_error: outcome.error }),
+      ...(outcome.traceId !== undefined && { trace_id: outcome.traceId }),
+    }))
+    .where('destination', '=', destination)
+    .where('conversion_id', 'in', ids);
+  query =
+    status === 'sent'
+      ? query.where('status', '!=', 'sent')
+      : query.where('status', '=', 'pending').where('claimed_by', '=', owner);
+  return query.returningAll().execute();
+}
+
+/** Shows each job's state on its conversion (`forwarding.<destination>`), in the same transaction. */
+export async function showOnConversions(db: Writer, jobs: DestinationJobsTable[]): Promise<void> {
+  // In id order: two transactions showing jobs of the same conversions lock their rows in one order (no deadlock).
+  const ordered = [...jobs].sort((a, b) => (a.conversion_id < b.conversion_id ? -1 : a.conversion_id > b.conversion_id ? 1 : 0));
+  for (const job of ordered) {
+    // Locked while read on PostgreSQL: two destinations' recordings of one conversion must not
+    // each write back the entry the other had not yet changed (a lost update).
+    const row = await db
+      .selectFrom('conversions')
+      .select('forwarding')
+      .where('id', '=', job.conversion_id)
+      .$if(isPostgres(db), (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    const forwarding = row?.forwarding ? (JSON.parse(row.forwarding) as Record<string, unknown>) : {};
+    forwarding[job.destination] = {
+      status: job.status,
+      attempts: job.attempts,
+      ...(job.last_error !== null && { lastError: job.last_error }),
+      ...(job.sent_at !== null && { sentAt: new Date(Number(job.sent_at)).toISOString() }),
+    };
+    await db
+      .updateTable('conversions')
+      .set({ forwarding: JSON.stringify(forwarding) })
+      .where('id', '=', job.conversion_id)
+      .execute();
+  }
+}
+
+export async function nextJobDueAt(db: Reader): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('destination_jobs')
+    .select((eb) => eb.fn.min('next_attempt_at').as('next'))
+    .where('status', '=', 'pending')
+    .executeTakeFirst();
+  return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
+}
+
+/** Pending jobs per destination and mode (the backlog, for /metrics; walks the due index only). */
+export async function countJobs(db: Reader): Promise<Array<{ destination: string; livemode: number; count: number }>> {
+  const rows = await db
+    .selectFrom('destination_jobs')
+    .select(['destination', 'livemode'])
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('status', '=', 'pending')
+    .groupBy(['destination', 'livemode'])
+    .execute();
+  return rows.map((r) => ({ ...r, count: Number(r.count) }));
+}

@@ -1,0 +1,133 @@
+import type { CustomerData } from '../capi/pii.js';
+import type { ClicksTable, ConversionsTable, StoresTable } from '../db/schema.js';
+
+/**
+ * One ad platform a store's conversions are forwarded to (api.md §8). Adding a platform is one
+ * adapter file (its settings, which conversions it takes, its request and its answers) and one
+ * line in registry.ts; the outbox, leases, retries, age limits and status are shared
+ * (dispatcher.ts, routing.ts).
+ */
+export interface Adapter<Settings = Record<string, unknown>, Secrets = Record<string, unknown>> {
+  kind: string;
+  /** The platform's name in messages. */
+  label: string;
+  /** Most events in one request (the platform's limit). */
+  maxBatch: number;
+  /**
+   * A PUT body's settings and secrets, validated (throws the API's field errors). `previous` is
+   * what is stored: a secret left out of the body is kept.
+   */
+  parse(
+    body: Record<string, unknown>,
+    previous: { settings: Settings; secrets: Secrets } | undefined,
+  ): {
+    settings: Settings;
+    secrets: Secrets;
+  };
+  /** The settings as the API shows them (secrets only as names of those configured). */
+  present(settings: Settings, secrets: Secrets): Record<string, unknown>;
+  /**
+   * Whether the conversion goes to this destination and how: `undefined` when it does not
+   * receive it at all (no entry in `forwarding`), a skip with its reason, or the job's payload
+   * (never a secret) and the time after which the platform no longer accepts it.
+   */
+  plan(input: PlanInput<Settings>): Plan | undefined;
+  /** Sends one batch of payloads (same store, mode, destination); one outcome per payload, in order. */
+  send(request: SendRequest<Settings, Secrets>): Promise<SendResult>;
+}
+
+export interface PlanInput<Settings> {
+  store: StoresTable;
+  settings: Settings;
+  conversion: ConversionsTable;
+  /** The attributed click, when there is one. */
+  click: ClicksTable | undefined;
+  /** The raw customer data of the request (only while it is recorded: raw PII is never stored). */
+  customerData: CustomerData | undefined;
+  now: number;
+}
+
+export type Plan = { payload: unknown; expiresAt: number } | { skip: string; message: string };
+
+export interface SendRequest<Settings, Secrets> {
+  settings: Settings;
+  secrets: Secrets;
+  /** false: test mode (the platform's test channel). */
+  live: boolean;
+  payloads: unknown[];
+  env: DestinationEnv;
+  timeoutMs: number;
+}
+
+export type Outcome =
+  | { outcome: 'sent' }
+  | { outcome: 'retry'; error: string; retryAfterMs?: number }
+  | { outcome: 'failed'; error: string };
+
+export interface SendResult {
+  outcomes: Outcome[];
+  /** The platform's id of the request (Google's job id, TikTok's request_id), when it gave one. */
+  traceId?: string;
+}
+
+/** Where the platforms are (config: GOOGLE_ADS_API_URL, …); tests point them at local fakes. */
+export interface DestinationEnv {
+  googleAdsApiUrl: string;
+  googleAdsApiVersion: string;
+  googleOauthTokenUrl: string;
+  tiktokApiUrl: string;
+}
+
+/** Every payload of a batch gets the same outcome (a request-level answer). */
+export function all(count: number, outcome: Outcome): SendResult {
+  return { outcomes: Array.from({ length: count }, () => outcome) };
+}
+
+const MAX_ERROR_LENGTH = 1000;
+
+/** An error text for the API: never a secret, whatever the platform echoed; at most 1000 characters. */
+export function clip(text: string, secrets: string[]): string {
+  let safe = text;
+  for (const secret of secrets) if (secret) safe = safe.split(secret).join('[secret]');
+  return safe.length > MAX_ERROR_LENGTH ? `${safe.slice(0, MAX_ERROR_LENGTH - 1)}…` : safe;
+}
+
+/** `Retry-After` in ms (seconds or an HTTP date). */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | undefined {
+  const value = headers.get('retry-after');
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.round(Number(value) * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** fetch with a timeout; network errors and timeouts come back as a retry outcome's text. */
+export async function post(
+  url: string,
+  init: { headers: Record<string, string>; body: string },
+  timeoutMs: number,
+  label: string,
+): Promise<{ response: Response; text: string } | { error: string }> {
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { accept: 'application/json', ...init.headers },
+      body: init.body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    return { response, text: await response.text() };
+  } catch (error) {
+    const name = (error as Error).name;
+    if (name === 'TimeoutError' || name === 'AbortError') return { error: `No answer from ${label} within ${timeoutMs} ms` };
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    return { error: `Network error reaching ${label}: ${cause?.code ?? cause?.message ?? (error as Error).message}` };
+  }
+}
+
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

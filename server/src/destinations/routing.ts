@@ -1,0 +1,87 @@
+import type { CustomerData } from '../capi/pii.js';
+import type { Reader } from '../db/database.js';
+import { findClick } from '../db/repositories/clicks.js';
+import type { ClicksTable, ConversionsTable, DestinationJobsTable, StoresTable } from '../db/schema.js';
+import { adapterOf } from './registry.js';
+import { destinationsForRouting } from './settings.js';
+
+/** A destination's state on a conversion (`forwarding.<kind>`). */
+export interface ForwardingEntry {
+  status: 'pending' | 'sent' | 'failed' | 'skipped';
+  attempts: number;
+  lastError?: string;
+  sentAt?: string;
+  reason?: string;
+  message?: string;
+}
+
+/**
+ * Which destinations other than Meta a conversion about to be recorded goes to (api.md §8: each
+ * only when configured; Google Ads with a gclid, gbraid or wbraid; TikTok with a ttclid or ttp;
+ * each within its age limit), the job for each, and its initial `forwarding` entry. A
+ * destination that does not receive the conversion has no entry. Reads only: the jobs are
+ * written with the conversion (recordConversionOnce).
+ */
+export async function planDestinations(
+  db: Reader,
+  store: StoresTable,
+  conversion: ConversionsTable,
+  customerData: CustomerData | undefined,
+  now: number,
+): Promise<{ jobs: DestinationJobsTable[]; forwarding: Record<string, ForwardingEntry> }> {
+  const jobs: DestinationJobsTable[] = [];
+  const forwarding: Record<string, ForwardingEntry> = {};
+  const destinations = await destinationsForRouting(db, store.id, now);
+  if (destinations.length === 0) return { jobs, forwarding };
+  let click: ClicksTable | undefined;
+  if (conversion.attributed_click_id) {
+    click = await findClick(db, conversion.account_id, conversion.livemode, conversion.attributed_click_id);
+  }
+  for (const destination of destinations) {
+    const adapter = adapterOf(destination.kind);
+    if (!adapter) continue;
+    const plan = adapter.plan({
+      store,
+      settings: JSON.parse(destination.config),
+      conversion,
+      click,
+      customerData,
+      now,
+    });
+    if (!plan) continue;
+    if ('skip' in plan) {
+      forwarding[adapter.kind] = { status: 'skipped', attempts: 0, reason: plan.skip, message: plan.message };
+      continue;
+    }
+    forwarding[adapter.kind] = { status: 'pending', attempts: 0 };
+    jobs.push({
+      conversion_id: conversion.id,
+      destination: adapter.kind,
+      account_id: conversion.account_id,
+      store_id: store.id,
+      livemode: conversion.livemode,
+      payload: JSON.stringify(plan.payload),
+      status: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      expires_at: plan.expiresAt,
+      claimed_by: null,
+      last_error: null,
+      trace_id: null,
+      created_at: now,
+      updated_at: now,
+      sent_at: null,
+    });
+  }
+  return { jobs, forwarding };
+}
+
+/** `forwarding` of a conversion as the API shows it: Meta's (= `capi`) beside the others'. */
+export function presentDestinationsOf(
+  row: ConversionsTable,
+  meta: { status: string; attempts: number; lastError?: string; sentAt?: string; reason?: string; message?: string },
+) {
+  const others = row.forwarding ? (JSON.parse(row.forwarding) as Record<string, ForwardingEntry>) : {};
+  // Meta receives every conversion of the store (§2); one recorded before Meta was configured is skipped with its reason.
+  return { meta, ...others };
+}

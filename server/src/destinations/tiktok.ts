@@ -1,0 +1,217 @@
+import { createHash } from 'node:crypto';
+import type { CustomerData } from '../capi/pii.js';
+import { fromMinorUnits } from '../money.js';
+import { type Adapter, all, clip, parseJson, post, retryAfterMs } from './adapter.js';
+import { onlyFields, text } from './fields.js';
+import { hashedPhone } from './google-ads.js';
+
+/** TikTok Events API 2.0: `POST /open_api/v1.3/event/track/` with the pixel as the web event source. */
+export interface TikTokSettings {
+  pixelCode: string;
+  testEventCode?: string;
+}
+
+export interface TikTokSecrets {
+  accessToken: string;
+}
+
+export interface TikTokEvent {
+  event: string;
+  event_time: number;
+  event_id: string;
+  user: {
+    ttclid?: string;
+    ttp?: string;
+    email?: string;
+    phone?: string;
+    ip?: string;
+    user_agent?: string;
+  };
+  properties: {
+    value: number;
+    currency: string;
+    order_id: string;
+    content_type?: 'product';
+    contents?: Array<{ content_id: string; quantity: number; price?: number }>;
+  };
+  page?: { url: string };
+}
+
+/** TikTok accepts web events up to 7 days old. */
+export const TIKTOK_MAX_EVENT_AGE_MS = 7 * 86_400_000;
+/** Events per request: TikTok's limit for event/track is 1000. */
+const MAX_BATCH = 1000;
+const SHA256_HEX = /^[a-f0-9]{64}$/i;
+const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
+
+/** Meta's standard event names → TikTok's; a name TikTok has too, or a custom one, is sent as it is. */
+export const TIKTOK_EVENT_NAMES: Record<string, string> = {
+  Purchase: 'CompletePayment',
+  Lead: 'SubmitForm',
+  SubmitApplication: 'SubmitForm',
+  CompleteRegistration: 'CompleteRegistration',
+  AddToCart: 'AddToCart',
+  InitiateCheckout: 'InitiateCheckout',
+  AddPaymentInfo: 'AddPaymentInfo',
+  Subscribe: 'Subscribe',
+  ViewContent: 'ViewContent',
+  Search: 'Search',
+  Contact: 'Contact',
+  AddToWishlist: 'AddToWishlist',
+  Schedule: 'Contact',
+};
+
+/**
+ * TikTok answers HTTP 200 with its own `code`: 0 is success. 40100 is its rate limit ("too many
+ * requests") and 5xxxx its server errors: retried; any other code is about the request or its
+ * events (token, pixel, parameters): failed with TikTok's message.
+ */
+export function isRetryableTikTokCode(code: number): boolean {
+  return code === 40100 || (code >= 50000 && code < 60000);
+}
+
+function email(raw: string): string | undefined {
+  const value = raw.trim().toLowerCase();
+  if (SHA256_HEX.test(value)) return value;
+  return value ? sha256(value) : undefined;
+}
+
+function user(customerData: CustomerData | undefined) {
+  const out: TikTokEvent['user'] = {};
+  const hashedEmail = customerData?.email ? email(customerData.email) : undefined;
+  if (hashedEmail) out.email = hashedEmail;
+  // TikTok, like Google, hashes the phone number in E.164.
+  const phone = customerData?.phone ? hashedPhone(customerData.phone, customerData.country) : undefined;
+  if (phone) out.phone = phone;
+  return out;
+}
+
+interface StoredProduct {
+  productId: string;
+  priceMinor?: number;
+  quantity: number;
+}
+
+export const tiktok: Adapter<TikTokSettings, TikTokSecrets> = {
+  kind: 'tiktok',
+  label: 'TikTok',
+  maxBatch: MAX_BATCH,
+
+  parse(body, previous) {
+    onlyFields(body, ['pixelCode', 'accessToken', 'testEventCode']);
+    const pixelCode = text(body, 'pixelCode', {
+      required: true,
+      pattern: /^[A-Z0-9]{10,40}$/,
+      max: 40,
+      hint: 'the pixel code from TikTok Events Manager (capital letters and digits)',
+    }) as string;
+    const testEventCode = text(body, 'testEventCode', { required: false, max: 100, pattern: /^[A-Za-z0-9_-]+$/ });
+    const accessToken = text(body, 'accessToken', {
+      required: true,
+      max: 2000,
+      previous: previous?.secrets.accessToken,
+    }) as string;
+    return { settings: { pixelCode, ...(testEventCode && { testEventCode }) }, secrets: { accessToken } };
+  },
+
+  present(settings) {
+    return { pixelCode: settings.pixelCode, testEventCode: settings.testEventCode ?? null, accessTokenConfigured: true };
+  },
+
+  plan({ settings, conversion, click, customerData, now }) {
+    const refs = conversion.ref_ids ? (JSON.parse(conversion.ref_ids) as Record<string, string>) : {};
+    const ttclid = click?.ttclid ?? refs.ttclid;
+    const ttp = conversion.ttp ?? click?.ttp ?? undefined;
+    if (!ttclid && !ttp) return undefined;
+    if (conversion.livemode === 0 && !settings.testEventCode) {
+      return {
+        skip: 'test_event_code_missing',
+        message:
+          'Not sent to TikTok: a test-mode conversion is sent only as a test event, and the tiktok destination had no testEventCode',
+      };
+    }
+    const expiresAt = Math.min(conversion.event_time, now) + TIKTOK_MAX_EVENT_AGE_MS;
+    if (expiresAt <= now) {
+      return { skip: 'expired', message: 'Not sent to TikTok: TikTok accepts events up to 7 days old' };
+    }
+    const products = JSON.parse(conversion.products) as StoredProduct[];
+    const ip = conversion.ip_address ?? click?.ip_address;
+    const userAgent = conversion.user_agent ?? click?.user_agent;
+    const url = conversion.event_source_url ?? click?.landing_page;
+    const payload: TikTokEvent = {
+      event: TIKTOK_EVENT_NAMES[conversion.event_type] ?? conversion.event_type,
+      event_time: Math.floor(conversion.event_time / 1000),
+      event_id: conversion.event_id,
+      user: {
+        ...(ttclid && { ttclid }),
+        ...(ttp && { ttp }),
+        ...user(customerData),
+        ...(ip && { ip }),
+        ...(userAgent && { user_agent: userAgent }),
+      },
+      properties: {
+        value: fromMinorUnits(conversion.value_minor, conversion.currency),
+        currency: conversion.currency,
+        order_id: conversion.order_id,
+        ...(products.length > 0 && {
+          content_type: 'product' as const,
+          contents: products.map((p) => ({
+            content_id: p.productId,
+            quantity: p.quantity,
+            ...(p.priceMinor !== undefined && { price: fromMinorUnits(p.priceMinor, conversion.currency) }),
+          })),
+        }),
+      },
+      ...(url && { page: { url } }),
+    };
+    return { payload, expiresAt };
+  },
+
+  async send({ settings, secrets, live, payloads, env, timeoutMs }) {
+    const hide = [secrets.accessToken];
+    const answer = await post(
+      `${env.tiktokApiUrl}/open_api/v1.3/event/track/`,
+      {
+        headers: { 'content-type': 'application/json', 'access-token': secrets.accessToken },
+        body: JSON.stringify({
+          event_source: 'web',
+          event_source_id: settings.pixelCode,
+          ...(!live && settings.testEventCode && { test_event_code: settings.testEventCode }),
+          data: payloads,
+        }),
+      },
+      timeoutMs,
+      'TikTok',
+    );
+    if ('error' in answer) return all(payloads.length, { outcome: 'retry', error: clip(answer.error, hide) });
+    const { response, text: raw } = answer;
+    const body = parseJson(raw) as { code?: unknown; message?: unknown; request_id?: unknown } | undefined;
+    const traceId = typeof body?.request_id === 'string' ? body.request_id : undefined;
+    const hint = retryAfterMs(response.headers);
+    if (typeof body?.code !== 'number') {
+      const error = `Unexpected answer from TikTok: HTTP ${response.status}`;
+      const outcome =
+        response.status >= 500 || response.status === 429 || response.ok
+          ? { outcome: 'retry' as const, error, ...(hint !== undefined && { retryAfterMs: hint }) }
+          : { outcome: 'failed' as const, error };
+      return { ...all(payloads.length, outcome), ...(traceId && { traceId }) };
+    }
+    if (body.code === 0 && response.ok) return { ...all(payloads.length, { outcome: 'sent' }), ...(traceId && { traceId }) };
+    const message = clip(
+      `TikTok error (code ${body.code}): ${typeof body.message === 'string' ? body.message : 'no message'}${
+        traceId ? ` (request_id ${traceId})` : ''
+      }`,
+      hide,
+    );
+    const retry = isRetryableTikTokCode(body.code) || response.status >= 500 || response.status === 429;
+    return {
+      ...all(
+        payloads.length,
+        retry
+          ? { outcome: 'retry', error: message, ...(hint !== undefined && { retryAfterMs: hint }) }
+          : { outcome: 'failed', error: message },
+      ),
+      ...(traceId && { traceId }),
+    };
+  },
+};
