@@ -26,6 +26,7 @@ import { clickRoutes } from './routes/clicks.js';
 import { conversionRoutes } from './routes/conversions.js';
 import { forwardingRoutes } from './routes/forwarding.js';
 import { healthRoutes } from './routes/health.js';
+import { refundRoutes } from './routes/refunds.js';
 import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
 import { tagRoutes } from './routes/tag.js';
@@ -199,6 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const routeDeps = { database, cursors, secrets, forwarding };
       await v1.register(clickRoutes, routeDeps);
       await v1.register(conversionRoutes, routeDeps);
+      await v1.register(refundRoutes, routeDeps);
       await v1.register(forwardingRoutes, routeDeps);
       await v1.register(storeRoutes, routeDeps);
       await v1.register(analyticsRoutes, routeDeps);

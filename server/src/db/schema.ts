@@ -109,6 +109,25 @@ export interface ConversionsTable {
   capi_attempts: number;
   capi_last_error: string | null;
   capi_sent_at: number | null;
+  /** Sum of the conversion's refunds, in its minor units (migration 0010); left out on insert (default 0). */
+  refunded_minor?: number;
+}
+
+/** A refund of a conversion (api.md §9; migration 0010). */
+export interface RefundsTable {
+  store_id: string;
+  livemode: number;
+  refund_id: string;
+  account_id: string;
+  conversion_id: string;
+  conversion_time: number;
+  order_id: string;
+  amount_minor: number;
+  currency: string;
+  refunded_after_minor: number;
+  refund_time: number;
+  created_at: number;
+  reason: string | null;
 }
 
 export interface TouchpointsTable {
@@ -270,5 +289,6 @@ export interface DB {
   rollup_dimension_credits: RollupDimensionCreditsTable;
   click_keys: ClickKeysTable;
   conversion_keys: ConversionKeysTable;
+  refunds: RefundsTable;
   dashboard_sessions: DashboardSessionsTable;
 }

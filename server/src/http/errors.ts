@@ -8,6 +8,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   https_required: 403,
   store_not_found: 404,
+  conversion_not_found: 404,
   not_found: 404,
   payload_too_large: 413,
   rate_limit_exceeded: 429,
@@ -45,7 +46,9 @@ export type ErrorReason =
   // Errors that teach (docs/api.md "Errors that teach and other decisions").
   | 'duplicate_entry'
   | 'legacy_alias'
-  | 'exists_in_other_mode';
+  | 'exists_in_other_mode'
+  // Refunds (api.md §9): an orderId naming several non-Purchase conversions.
+  | 'ambiguous_order';
 
 export interface ErrorDetails {
   field?: string;

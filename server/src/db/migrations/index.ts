@@ -9,6 +9,7 @@ import * as retentionIndexes from './0006_retention_indexes.js';
 import * as partitionEvents from './0007_partition_events.js';
 import * as publishableKeys from './0008_publishable_keys.js';
 import * as dashboard from './0009_dashboard.js';
+import * as refunds from './0010_refunds.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0007_partition_events': partitionEvents,
   '0008_publishable_keys': publishableKeys,
   '0009_dashboard': dashboard,
+  '0010_refunds': refunds,
 };
 
 class CodeMigrationProvider implements MigrationProvider {
