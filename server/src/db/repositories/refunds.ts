@@ -150,3 +150,27 @@ export async function sumRefunds(
     .execute();
   return rows.map((r) => ({ currency: r.currency, total: Number(r.total), attributed: Number(r.attributed) }));
 }
+
+/** The refunds of Purchase conversions in one currency with refund time in [from, to): time and amount, for buckets. */
+export async function refundsInRange(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  range: { from: number; to: number },
+  currency: string,
+): Promise<Array<{ time: number; amountMinor: number }>> {
+  const rows = await db
+    .selectFrom('refunds as r')
+    .innerJoin('conversions as c', (join) =>
+      join.onRef('c.id', '=', 'r.conversion_id').onRef('c.event_time', '=', 'r.conversion_time'),
+    )
+    .select(['r.refund_time', 'r.amount_minor'])
+    .where('r.store_id', '=', storeId)
+    .where('r.livemode', '=', livemode)
+    .where('r.refund_time', '>=', range.from)
+    .where('r.refund_time', '<', range.to)
+    .where('r.currency', '=', currency)
+    .where('c.event_type', '=', 'Purchase')
+    .execute();
+  return rows.map((r) => ({ time: Number(r.refund_time), amountMinor: Number(r.amount_minor) }));
+}
