@@ -37,6 +37,7 @@ import { conversionRoutes } from './routes/conversions.js';
 import { destinationRoutes } from './routes/destinations.js';
 import { forwardingRoutes } from './routes/forwarding.js';
 import { healthRoutes } from './routes/health.js';
+import { refundRoutes } from './routes/refunds.js';
 import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
 import { tagRoutes } from './routes/tag.js';
@@ -246,6 +247,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(clickRoutes, routeDeps);
       await v1.register(conversionRoutes, routeDeps);
       await v1.register(batchRoutes, routeDeps);
+      await v1.register(refundRoutes, routeDeps);
       await v1.register(forwardingRoutes, routeDeps);
       await v1.register(storeRoutes, routeDeps);
       await v1.register(destinationRoutes, routeDeps);

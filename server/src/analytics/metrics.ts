@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import { sumRefunds } from '../db/repositories/refunds.js';
 import { sumTotals } from '../db/repositories/rollup-reads.js';
 import { sumSpend } from '../db/repositories/spend.js';
 import { averageMajor, fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
@@ -21,9 +22,10 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
   const range = resolveRange(query, store.timezone, now);
   const livemode = modeFlag(tenant);
   await refreshRollups(database, store);
-  const [totals, spend] = await Promise.all([
+  const [totals, spend, refunds] = await Promise.all([
     sumTotals(database.read, store.id, livemode, range),
     sumSpend(database.read, store.id, livemode, range),
+    sumRefunds(database.read, store.id, livemode, range),
   ]);
 
   const currency = store.currency;
@@ -50,6 +52,10 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
       otherRevenueMinor.set(t.currency, t.revenueMinor);
     }
   }
+  // Refunds in the store currency only, by refund time (api.md §9); other currencies, like their revenue, are apart.
+  const storeRefunds = refunds.find((r) => r.currency === currency);
+  const refundsMinor = storeRefunds?.total ?? 0;
+  const netAttributedMinor = attributedRevenueMinor - (storeRefunds?.attributed ?? 0);
   const storeSpend = spend.find((s) => s.currency === currency);
   const spendMinor = storeSpend?.total ?? 0;
   const revenueByCurrency = Object.fromEntries(
@@ -68,10 +74,13 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
     totalRevenue: fromMinorUnits(revenueMinor, currency),
     attributedConversions,
     attributedRevenue: fromMinorUnits(attributedRevenueMinor, currency),
+    refunds: fromMinorUnits(refundsMinor, currency),
+    netRevenue: fromMinorUnits(revenueMinor - refundsMinor, currency),
     conversionRate: ratio2(attributedConversions * 100, totalClicks),
     averageOrderValue: averageMajor(revenueMinor, purchases, currency),
     // ROAS needs spend in the store currency; with none recorded in range it is unknown, not zero.
-    roas: storeSpend && storeSpend.entries > 0 ? moneyRatio(attributedRevenueMinor, spendMinor) : null,
+    // Net of the refunds (in range by refund time) of conversions attributed now.
+    roas: storeSpend && storeSpend.entries > 0 ? moneyRatio(netAttributedMinor, spendMinor) : null,
     adSpend: fromMinorUnits(spendMinor, currency),
     currency,
     startDate: range.startDate,

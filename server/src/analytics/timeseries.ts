@@ -1,6 +1,7 @@
 import { addDays, daysBetween } from '../calendar/dates.js';
 import { zoneOf } from '../calendar/zone.js';
 import type { Database } from '../db/database.js';
+import { refundsInRange } from '../db/repositories/refunds.js';
 import { type BucketTotals, totalsByDate, totalsByHour } from '../db/repositories/rollup-reads.js';
 import { invalid } from '../http/errors.js';
 import { averageMajor, fromMinorUnits, ratio2 } from '../money.js';
@@ -31,6 +32,7 @@ interface Bucket {
   purchases: number;
   revenueMinor: number;
   attributedRevenueMinor: number;
+  refundsMinor: number;
 }
 
 function add(bucket: Bucket, totals: BucketTotals): void {
@@ -51,6 +53,7 @@ const empty = (start: number, label: string): Bucket => ({
   purchases: 0,
   revenueMinor: 0,
   attributedRevenueMinor: 0,
+  refundsMinor: 0,
 });
 
 /** The bucket whose start is the last one at or before `ms` (buckets sorted by start). */
@@ -109,6 +112,12 @@ export async function computeTimeseries(database: Database, tenant: Tenant, quer
     }
   }
 
+  // Refunds count in the bucket of their own time (api.md §9), read from their table.
+  for (const refund of await refundsInRange(database.read, store.id, livemode, range, currency)) {
+    const bucket = bucketAt(buckets, refund.time);
+    if (bucket) bucket.refundsMinor += refund.amountMinor;
+  }
+
   return {
     storeId: store.id,
     interval,
@@ -125,6 +134,7 @@ export async function computeTimeseries(database: Database, tenant: Tenant, quer
       revenue: fromMinorUnits(b.revenueMinor, currency),
       attributedConversions: b.attributed,
       attributedRevenue: fromMinorUnits(b.attributedRevenueMinor, currency),
+      refunds: fromMinorUnits(b.refundsMinor, currency),
       conversionRate: ratio2(b.attributed * 100, b.clicks),
       averageOrderValue: averageMajor(b.revenueMinor, b.purchases, currency),
     })),

@@ -127,6 +127,25 @@ export interface ConversionsTable {
   ttp?: string | null;
   /** Migration 0010: JSON of the state per destination other than Meta ({google_ads?, tiktok?}); null when none. */
   forwarding?: string | null;
+  /** Sum of the conversion's refunds, in its minor units (migration 0011); left out on insert (default 0). */
+  refunded_minor?: number;
+}
+
+/** A refund of a conversion (api.md §9; migration 0011). */
+export interface RefundsTable {
+  store_id: string;
+  livemode: number;
+  refund_id: string;
+  account_id: string;
+  conversion_id: string;
+  conversion_time: number;
+  order_id: string;
+  amount_minor: number;
+  currency: string;
+  refunded_after_minor: number;
+  refund_time: number;
+  created_at: number;
+  reason: string | null;
 }
 
 export interface TouchpointsTable {
@@ -328,6 +347,7 @@ export interface DB {
   rollup_dimension_credits: RollupDimensionCreditsTable;
   click_keys: ClickKeysTable;
   conversion_keys: ConversionKeysTable;
+  refunds: RefundsTable;
   dashboard_sessions: DashboardSessionsTable;
   click_ids: ClickIdsTable;
   store_destinations: StoreDestinationsTable;

@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   https_required: 403,
   store_not_found: 404,
+  conversion_not_found: 404,
   not_found: 404,
   payload_too_large: 413,
   rate_limit_exceeded: 429,
@@ -51,7 +52,9 @@ export type ErrorReason =
   | 'legacy_alias'
   | 'exists_in_other_mode'
   // The database's disk is full (503 service_unavailable): details.path says where.
-  | 'disk_full';
+  | 'disk_full'
+  // Refunds (api.md §9): an orderId naming several non-Purchase conversions.
+  | 'ambiguous_order';
 
 export interface ErrorDetails {
   field?: string;

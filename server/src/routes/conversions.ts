@@ -269,6 +269,10 @@ const Conversion = Type.Object({
   eventId: Type.String({ description: 'The event_id sent to Meta (eventId, default orderId)', examples: ['order-1001'] }),
   eventValue: Type.Number({ description: 'Exact, in currency', examples: [49.9] }),
   currency: Type.String({ description: 'ISO 4217, upper case', examples: ['EUR'] }),
+  refundedTotal: Type.Number({
+    description: 'Sum of the conversion’s refunds (POST /v1/track/refund), exact, in currency; 0 when none',
+    examples: [0],
+  }),
   attributed: Type.Boolean({ description: 'true when a click scored at least the store’s minConfidence' }),
   attributedTo: Type.Optional(AttributedTo),
   ...ForwardingState,
@@ -351,6 +355,7 @@ const EXAMPLE_CONVERSION = {
   eventId: 'order-1001',
   eventValue: 49.9,
   currency: 'EUR',
+  refundedTotal: 0,
   attributed: true,
   attributedTo: { clickId: EXAMPLE.clickId, fbclid: EXAMPLE.fbclid, confidenceScore: 100 },
   capiSent: true,

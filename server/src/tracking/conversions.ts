@@ -358,6 +358,7 @@ export function presentConversion(row: ConversionsTable) {
     eventId: row.event_id,
     eventValue: fromMinorUnits(row.value_minor, row.currency),
     currency: row.currency,
+    refundedTotal: fromMinorUnits(row.refunded_minor ?? 0, row.currency),
     attributed: row.attributed === 1,
     ...attributedTo(row),
     ...withDestinations(row),

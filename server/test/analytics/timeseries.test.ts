@@ -20,6 +20,7 @@ const ZERO = {
   revenue: 0,
   attributedConversions: 0,
   attributedRevenue: 0,
+  refunds: 0,
   conversionRate: 0,
   averageOrderValue: 0,
 };
@@ -74,6 +75,7 @@ describe('GET /v1/analytics/timeseries', () => {
         revenue: 30.01,
         attributedConversions: 1,
         attributedRevenue: 10,
+        refunds: 0,
         conversionRate: 25,
         averageOrderValue: 15.01,
       },
@@ -156,6 +158,7 @@ describe('GET /v1/analytics/timeseries', () => {
         revenue: 12.35,
         attributedConversions: 1,
         attributedRevenue: 12.34,
+        refunds: 0,
         conversionRate: 50,
         averageOrderValue: 6.18, // 12.35 / 2 = 6.175, half up
       },
@@ -173,6 +176,7 @@ describe('GET /v1/analytics/timeseries', () => {
       revenue: 12.34,
       attributedConversions: 1,
       attributedRevenue: 12.34,
+      refunds: 0,
       conversionRate: 0,
       averageOrderValue: 12.34,
     });

@@ -88,6 +88,8 @@ describe('GET /v1/analytics/metrics', () => {
       totalRevenue: 120.3,
       attributedConversions: 3,
       attributedRevenue: 100.1,
+      refunds: 0,
+      netRevenue: 120.3,
       conversionRate: 100,
       averageOrderValue: 60.15,
       roas: null,

@@ -10,6 +10,7 @@ import * as partitionEvents from './0007_partition_events.js';
 import * as publishableKeys from './0008_publishable_keys.js';
 import * as dashboard from './0009_dashboard.js';
 import * as destinations from './0010_destinations.js';
+import * as refunds from './0011_refunds.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0008_publishable_keys': publishableKeys,
   '0009_dashboard': dashboard,
   '0010_destinations': destinations,
+  '0011_refunds': refunds,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

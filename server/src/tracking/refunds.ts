@@ -1,0 +1,192 @@
+import type { Database, Writer } from '../db/database.js';
+import {
+  conversionsOfOrder,
+  findRefund,
+  insertRefund,
+  lockRefundTarget,
+  purchaseOfOrder,
+  type RefundTarget,
+  refundTarget,
+  setRefunded,
+} from '../db/repositories/refunds.js';
+import type { RefundsTable } from '../db/schema.js';
+import { ApiError, fieldError } from '../http/errors.js';
+import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
+import { requireActiveStore } from '../stores/lookup.js';
+import { modeFlag, type Tenant } from '../tenancy.js';
+import { parseEventTime } from './input.js';
+
+export interface RefundInput {
+  storeId: string;
+  orderId: string;
+  refundId: string;
+  amount?: number;
+  currency: string;
+  timestamp?: string;
+  reason?: string;
+}
+
+export interface RefundResult {
+  refundId: string;
+  conversionId: string;
+  amount: number;
+  refundedTotal: number;
+  remaining: number;
+  duplicate: boolean;
+  /** On a duplicate only: the fields of this request that differ from the original's (which is kept). */
+  differences?: string[];
+}
+
+function resultOf(row: RefundsTable, valueMinor: number, duplicate: boolean): RefundResult {
+  const money = (minor: number) => fromMinorUnits(minor, row.currency);
+  return {
+    refundId: row.refund_id,
+    conversionId: row.conversion_id,
+    amount: money(row.amount_minor),
+    refundedTotal: money(row.refunded_after_minor),
+    remaining: money(valueMinor - row.refunded_after_minor),
+    duplicate,
+  };
+}
+
+/** The fields of a resent refund that differ from the recorded one (names only). */
+function differencesFrom(original: RefundsTable, input: RefundInput, currency: string | null, refundTime?: number) {
+  const differences: string[] = [];
+  if (input.orderId !== original.order_id) differences.push('orderId');
+  if (input.amount !== undefined) {
+    const resent = currency === original.currency ? toMinorUnits(input.amount, original.currency) : undefined;
+    if (resent !== original.amount_minor) differences.push('amount');
+  }
+  if (currency !== original.currency) differences.push('currency');
+  if (refundTime !== undefined && refundTime !== original.refund_time) differences.push('timestamp');
+  if (input.reason !== undefined && input.reason !== original.reason) differences.push('reason');
+  return differences;
+}
+
+type Outcome =
+  | { kind: 'recorded'; row: RefundsTable; valueMinor: number }
+  | { kind: 'duplicate'; row: RefundsTable }
+  | { kind: 'not_found' }
+  | { kind: 'ambiguous'; eventTypes: string[] }
+  | { kind: 'currency_mismatch'; expected: string }
+  | { kind: 'over_refund'; remaining: number; currency: string };
+
+/**
+ * Records a refund once per (store, mode, refundId) against the conversion of its order: the
+ * order's Purchase, else its only conversion. Exact (integer minor units) and safe under
+ * concurrency: the refund key is the primary key of `refunds`, and the conversion row is locked
+ * (PostgreSQL) or the one writer serializes (SQLite) between reading what is left and adding
+ * this refund to it, so two refunds can never together exceed the conversion's value.
+ */
+export async function trackRefund(
+  database: Database,
+  tenant: Tenant,
+  input: RefundInput,
+  now = Date.now(),
+): Promise<RefundResult> {
+  const currency = normalizeCurrency(input.currency);
+  if (!currency) {
+    throw fieldError('invalid_currency', 'currency', 'invalid_format', `"${input.currency}" is not an ISO 4217 currency code`);
+  }
+  const refundTime = parseEventTime('timestamp', input.timestamp, now);
+  const store = await requireActiveStore(database.read, tenant, input.storeId);
+  const livemode = modeFlag(tenant);
+  const key = { storeId: store.id, livemode, refundId: input.refundId };
+
+  const record = async (trx: Writer): Promise<Outcome> => {
+    const existing = await findRefund(trx, key);
+    if (existing) return { kind: 'duplicate', row: existing };
+    const order = { storeId: store.id, livemode, orderId: input.orderId };
+    let found = await purchaseOfOrder(trx, order);
+    if (!found) {
+      const all = await conversionsOfOrder(trx, order);
+      if (all.length === 0) return { kind: 'not_found' };
+      if (all.length > 1) return { kind: 'ambiguous', eventTypes: all.map((c) => c.eventType) };
+      found = all[0];
+    }
+    const target = found && (await lockRefundTarget(trx, found.id, found.eventTime));
+    if (!target) return { kind: 'not_found' };
+    // After the lock: a concurrent request with this refundId may have committed meanwhile.
+    const again = await findRefund(trx, key);
+    if (again) return { kind: 'duplicate', row: again };
+    return apply(trx, target);
+  };
+
+  const apply = async (trx: Writer, target: RefundTarget): Promise<Outcome> => {
+    if (currency !== target.currency) return { kind: 'currency_mismatch', expected: target.currency };
+    const left = target.value_minor - target.refunded_minor;
+    const amountMinor = input.amount === undefined ? left : toMinorUnits(input.amount, currency);
+    if (amountMinor <= 0 || amountMinor > left) return { kind: 'over_refund', remaining: left, currency };
+    const row: RefundsTable = {
+      store_id: store.id,
+      livemode,
+      refund_id: input.refundId,
+      account_id: tenant.accountId,
+      conversion_id: target.id,
+      conversion_time: target.event_time,
+      order_id: input.orderId,
+      amount_minor: amountMinor,
+      currency,
+      refunded_after_minor: target.refunded_minor + amountMinor,
+      refund_time: refundTime,
+      created_at: now,
+      reason: input.reason ?? null,
+    };
+    if (!(await insertRefund(trx, row))) {
+      // The same refundId for another order committed first (the key decides).
+      const winner = await findRefund(trx, key);
+      if (!winner) throw new Error('refund dedup conflict without a stored row');
+      return { kind: 'duplicate', row: winner };
+    }
+    await setRefunded(trx, target.id, target.event_time, row.refunded_after_minor);
+    return { kind: 'recorded', row, valueMinor: target.value_minor };
+  };
+
+  const outcome = await database.write(record);
+  switch (outcome.kind) {
+    case 'recorded':
+      return resultOf(outcome.row, outcome.valueMinor, false);
+    case 'duplicate': {
+      const original = outcome.row;
+      const target = await refundTarget(database.read, original.conversion_id, original.conversion_time);
+      const result = resultOf(original, target?.value_minor ?? original.refunded_after_minor, true);
+      const differences = differencesFrom(original, input, currency, input.timestamp === undefined ? undefined : refundTime);
+      return { ...result, ...(differences.length > 0 && { differences }) };
+    }
+    case 'not_found':
+      throw new ApiError(
+        'conversion_not_found',
+        `No conversion with orderId ${JSON.stringify(input.orderId)} in this store in ${tenant.livemode ? 'live' : 'test'} mode`,
+        { field: 'orderId', reason: 'unknown_value' },
+      );
+    case 'ambiguous':
+      throw fieldError(
+        'invalid_request',
+        'orderId',
+        'ambiguous_order',
+        `orderId ${JSON.stringify(input.orderId)} has no Purchase but several conversions (${outcome.eventTypes.join(', ')}): refund one order with one conversion, or record its Purchase`,
+      );
+    case 'currency_mismatch':
+      throw fieldError(
+        'invalid_request',
+        'currency',
+        'currency_mismatch',
+        `currency must be the conversion's currency, ${outcome.expected}`,
+        { expected: outcome.expected },
+      );
+    case 'over_refund': {
+      const remaining = fromMinorUnits(outcome.remaining, outcome.currency);
+      throw fieldError(
+        'invalid_request',
+        'amount',
+        'out_of_range',
+        outcome.remaining === 0
+          ? 'Nothing is left to refund on this conversion'
+          : input.amount !== undefined && input.amount > 0 && toMinorUnits(input.amount, outcome.currency) === 0
+            ? `amount is less than the currency's smallest unit`
+            : `amount exceeds what is left unrefunded (${remaining} ${outcome.currency})`,
+        { remaining },
+      );
+    }
+  }
+}
