@@ -9,30 +9,29 @@ import { ApiError } from '../http/errors.js';
 import { describeResponses, EXAMPLE } from '../http/openapi.js';
 import { rateLimitHeaders, takeTokens } from '../http/rate-limit.js';
 import { bodyCheck, prepareInput, validatorCompiler } from '../http/validation.js';
-import { type BatchItem, CLICK_EVENT, CONVERSION_EVENT, type EventKind, trackBatch } from '../tracking/batch.js';
+import { type BatchItem, CLICK_EVENT, CONVERSION_EVENT, type EventKind, REFUND_EVENT, trackBatch } from '../tracking/batch.js';
 import { ClickBody, ClickResult } from './clicks.js';
 import { bearer, type RouteDeps } from './common.js';
 import { ConversionBody, ConversionResult } from './conversions.js';
+import { RefundBody } from './refunds.js';
 
 export const MAX_EVENTS = 500;
 
 /**
  * The event types of a batch: the scope each needs, its own endpoint's body schema (the same
  * object, so the batch follows every change to it) and how it is recorded (tracking/batch.ts).
- * A type the contract names but this service does not record yet is an entry with `notYet`;
- * supporting it is replacing that entry.
  */
-type EventType =
-  | { scope: Scope; body: TSchema; kind: EventKind<never, unknown>; check?: (value: unknown) => ApiError | undefined }
-  | { notYet: string };
+type EventType = {
+  scope: Scope;
+  body: TSchema;
+  kind: EventKind<never, unknown>;
+  check?: (value: unknown) => ApiError | undefined;
+};
 
 const EVENT_TYPES: Record<string, EventType> = {
   click: { scope: 'clicks:write', body: ClickBody, kind: CLICK_EVENT },
   conversion: { scope: 'conversions:write', body: ConversionBody, kind: CONVERSION_EVENT },
-  refund: {
-    notYet:
-      'Refund events are not supported yet: this server has no refunds (POST /v1/track/refund) to record them with. Send this event again once it does.',
-  },
+  refund: { scope: 'conversions:write', body: RefundBody, kind: REFUND_EVENT },
 };
 
 const KNOWN_TYPES = Object.keys(EVENT_TYPES).join(', ');
@@ -50,11 +49,12 @@ const BatchBody = Type.Object(
       Type.Union([
         eventOf('click', ClickBody, 'An ad click: `type: "click"` and the fields of POST /v1/track/click'),
         eventOf('conversion', ConversionBody, 'A conversion: `type: "conversion"` and the fields of POST /v1/track/conversion'),
+        eventOf('refund', RefundBody, 'A refund: `type: "refund"` and the fields of POST /v1/track/refund'),
       ]),
       {
         minItems: 1,
         maxItems: MAX_EVENTS,
-        description: `1–${MAX_EVENTS} events, recorded in this order. \`type: "refund"\` is named by the contract but not supported yet: such an event is answered 400 \`invalid_request\` (field \`type\`, reason \`unknown_value\`).`,
+        description: `1–${MAX_EVENTS} events, recorded in this order.`,
       },
     ),
   },
@@ -143,8 +143,6 @@ function checkEvent(event: unknown, scopes: string[]): BatchItem {
       }),
     };
   }
-  if ('notYet' in entry)
-    return { error: new ApiError('invalid_request', entry.notYet, { field: 'type', reason: 'unknown_value' }) };
   if (!grants(scopes, entry.scope)) {
     return {
       error: new ApiError('forbidden', `This API key lacks the ${entry.scope} scope`, { requiredScope: entry.scope }),
@@ -198,7 +196,6 @@ export const batchRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
           '- **Rate limits:** each event takes one token of the key’s bucket. Events past the bucket are answered 429 `rate_limit_exceeded` (`details.retryAfterSeconds`): send those again later. When not even the first event has a token, the whole request is 429 with `Retry-After`.',
           '- **Durable:** every event answered 200 is stored before the answer. Recording many events in one request costs far less than one request each (they share commits).',
           '- `Idempotency-Key` replays the whole answer, as for any POST (events answered 429 stay 429 in the replay: send them in a new request).',
-          '- `type: "refund"` is not supported yet: such an event is answered 400 `invalid_request` (field `type`, reason `unknown_value`).',
           '',
           '**Scope:** `clicks:write` or `conversions:write` (or `*`), and each event its own type’s.',
         ].join('\n'),

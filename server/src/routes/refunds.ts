@@ -6,7 +6,7 @@ import { CURRENCY_CODE, describeResponses, EXAMPLE, STORE_NOT_FOUND } from '../h
 import { trackRefund } from '../tracking/refunds.js';
 import { bearer, ClientTime, type RouteDeps } from './common.js';
 
-const RefundBody = Type.Object(
+export const RefundBody = Type.Object(
   {
     storeId: Type.String({
       minLength: 1,

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { Tenant } from '../tenancy.js';
 import { type ClickInput, type ClickResult, prepareClick, recordClick } from './clicks.js';
 import { type ConversionInput, type ConversionResult, recordConversion } from './conversions.js';
+import { type RefundInput, type RefundResult, trackRefund } from './refunds.js';
 
 /**
  * How one kind of event of `POST /v1/track/batch` is recorded, as its own endpoint records it.
@@ -42,6 +43,13 @@ export const CONVERSION_EVENT: EventKind<ConversionInput, ConversionResult> = {
       value: result,
       settled: delivered?.then((capiSent) => ({ ...result, capiSent })),
     };
+  },
+};
+
+/** A refund reads the conversion (and the refunds) the events before it wrote. */
+export const REFUND_EVENT: EventKind<RefundInput, RefundResult> = {
+  async record(database, tenant, input, now) {
+    return { value: await trackRefund(database, tenant, input, now) };
   },
 };
 
