@@ -1,4 +1,3 @@
-import type { Server as TlsServer } from 'node:tls';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -20,13 +19,7 @@ import { DOCS_UI, DOCUMENT } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
 import { logRefusedBeforeRouting, registerRequestLog } from './http/request-log.js';
-import {
-  answerClientError,
-  answerPlainHttpOnTlsPort,
-  HSTS,
-  refuseEncodedBodies,
-  requireForwardedHttps,
-} from './http/transport.js';
+import { answerClientError, HSTS, refuseEncodedBodies, requireForwardedHttps } from './http/transport.js';
 import { prepareInput, validatorCompiler } from './http/validation.js';
 import { newId } from './ids.js';
 import { createMetrics, guardMetricsRoute, LOG_REDACT, rollupBacklogGauge } from './observability.js';
@@ -148,8 +141,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: answerClientError,
     schemaController: { compilersFactory: { buildSerializer: schemas.serializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
-  // Plain HTTP sent to the HTTPS port: a 403 https_required in plain HTTP, not an empty reply.
-  if (deps.https) answerPlainHttpOnTlsPort(app.server as unknown as TlsServer, limits.headersMs);
   app.server.headersTimeout = limits.headersMs;
   app.server.maxConnections = limits.maxConnections;
   capConnectionsPerClient(app.server, limits.maxConnectionsPerIp);

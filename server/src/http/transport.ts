@@ -1,7 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Server as TlsServer } from 'node:tls';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../ids.js';
 import { ApiError } from './errors.js';
@@ -102,69 +100,4 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     );
   }
   socket.destroy();
-}
-
-/** The first byte of a TLS connection: a handshake record. */
-const TLS_HANDSHAKE = 0x16;
-
-/** `https://host/path` from a plain HTTP request's head, when its Host and target look sane. */
-function httpsAddressOf(head: string): string | undefined {
-  const target = /^[A-Z]+ (\/[^\s]{0,2047}) HTTP\/1\.[01]\r?\n/.exec(head)?.[1];
-  const host = /\r?\nhost:[ \t]*([A-Za-z0-9.:[\]-]{1,255})[ \t]*\r?\n/i.exec(head)?.[1];
-  return target && host ? `https://${host}${target}` : undefined;
-}
-
-/**
- * Plain HTTP sent to the HTTPS port (`curl http://localhost:8443/…`) used to get an empty reply:
- * the TLS handshake failed on its first byte and the connection was dropped. As nginx and Node
- * can, the port now answers it in plain HTTP — 403 `https_required`, the code api.md gives a
- * request that arrived over plain HTTP, naming the https:// address to use — and closes the
- * connection, without a second listener and without reading or keeping anything of the request.
- *
- * Node's TLS server wraps every accepted socket in its 'connection' listener; here that listener
- * waits for the connection's first bytes: a TLS handshake record (or anything not plain text)
- * goes on to TLS as before, the bytes handed back (Node's TLSSocket reads what its socket holds
- * first), and a request line in capitals is answered here. A connection that sends nothing is
- * closed after `handshakeTimeoutMs`, as a TLS handshake that never completes is.
- */
-export function answerPlainHttpOnTlsPort(server: TlsServer, handshakeTimeoutMs: number): void {
-  const wrapTls = server.listeners('connection').find((listener) => listener.name === 'tlsConnectionListener') as
-    | ((this: TlsServer, socket: Socket) => void)
-    | undefined;
-  if (!wrapTls) return; // another Node: TLS as it comes
-  server.removeListener('connection', wrapTls);
-  server.prependListener('connection', (socket: Socket) => {
-    socket.setTimeout(handshakeTimeoutMs, () => socket.destroy());
-    const onReadable = () => {
-      const chunk = socket.read() as Buffer | null;
-      if (chunk === null) return;
-      socket.removeListener('readable', onReadable);
-      socket.setTimeout(0);
-      if (chunk[0] === TLS_HANDSHAKE || !/^[A-Z]{3,10} /.test(chunk.subarray(0, 11).toString('latin1'))) {
-        socket.unshift(chunk);
-        wrapTls.call(server, socket);
-        return;
-      }
-      answerPlainHttp(socket, chunk);
-    };
-    socket.on('readable', onReadable);
-  });
-}
-
-function answerPlainHttp(socket: Socket, head: Buffer): void {
-  const requestId = newId('request');
-  const address = httpsAddressOf(head.subarray(0, 4096).toString('latin1'));
-  const error = new ApiError(
-    'https_required',
-    `This port speaks HTTPS only; resend the request to ${address ?? 'the https:// address'}`,
-  );
-  const body = envelopeOf(error, requestId);
-  socket.on('data', () => {}); // whatever else was sent is discarded, never read
-  socket.on('error', () => {});
-  socket.end(
-    `HTTP/1.1 ${error.status} Forbidden\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
-  );
-  // A client that never closes its side does not hold the connection.
-  setTimeout(() => socket.destroy(), 1000).unref();
 }
