@@ -19,7 +19,13 @@ import { DOCS_UI, DOCUMENT } from './http/openapi.js';
 import { CursorCodec } from './http/pagination.js';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.js';
 import { logRefusedBeforeRouting, registerRequestLog } from './http/request-log.js';
-import { answerClientError, HSTS, refuseEncodedBodies, requireForwardedHttps } from './http/transport.js';
+import {
+  answerClientError,
+  answerPlainHttpOnTlsPort,
+  HSTS,
+  refuseEncodedBodies,
+  requireForwardedHttps,
+} from './http/transport.js';
 import { prepareInput, validatorCompiler } from './http/validation.js';
 import { newId } from './ids.js';
 import { createMetrics, guardMetricsRoute, LOG_REDACT, rollupBacklogGauge } from './observability.js';
@@ -144,6 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.server.headersTimeout = limits.headersMs;
   app.server.maxConnections = limits.maxConnections;
   capConnectionsPerClient(app.server, limits.maxConnectionsPerIp);
+  if (deps.https) answerPlainHttpOnTlsPort(app.server);
 
   app.setValidatorCompiler(schemas.validators(validatorCompiler));
   // Listening before every route's schemas are compiled (http/lazy-schemas.ts), then compiling them.

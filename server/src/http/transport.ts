@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { newId } from '../ids.js';
@@ -100,4 +101,30 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex):
     );
   }
   socket.destroy();
+}
+
+/**
+ * Plain HTTP sent to the HTTPS port (`curl http://localhost:8443/…`): OpenSSL recognizes it while
+ * waiting for a handshake (ERR_SSL_HTTP_REQUEST). Instead of a connection closed without a word,
+ * the client gets a plain-HTTP answer on the same socket, as nginx's "plain HTTP request was
+ * sent to HTTPS port": 403 `https_required` (the contract's code for a request over plain HTTP)
+ * saying to use https://. Nothing of the request is read or processed; no second listener.
+ * The TLS socket's `_parent` is the accepted TCP socket (http/connection-limits.ts).
+ */
+export function answerPlainHttpOnTlsPort(server: NetServer): void {
+  server.on('tlsClientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (error.code !== 'ERR_SSL_HTTP_REQUEST') return;
+    const raw = (socket as Socket & { _parent?: Socket })._parent;
+    if (!raw || raw.destroyed || !raw.writable) return;
+    const requestId = newId('request');
+    const apiError = new ApiError(
+      'https_required',
+      'This port speaks HTTPS only: plain HTTP was sent to it. Resend the request to the https:// address',
+    );
+    const body = envelopeOf(apiError, requestId);
+    raw.end(
+      `HTTP/1.1 ${apiError.status} Forbidden\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nRequest-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
 }
