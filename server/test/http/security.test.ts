@@ -19,7 +19,7 @@ import {
   type TestContext,
 } from '../helpers.js';
 
-type Method = 'GET' | 'POST' | 'PATCH';
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** Data written through the API with one key: a store, an attributed click and conversion, ad spend. */
 interface Seed {
@@ -470,6 +470,92 @@ const ROUTES: RouteCase[] = [
       const url = `/v1/stores/${seed.storeId}/ad-spend`;
       expect(await listIds(app, owner, url, 'entries', 'id')).toEqual([seed.spendId]);
       expect(await listIds(app, outsider, url, 'entries', 'id')).toEqual([]);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/track/refund',
+    scope: 'conversions:write',
+    url: () => '/v1/track/refund',
+    body: (s) => ({ storeId: s.storeId, orderId: s.orderId, refundId: `re_${Math.random()}`, amount: 1, currency: 'USD' }),
+    status: 200,
+    otherAccount: rejectsForeignId(route('POST', '/v1/track/refund'), 'store_not_found'),
+    // The owner's order does not exist in the other mode: nothing to refund there.
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = { storeId: seed.storeId, orderId: seed.orderId, refundId: 're_other_mode', amount: 1, currency: 'USD' };
+      expectError(await call(app, 'POST', '/v1/track/refund', { key: outsider, body }), 404, 'conversion_not_found');
+      const conversion = await ok(await call(app, 'GET', `/v1/conversions/${seed.conversionId}`, { key: owner }));
+      expect(conversion.body.data.refundedTotal).toBe(0);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/stores/:id/destinations',
+    scope: 'stores:read',
+    url: (s) => `/v1/stores/${s.storeId}/destinations`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/stores/:id/destinations'), 'store_not_found'),
+    // Destinations are store configuration, shared by both modes.
+    async otherMode({ app, outsider, seed }) {
+      await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: outsider }));
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/v1/stores/:id/destinations/:kind',
+    scope: 'stores:write',
+    url: (s) => `/v1/stores/${s.storeId}/destinations/tiktok`,
+    body: () => ({ pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' }),
+    status: 200,
+    // Another account's attempt fails and configures nothing.
+    async otherAccount({ app, owner, outsider, seed }) {
+      await rejectsForeignId(
+        route('PUT', '/v1/stores/:id/destinations/:kind'),
+        'store_not_found',
+      )({ app, owner, outsider, seed });
+      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
+      expect(JSON.stringify(list.body.data)).not.toContain('C4SECURITY0123456789');
+    },
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = { pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: outsider, body }));
+      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
+      expect(JSON.stringify(list.body.data)).toContain('C4SECURITY0123456789');
+      expect(JSON.stringify(list.body.data)).not.toContain('tiktok-security-token');
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/stores/:id/destinations/:kind',
+    scope: 'stores:write',
+    url: (s) => `/v1/stores/${s.storeId}/destinations/tiktok`,
+    status: 200,
+    async prepare(app, owner, seed) {
+      const body = { pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: owner, body }));
+    },
+    // Another account cannot remove the owner's destination.
+    async otherAccount({ app, owner, outsider, seed }) {
+      const body = { pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: owner, body }));
+      await rejectsForeignId(
+        route('DELETE', '/v1/stores/:id/destinations/:kind'),
+        'store_not_found',
+      )({
+        app,
+        owner,
+        outsider,
+        seed,
+      });
+      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
+      expect(JSON.stringify(list.body.data)).toContain('C4SECURITY0123456789');
+    },
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = { pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: owner, body }));
+      await ok(await call(app, 'DELETE', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: outsider }));
+      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
+      expect(JSON.stringify(list.body.data)).not.toContain('C4SECURITY0123456789');
     },
   },
 ];
