@@ -13,7 +13,7 @@ import { type BatchItem, CLICK_EVENT, CONVERSION_EVENT, type EventKind, REFUND_E
 import { ClickBody, ClickResult } from './clicks.js';
 import { bearer, type RouteDeps } from './common.js';
 import { ConversionBody, ConversionResult } from './conversions.js';
-import { RefundBody } from './refunds.js';
+import { RefundBody, RefundResult } from './refunds.js';
 
 export const MAX_EVENTS = 500;
 
@@ -98,7 +98,7 @@ const BatchResult = Type.Object({
         {
           index: Type.Integer({ description: 'The event’s position in `events`, from 0' }),
           status: Type.Integer({ description: 'The status its own endpoint would answer (200)' }),
-          data: Type.Union([ClickResult, ConversionResult], { description: 'What its own endpoint would answer' }),
+          data: Type.Union([ClickResult, ConversionResult, RefundResult], { description: 'What its own endpoint would answer' }),
         },
         { description: 'A recorded event (or a duplicate: `data.duplicate`)' },
       ),

@@ -77,7 +77,7 @@ export const RefundBody = Type.Object(
   },
 );
 
-const RefundResult = Type.Object({
+export const RefundResult = Type.Object({
   refundId: Type.String({ description: 'Your refund id', examples: ['re_1001_1'] }),
   conversionId: Type.String({ description: 'The refunded conversion', examples: [EXAMPLE.conversionId] }),
   amount: Type.Number({ description: 'This refund, exact, in the conversion’s currency', examples: [19.99] }),

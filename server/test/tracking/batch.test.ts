@@ -308,7 +308,7 @@ describe('POST /v1/track/batch — tenancy', () => {
 });
 
 describe('POST /v1/track/batch — in the OpenAPI document', () => {
-  it('documents the operation with both event shapes', async () => {
+  it('documents the operation with every event shape', async () => {
     const res = await call(ctx.app, 'GET', '/v1/openapi.json');
     const operation = res.body.paths['/v1/track/batch'].post;
     expect(operation.operationId).toBe('trackBatch');
@@ -316,7 +316,7 @@ describe('POST /v1/track/batch — in the OpenAPI document', () => {
     const types = schema.properties.events.items.anyOf.map(
       (s: { properties: { type: { enum: string[] } } }) => s.properties.type.enum[0],
     );
-    expect(types).toEqual(['click', 'conversion']);
+    expect(types).toEqual(['click', 'conversion', 'refund']);
     expect(schema.properties.events.items.anyOf[0].properties.fbclid).toBeDefined();
   });
 });
