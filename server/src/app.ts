@@ -53,6 +53,8 @@ declare module 'fastify' {
     keepNulls?: boolean;
     /** The route prepares its body itself (prepareInput per event of a batch, each with its own errors). */
     preparesOwnBody?: boolean;
+    /** Paths a wildcard route matches but does not serve (it calls notFound): a 404 there, never a 405. */
+    notServing?: RegExp;
   }
 }
 

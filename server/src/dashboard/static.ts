@@ -49,10 +49,12 @@ export const dashboardStatic: FastifyPluginAsync<{ dir?: string }> = async (app,
     return reply.header('X-Content-Type-Options', 'nosniff').sendFile(`assets/${file}`, { maxAge: ONE_YEAR_MS, immutable: true });
   });
 
+  /** Under /dashboard, the paths that are no page of the app: JSON and built files. */
+  const NOT_PAGES = /^\/dashboard\/(api|assets)(\/|$)/;
   // GET /dashboard/* — any page of the app (deep links and reloads); never for /dashboard/api (JSON) or /dashboard/assets
-  app.get('/dashboard/*', { schema: { hide: true } }, (request, reply) => {
+  app.get('/dashboard/*', { schema: { hide: true }, config: { notServing: NOT_PAGES } }, (request, reply) => {
     const { pathname } = new URL(request.url, 'https://localhost');
-    if (/^\/dashboard\/(api|assets)(\/|$)/.test(pathname)) return reply.callNotFound();
+    if (NOT_PAGES.test(pathname)) return reply.callNotFound();
     return page(reply);
   });
 };

@@ -126,6 +126,8 @@ const KEEPS_CONNECTION = new Set(['malformed_json', 'invalid_unicode']);
 interface KnownRoute {
   pattern: RegExp;
   methods: Set<string>;
+  /** Paths the pattern matches that the route does not serve (`config.notServing`). */
+  notServing?: RegExp;
 }
 
 declare module 'fastify' {
@@ -150,7 +152,7 @@ function allowedMethods(request: FastifyRequest): string[] {
   const path = request.url.split('?')[0] ?? '/';
   const allowed = new Set<string>();
   for (const route of request.server.knownRoutes ?? []) {
-    if (route.pattern.test(path)) for (const method of route.methods) allowed.add(method);
+    if (route.pattern.test(path) && !route.notServing?.test(path)) for (const method of route.methods) allowed.add(method);
   }
   return [...allowed].sort();
 }
@@ -183,7 +185,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const pattern = patternOf(route.url);
     const same = routes.find((r) => r.pattern.source === pattern.source);
     if (same) for (const method of methods) same.methods.add(method);
-    else routes.push({ pattern, methods: new Set(methods) });
+    else routes.push({ pattern, methods: new Set(methods), notServing: route.config?.notServing });
   });
 
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => answerError(error, request, reply));
