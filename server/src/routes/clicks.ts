@@ -121,7 +121,8 @@ export const ClickBody = Type.Object(
   },
   {
     description:
-      'An ad click. Unknown fields are ignored. A field sent as null or "" counts as absent (a required one is `missing_required_field`).',
+      'An ad click. Unknown fields are ignored. A field sent as null or "" counts as absent (a required one is `missing_required_field`). At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid) is required, in the body or in `landingPage`’s query (`x-rules: one-click-id`).',
+    'x-rules': ['one-click-id'],
     'x-examples': {
       fromServer: {
         summary: 'From a store backend, with the visitor’s details',

@@ -33,7 +33,8 @@ export const RefundBody = Type.Object(
         exclusiveMinimum: 0,
         maximum: 1e12,
         description:
-          'How much is refunded, in `currency`: more than 0 and at most what is left unrefunded (else `invalid_request` with `details.remaining`). Omitted: the whole rest. Exact in the currency’s minor units.',
+          'How much is refunded, in `currency`: more than 0 and at most what is left unrefunded (else `invalid_request` with `details.remaining`). Omitted: the whole rest. Exact in the currency’s minor units: less than one minor unit is `out_of_range` (`x-rules: minor-unit`).',
+        'x-rules': ['minor-unit'],
         examples: [19.99],
       }),
     ),

@@ -204,7 +204,18 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
     }
 
     const identifiers = await identifiersOf(page);
-    expect(identifiers).toEqual({ fbc: fbc?.value, fbp: fbp?.value, fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    // A page reached through a Meta ad: the other platforms' ids are null (api.md §8).
+    expect(identifiers).toEqual({
+      fbc: fbc?.value,
+      fbp: fbp?.value,
+      gclid: null,
+      gbraid: null,
+      wbraid: null,
+      ttclid: null,
+      msclkid: null,
+      ttp: null,
+      fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
 
     const [click] = await clicksWith(fbclid);
     expect(click).toMatchObject({

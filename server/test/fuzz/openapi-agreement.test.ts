@@ -64,6 +64,8 @@ function keepsRule(rule: string, value: unknown): boolean | undefined {
     const keys = value.map((e) => JSON.stringify([e?.date, e?.platform ?? 'meta', e?.campaignId ?? '']));
     return new Set(keys).size === keys.length;
   }
+  // Any currency's minor unit is at most 1 and at least 0.001 (KWD): between, it depends.
+  if (rule === 'minor-unit' && typeof value === 'number') return value >= 1 ? true : value < 0.001 ? false : undefined;
   if (typeof value !== 'string') return undefined;
   const now = Date.now();
   switch (rule) {
@@ -189,6 +191,19 @@ function ruleVerdicts(schema: Schema, body: unknown): Array<[string, boolean | u
   return out;
 }
 
+const CLICK_IDS = ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid'];
+
+/** A click body with no click id, neither in the body nor in landingPage's query. */
+function lacksClickId(body: Record<string, unknown>): boolean {
+  if (CLICK_IDS.some((id) => typeof body[id] === 'string' && body[id] !== '')) return false;
+  try {
+    const query = new URL(String(body.landingPage)).searchParams;
+    return !CLICK_IDS.some((id) => (query.get(id) ?? '') !== '');
+  } catch {
+    return true;
+  }
+}
+
 const operations: Array<{ name: string; method: 'POST' | 'PATCH'; url: string; schema: Schema }> = [];
 for (const [path, methods] of Object.entries<Record<string, Schema>>(doc.paths)) {
   for (const [method, operation] of Object.entries<Schema>(methods)) {
@@ -198,6 +213,9 @@ for (const [path, methods] of Object.entries<Record<string, Schema>>(doc.paths))
     // batch.test.ts proves every event's answer equals the single endpoint's, which this file
     // holds to the document.
     if (path === '/v1/track/batch') continue;
+    // Its body is checked per platform by the adapters (server/src/destinations/), not by a
+    // schema the document shows: open work of the destinations issue (docs/api.md).
+    if (path === '/v1/stores/{id}/destinations/{kind}') continue;
     const url = path.replace('{id}', method === 'patch' ? patchStoreId : storeId);
     operations.push({ name: `${method.toUpperCase()} ${path}`, method: method.toUpperCase() as 'POST', url, schema });
   }
@@ -227,6 +245,13 @@ describe(`the document and the server agree on request bodies (${ENGINE}, seed $
           const verdicts = ruleVerdicts(op.schema, body);
           const broken = verdicts.filter(([, keeps]) => keeps !== true);
           const context = `${what}\n  body: ${JSON.stringify(body).slice(0, 600)}\n  document: ${valid ? 'valid' : JSON.stringify(validate.errors?.[0])}\n  answer: ${res.status} ${JSON.stringify(res.body?.error ?? '')}`;
+          // x-rules: one-click-id on the click body (no JSON Schema states "one of six, in the body or the URL").
+          if (valid && op.name === 'POST /v1/track/click' && lacksClickId(body as Record<string, unknown>)) {
+            counts.ruled++;
+            expect(res.status, context).toBe(400);
+            expect(res.body.error.details, context).toMatchObject({ field: 'fbclid', reason: 'required_field_missing' });
+            return;
+          }
           if (!valid) {
             counts.invalid++;
             expect(
@@ -249,10 +274,15 @@ describe(`the document and the server agree on request bodies (${ENGINE}, seed $
             return;
           }
           counts.valid++;
-          // The one resource-level refusal of a valid body: a store id that is not one of the account's.
+          // The resource-level refusals of a valid body: a store id that is not one of the
+          // account's, and a refund of an order with no conversion (generated orders do not exist).
           const named = (body as { storeId?: unknown }).storeId;
           if (named !== undefined && named !== storeId && res.status === 404) {
             expect(res.body.error.code, context).toBe('store_not_found');
+            return;
+          }
+          if (op.name === 'POST /v1/track/refund' && res.status === 404) {
+            expect(res.body.error.code, context).toBe('conversion_not_found');
             return;
           }
           expect(res.status, `valid by the document, yet refused (document looser than the server):\n${context}`).toBeLessThan(
