@@ -96,6 +96,8 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
         attributedTo: { clickId: c.clickId, fbclid: 'fb_items', confidenceScore: 100 },
         capiSent: false,
         capi: { status: 'skipped', attempts: 0, reason: 'not_configured', message: expect.any(String) },
+        forwarding: {}, // no destination configured: none receives it (api.md §8)
+        refundedTotal: 0,
         livemode: true,
         timestamp: convTime,
         createdAt: expect.stringMatching(ISO_MS),
@@ -116,6 +118,8 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
         attributed: false,
         capiSent: false,
         capi: { status: 'skipped', attempts: 0, reason: 'not_configured', message: expect.any(String) },
+        forwarding: {}, // no destination configured: none receives it (api.md §8)
+        refundedTotal: 0,
         livemode: true,
         timestamp: leadTime,
         createdAt: expect.stringMatching(ISO_MS),
@@ -232,6 +236,13 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
           fbclid: 'IwAR-Case.Kept_1',
           fbc: `fb.1.${clickTime.getTime()}.IwAR-Case.Kept_1`,
           fbp: 'fb.1.1596403881668.1116446470',
+          // A Meta click: the other platforms' ids (api.md §8) are null.
+          gclid: null,
+          gbraid: null,
+          wbraid: null,
+          ttclid: null,
+          msclkid: null,
+          ttp: null,
           landingPage: clickBody(storeId).landingPage,
           referrer: 'https://m.facebook.com/',
           ipAddress: '203.0.113.7',
