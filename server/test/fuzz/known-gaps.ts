@@ -21,6 +21,13 @@ const DATE_QUERIES = [
 const STORE_WRITES = ['POST /v1/stores', 'PATCH /v1/stores/{id}'];
 
 export const KNOWN_GAPS: readonly KnownGap[] = [
+  // x-rules one-click-id: at least one of six click ids, in the body or in landingPage's query.
+  ...gap(['POST /v1/track/click'], 'fbclid', 'missing_required_field', 'required_field_missing', 'x-rules one-click-id'),
+  // Refunds: the code must exist (x-rules iso-4217), the amount be at least a minor unit
+  // (x-rules minor-unit), and the order a recorded conversion's (generated orders are none).
+  ...gap(['POST /v1/track/refund'], 'currency', 'invalid_currency', 'invalid_format', 'x-rules iso-4217'),
+  ...gap(['POST /v1/track/refund'], 'amount', 'invalid_request', 'out_of_range', 'x-rules minor-unit'),
+  ...gap(['POST /v1/track/refund'], 'orderId', 'conversion_not_found', 'unknown_value', 'the order is not recorded'),
   // G1: `timestamp` is `string, maxLength 64`; the server wants an ISO 8601 date-time with a zone.
   ...gap(
     ['POST /v1/track/click', 'POST /v1/track/conversion'],
