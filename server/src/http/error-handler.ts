@@ -166,7 +166,8 @@ function allowedMethods(request: FastifyRequest): string[] {
 function answerNoRoute(request: FastifyRequest, reply: FastifyReply) {
   const path = request.url.split('?')[0];
   const allow = allowedMethods(request);
-  if (allow.length === 0) {
+  // No route for the path, or its route answers this method and found nothing (callNotFound).
+  if (allow.length === 0 || allow.includes(request.method)) {
     return reply.code(404).send(errorBody(request, new ApiError('not_found', `No route ${request.method} ${path}`)));
   }
   const error = new ApiError('not_found', `${path} does not answer ${request.method}; it answers ${allow.join(', ')}`, {

@@ -73,11 +73,15 @@ export interface Operations {
       attributedConversions: number;
       /** Sum of attributed Purchase values in the store currency */
       attributedRevenue: number;
+      /** Refunds of Purchase conversions with refund time in range, in the store currency (POST /v1/track/refund) */
+      refunds: number;
+      /** totalRevenue − refunds */
+      netRevenue: number;
       /** attributedConversions / totalClicks × 100, 2 decimals; 0 without clicks */
       conversionRate: number;
       /** totalRevenue / Purchase conversions in the store currency, 2 decimals */
       averageOrderValue: number;
-      /** attributedRevenue / adSpend, 2 decimals; null without recorded spend */
+      /** (attributedRevenue − refunds in range of the attributed conversions) / adSpend, 2 decimals; null without recorded spend */
       roas: number | null;
       /** Recorded ad spend in the store currency */
       adSpend: number;
@@ -132,6 +136,8 @@ export interface Operations {
         attributedConversions: number;
         /** Sum of attributed Purchase values in the store currency */
         attributedRevenue: number;
+        /** Refunds of Purchase conversions with refund time in the bucket, in the store currency */
+        refunds: number;
         /** attributedConversions / clicks × 100, 2 decimals; 0 without clicks */
         conversionRate: number;
         /** revenue / Purchase conversions in the store currency, 2 decimals */
@@ -310,6 +316,8 @@ export interface Operations {
         eventValue: number;
         /** ISO 4217, upper case */
         currency: string;
+        /** Sum of the conversion’s refunds (POST /v1/track/refund), exact, in currency; 0 when none */
+        refundedTotal: number;
         /** true when a click scored at least the store’s minConfidence */
         attributed: boolean;
         /** Only when attributed: the click that caused the conversion */
@@ -414,6 +422,8 @@ export interface Operations {
       eventValue: number;
       /** ISO 4217, upper case */
       currency: string;
+      /** Sum of the conversion’s refunds (POST /v1/track/refund), exact, in currency; 0 when none */
+      refundedTotal: number;
       /** true when a click scored at least the store’s minConfidence */
       attributed: boolean;
       /** Only when attributed: the click that caused the conversion */
@@ -551,6 +561,8 @@ export interface Operations {
       eventValue: number;
       /** ISO 4217, upper case */
       currency: string;
+      /** Sum of the conversion’s refunds (POST /v1/track/refund), exact, in currency; 0 when none */
+      refundedTotal: number;
       /** true when a click scored at least the store’s minConfidence */
       attributed: boolean;
       /** Only when attributed: the click that caused the conversion */
@@ -1022,7 +1034,7 @@ export interface Operations {
   /** Record many clicks and conversions in one request */
   'POST /v1/track/batch': {
     body: {
-      /** 1–500 events, recorded in this order. `type: "refund"` is named by the contract but not supported yet: such an event is answered 400 `invalid_request` (field `type`, reason `unknown_value`). */
+      /** 1–500 events, recorded in this order. */
       events: Array<{
         /** The kind of event */
         type: 'click';
@@ -1133,6 +1145,23 @@ export interface Operations {
         eventId?: string | null | '';
         /** When the conversion happened: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`. Only clicks before it (within the store’s attribution window) can win it. (null or "" is the same as leaving it out) */
         timestamp?: string | null | '';
+      } | {
+        /** The kind of event */
+        type: 'refund';
+        /** The store of the refunded order (active, of the key’s account) */
+        storeId: string;
+        /** The orderId of a recorded conversion of this store and mode: its Purchase, or when the order has no Purchase, its only conversion. None → 404 `conversion_not_found`. */
+        orderId: string;
+        /** Your id of the refund, unique per store and mode: sending it again returns the first result with `duplicate: true` and is never counted twice. */
+        refundId: string;
+        /** How much is refunded, in `currency`: more than 0 and at most what is left unrefunded (else `invalid_request` with `details.remaining`). Omitted: the whole rest. Exact in the currency’s minor units: less than one minor unit is `out_of_range` (`x-rules: minor-unit`). (null or "" is the same as leaving it out) */
+        amount?: number | null | '';
+        /** ISO 4217 code (any case), else `invalid_currency`; must be the conversion’s currency, else `invalid_request` (`reason: currency_mismatch`, `details.expected`). */
+        currency: string;
+        /** When the refund happened: ISO 8601 with an offset; default now. It counts in metrics on its own day. (null or "" is the same as leaving it out) */
+        timestamp?: string | null | '';
+        /** Free text, kept with the refund (null or "" is the same as leaving it out) */
+        reason?: string | null | '';
       }>;
     };
     response: {
@@ -1201,6 +1230,21 @@ export interface Operations {
             mode: 'live' | 'test';
             message: string;
           };
+        } | {
+          /** Your refund id */
+          refundId: string;
+          /** The refunded conversion */
+          conversionId: string;
+          /** This refund, exact, in the conversion’s currency */
+          amount: number;
+          /** All refunds of the conversion up to and including this one */
+          refundedTotal: number;
+          /** What is left unrefunded after this refund */
+          remaining: number;
+          /** true when this refundId was already recorded: the first result */
+          duplicate: boolean;
+          /** Only on a duplicate whose request differs from the original: the differing field names; the original is kept */
+          differences?: string[];
         };
       } | {
         /** The event’s position in `events`, from 0 */
@@ -1209,7 +1253,7 @@ export interface Operations {
         status: number;
         error: {
           /** One of a closed list, each with one HTTP status: switch on it (the message may change) */
-          code: 'invalid_request' | 'missing_required_field' | 'invalid_fbclid' | 'invalid_click_id' | 'invalid_currency' | 'unauthorized' | 'forbidden' | 'https_required' | 'store_not_found' | 'not_found' | 'payload_too_large' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
+          code: 'invalid_request' | 'missing_required_field' | 'invalid_fbclid' | 'invalid_click_id' | 'invalid_currency' | 'unauthorized' | 'forbidden' | 'https_required' | 'store_not_found' | 'conversion_not_found' | 'not_found' | 'payload_too_large' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
           /** For people: what went wrong and how to fix it */
           message: string;
           /** Present when one parameter is at fault; some errors add more (requiredScope on 403, retryAfterSeconds on 429) */
@@ -1392,6 +1436,41 @@ export interface Operations {
         mode: 'live' | 'test';
         message: string;
       };
+    };
+  };
+  /** Record a (partial or full) refund of a recorded conversion */
+  'POST /v1/track/refund': {
+    body: {
+      /** The store of the refunded order (active, of the key’s account) */
+      storeId: string;
+      /** The orderId of a recorded conversion of this store and mode: its Purchase, or when the order has no Purchase, its only conversion. None → 404 `conversion_not_found`. */
+      orderId: string;
+      /** Your id of the refund, unique per store and mode: sending it again returns the first result with `duplicate: true` and is never counted twice. */
+      refundId: string;
+      /** How much is refunded, in `currency`: more than 0 and at most what is left unrefunded (else `invalid_request` with `details.remaining`). Omitted: the whole rest. Exact in the currency’s minor units: less than one minor unit is `out_of_range` (`x-rules: minor-unit`). (null or "" is the same as leaving it out) */
+      amount?: number | null | '';
+      /** ISO 4217 code (any case), else `invalid_currency`; must be the conversion’s currency, else `invalid_request` (`reason: currency_mismatch`, `details.expected`). */
+      currency: string;
+      /** When the refund happened: ISO 8601 with an offset; default now. It counts in metrics on its own day. (null or "" is the same as leaving it out) */
+      timestamp?: string | null | '';
+      /** Free text, kept with the refund (null or "" is the same as leaving it out) */
+      reason?: string | null | '';
+    };
+    response: {
+      /** Your refund id */
+      refundId: string;
+      /** The refunded conversion */
+      conversionId: string;
+      /** This refund, exact, in the conversion’s currency */
+      amount: number;
+      /** All refunds of the conversion up to and including this one */
+      refundedTotal: number;
+      /** What is left unrefunded after this refund */
+      remaining: number;
+      /** true when this refundId was already recorded: the first result */
+      duplicate: boolean;
+      /** Only on a duplicate whose request differs from the original: the differing field names; the original is kept */
+      differences?: string[];
     };
   };
 }
