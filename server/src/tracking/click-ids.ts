@@ -29,14 +29,8 @@ export function checkClickId(kind: ClickIdKind, value: string, field: string = k
  * the landing page's query (ignored there when malformed: the page is the visitor's, not the
  * caller's). At least one is required.
  */
-export function clickIdsOf(body: ClickIds, landingPage: string): ClickIds {
+export function clickIdsOf(body: ClickIds, params: URLSearchParams): ClickIds {
   const ids: ClickIds = {};
-  let params: URLSearchParams | undefined;
-  try {
-    params = new URL(landingPage).searchParams;
-  } catch {
-    params = undefined;
-  }
   for (const kind of CLICK_ID_KINDS) {
     const given = body[kind];
     if (given !== undefined && given !== null && given !== '') {
@@ -44,7 +38,7 @@ export function clickIdsOf(body: ClickIds, landingPage: string): ClickIds {
       ids[kind] = given;
       continue;
     }
-    const fromPage = params?.get(kind);
+    const fromPage = params.get(kind);
     if (fromPage && isValidClickId(fromPage)) ids[kind] = fromPage;
   }
   if (Object.keys(ids).length === 0) {

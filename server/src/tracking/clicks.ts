@@ -77,8 +77,7 @@ function isBot(userAgent: string): boolean {
 const UTM_KEYS = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_content', 'utm_term'] as const;
 const AD_KEYS = ['campaign_id', 'adset_id', 'ad_id'] as const;
 
-function campaignParams(landingPage: string): Pick<ClicksTable, (typeof UTM_KEYS)[number] | (typeof AD_KEYS)[number]> {
-  const params = new URL(landingPage).searchParams;
+function campaignParams(params: URLSearchParams): Pick<ClicksTable, (typeof UTM_KEYS)[number] | (typeof AD_KEYS)[number]> {
   const read = (key: string) => {
     const value = params.get(key);
     return value ? value.slice(0, 500) : null;
@@ -95,9 +94,10 @@ function campaignParams(landingPage: string): Pick<ClicksTable, (typeof UTM_KEYS
   };
 }
 
-function validate(input: ClickInput, now: number): { clickTime: number; ids: ClickIds } {
-  checkHttpUrl('landingPage', input.landingPage);
-  const ids = clickIdsOf(input, input.landingPage);
+function validate(input: ClickInput, now: number): { clickTime: number; ids: ClickIds; params: URLSearchParams } {
+  // The landing page is parsed once: its query gives the click ids it carries and the campaign.
+  const params = checkHttpUrl('landingPage', input.landingPage).searchParams;
+  const ids = clickIdsOf(input, params);
   if (input.referrer !== undefined) checkHttpUrl('referrer', input.referrer);
   if (input.ipAddress !== undefined) checkIpAddress('ipAddress', input.ipAddress);
   const clickTime = parseEventTime('timestamp', input.timestamp, now);
@@ -107,7 +107,7 @@ function validate(input: ClickInput, now: number): { clickTime: number; ids: Cli
     }
     throw fieldError('invalid_click_id', 'timestamp', 'expired', 'The click is older than 90 days; its click id has expired');
   }
-  return { clickTime, ids };
+  return { clickTime, ids, params };
 }
 
 /** The ids a click answers with: each id it carried (its fbclid when it had one). */
@@ -134,7 +134,7 @@ export interface PreparedClick {
  * (tracking/batch.ts), and they share a commit.
  */
 export async function prepareClick(database: Database, tenant: Tenant, input: ClickInput, now: number): Promise<PreparedClick> {
-  const { clickTime, ids } = validate(input, now);
+  const { clickTime, ids, params } = validate(input, now);
   const store = await requireActiveStoreCached(database.read, tenant, input.storeId);
   const fbclid = ids.fbclid;
   const row: ClicksTable = {
@@ -153,7 +153,7 @@ export async function prepareClick(database: Database, tenant: Tenant, input: Cl
     derived_fingerprint: derivedFingerprint(input.ipAddress, input.userAgent),
     fbp: input.fbp ?? null,
     fbc: fbclid ? fbcOf(clickTime, fbclid) : '',
-    ...campaignParams(input.landingPage),
+    ...campaignParams(params),
     is_bot: input.userAgent !== undefined && isBot(input.userAgent) ? 1 : 0,
   };
   for (const kind of OTHER_CLICK_ID_KINDS) if (ids[kind]) row[kind] = ids[kind] as string;

@@ -20,7 +20,8 @@ export function parseEventTime(field: string, value: string | undefined, now: nu
 }
 
 /** An absolute http(s) URL. */
-export function checkHttpUrl(field: string, value: string): void {
+/** The URL, parsed once, when it is an absolute http(s) URL; else `invalid_url` on `field`. */
+export function checkHttpUrl(field: string, value: string): URL {
   let url: URL;
   try {
     url = new URL(value);
@@ -30,6 +31,7 @@ export function checkHttpUrl(field: string, value: string): void {
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !url.hostname) {
     throw invalid(field, 'invalid_url', `${field} must be an absolute http(s) URL`);
   }
+  return url;
 }
 
 export function checkIpAddress(field: string, value: string): void {
