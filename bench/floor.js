@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { build } from 'esbuild';
 import Fastify from 'fastify';
 
@@ -41,8 +42,11 @@ async function clickSchema() {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-// The same settings as the server's body validator (server/src/http/validation.ts).
+// The same settings and formats as the server's body validator (server/src/http/validation.ts): a
+// floor that skipped the `uri`/`ip` format checks would be a floor below the stack's own.
 const ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+ajv.addKeyword({ keyword: 'x-rules', schemaType: 'array' });
+addFormats.default(ajv, ['uri', 'ipv4', 'ipv6', 'hostname', 'date', 'date-time', 'email']);
 const app = Fastify({
   https: { cert: readFileSync(options.cert), key: readFileSync(options.key) },
   logger: false,
