@@ -73,10 +73,10 @@ function DestinationForm({ storeId, destination, onChange }: FormProps) {
             'aria-describedby': describedBy || undefined,
           };
           return (
-            <div class="field" key={spec.path}>
+            <div class={spec.actions ? 'field wide' : 'field'} key={spec.path}>
               <label for={id(spec.path)}>{spec.label}</label>
               {spec.actions ? (
-                <textarea {...common} rows={2} defaultValue={shownValue(settings, spec)} />
+                <textarea {...common} rows={3} defaultValue={shownValue(settings, spec)} />
               ) : spec.secret ? (
                 <input {...common} type="password" autocomplete="off" />
               ) : (

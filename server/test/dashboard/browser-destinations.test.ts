@@ -2,14 +2,14 @@
 // (secrets write-only, the API's field errors beside their field), and refunds on the overview
 // and on a conversion's page. Same set-up as browser.test.ts: a real server process over HTTPS,
 // Debian's Chromium, pages located by role and label.
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { tempDir } from '../helpers.js';
-import { ARTIFACTS, CHROMIUM, launchChromium } from './browser.js';
+import { ARTIFACTS, CHROMIUM, DOCS_SCREENSHOTS, launchChromium } from './browser.js';
 
 const EMAIL = 'dest-owner@example.com';
 const PASSWORD = 'a long enough password';
@@ -71,6 +71,13 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
     });
     page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
     return page;
+  }
+
+  /** To ./artifacts; with UPDATE_DASHBOARD_SCREENSHOTS=1 also to the ones docs/dashboard.md shows. */
+  async function screenshot(page: Page, name: string): Promise<void> {
+    const file = path.join(ARTIFACTS, `${name}.png`);
+    await page.screenshot({ path: file, fullPage: true });
+    if (process.env.UPDATE_DASHBOARD_SCREENSHOTS === '1') copyFileSync(file, path.join(DOCS_SCREENSHOTS, `${name}.png`));
   }
 
   const api = (method: string, url: string, body?: unknown) => request(server, method, url, { key: liveKey, body });
@@ -183,7 +190,7 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
         `Purchase = ${ACTION}\nLead = customers/1234567890/conversionActions/111`,
       ),
     );
-    await page.screenshot({ path: path.join(ARTIFACTS, 'store-destinations.png'), fullPage: true });
+    await screenshot(page, 'store-destinations');
 
     // TikTok's missing secret is named beside it too.
     const tiktok = page.getByRole('region', { name: 'TikTok' });
@@ -260,7 +267,7 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
     // (49.99 attributed − 19.99 refunded) ÷ 10 spent.
     expect(await text(figure(page, 'ROAS'))).toBe('3.00×');
     await page.getByText('ROAS is net of the refunds of attributed conversions').waitFor();
-    await page.screenshot({ path: path.join(ARTIFACTS, 'overview-refunds.png'), fullPage: true });
+    await screenshot(page, 'overview-refunds');
 
     await page.goto(`${base}/dashboard/conversions/${conversion.body.data.conversionId}`);
     await page.getByRole('heading', { level: 1, name: 'Purchase · order order-77' }).waitFor();
