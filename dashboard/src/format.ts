@@ -8,19 +8,62 @@ export function formatInteger(value: number): string {
   return integerFormat.format(value);
 }
 
-/** `$1,234.50`, `€12.00`, `¥1,200`: the currency's own symbol and decimals. */
-export function formatMoney(value: number, currency: string): string {
+/** A decimal amount as text (`"29.91"`): what exact money arithmetic below returns. */
+export type Decimal = `${number}`;
+
+/**
+ * `$1,234.50`, `€12.00`, `¥1,200`: the currency's own symbol and decimals. A Decimal string is
+ * formatted exactly as written (Intl formats numeric strings without a detour through a double).
+ */
+export function formatMoney(value: number | Decimal, currency: string): string {
   let format = currencyFormats.get(currency);
   if (!format) {
     try {
       format = new Intl.NumberFormat(locale, { style: 'currency', currency });
     } catch {
       // A code the browser does not know still reads as an amount.
-      return `${value.toFixed(2)} ${currency}`;
+      return `${typeof value === 'number' ? value.toFixed(2) : value} ${currency}`;
     }
     currencyFormats.set(currency, format);
   }
   return format.format(value);
+}
+
+/** The currency's minor-unit digits (USD 2, JPY 0, KWD 3), as the browser knows them; 2 otherwise. */
+function minorDigits(currency: string): number {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+/**
+ * An amount of the API (exact in the currency's minor units, sent as a JSON number) as an
+ * integer count of minor units, read from its decimal text: 49.99 → 4999n, never 49.99 × 100.
+ */
+export function toMinorUnits(value: number, digits: number): bigint {
+  const text = String(value);
+  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!match) throw new RangeError(`not a plain decimal amount: ${text}`);
+  const [, sign = '', whole = '0', fraction = ''] = match;
+  if (fraction.length > digits) throw new RangeError(`${text} has more than ${digits} decimals`);
+  return BigInt(`${sign}${whole}${fraction.padEnd(digits, '0')}`);
+}
+
+/** Minor units back to decimal text with the currency's digits: 2991n → "29.91". */
+export function fromMinorUnits(units: bigint, digits: number): Decimal {
+  const negative = units < 0n;
+  const text = (negative ? -units : units).toString().padStart(digits + 1, '0');
+  const whole = text.slice(0, text.length - digits);
+  const fraction = digits > 0 ? `.${text.slice(text.length - digits)}` : '';
+  return `${negative ? '-' : ''}${whole}${fraction}` as Decimal;
+}
+
+/** `a − b` in `currency`, exactly (in minor units): what is left of an order after its refunds. */
+export function subtractMoney(a: number, b: number, currency: string): Decimal {
+  const digits = minorDigits(currency);
+  return fromMinorUnits(toMinorUnits(a, digits) - toMinorUnits(b, digits), digits);
 }
 
 /** The API's percentages are already × 100: 12.5 → `12.5%`. */

@@ -1,97 +1,35 @@
-// The shapes the dashboard reads: the /v1 objects (api.md §2) and the dashboard's own.
+// The shapes the dashboard reads. The /v1 objects are the client's types, generated from the
+// server's OpenAPI document (packages/client/src/generated/openapi.ts, `npm run generate -w
+// packages/client`): type-only imports, so nothing of the client is bundled and the pages cannot
+// drift from the API. Only the dashboard's own endpoints (/dashboard/api/session and /keys, not
+// part of /v1 nor of its OpenAPI document) are described here.
+import type {
+  Conversion,
+  ConversionDetail,
+  ConversionList,
+  Destination,
+  DestinationKind,
+  Metrics,
+  Store,
+  Timeseries,
+} from '@waytrack/client';
+
+export type { Conversion, Destination, DestinationKind, Metrics, Store, Timeseries };
+
+/** GET /v1/conversions/:id: a conversion with the explanation of its attribution. */
+export type ExplainedConversion = ConversionDetail;
+/** The page fields of every list (api.md §1 "Pagination"). */
+export type Page = Pick<ConversionList, 'hasMore' | 'nextCursor'>;
+export type Bucket = Timeseries['buckets'][number];
+export type CapiStatus = Conversion['capi']['status'];
+export type ForwardingEntry = NonNullable<Conversion['forwarding']['meta']>;
+export type Signal = ConversionDetail['attribution']['touchpoints'][number]['signal'];
 
 export interface SessionInfo {
   signedIn: true;
   accountId: string;
   email: string;
   csrfToken: string;
-}
-
-export interface Store {
-  id: string;
-  name: string;
-  domain: string;
-  platform: string;
-  pixelId: string | null;
-  status: 'active' | 'inactive';
-  currency: string;
-  timezone: string;
-  attributionWindowDays: number;
-  minConfidence: number;
-  capiConfigured: boolean;
-  capiTestEventCode?: string;
-  createdAt: string;
-}
-
-export interface Page {
-  hasMore: boolean;
-  nextCursor: string | null;
-}
-
-export interface Metrics {
-  totalClicks: number;
-  totalConversions: number;
-  totalRevenue: number;
-  attributedConversions: number;
-  attributedRevenue: number;
-  conversionRate: number;
-  averageOrderValue: number;
-  roas: number | null;
-  adSpend: number;
-  currency: string;
-  startDate: string;
-  endDate: string;
-  timezone: string;
-  revenueByCurrency: Record<string, number>;
-}
-
-export interface Bucket {
-  start: string;
-  label: string;
-  clicks: number;
-  conversions: number;
-  revenue: number;
-}
-
-export interface Timeseries {
-  currency: string;
-  startDate: string;
-  endDate: string;
-  buckets: Bucket[];
-}
-
-export type CapiStatus = 'pending' | 'sent' | 'failed' | 'skipped';
-
-export interface Conversion {
-  conversionId: string;
-  storeId: string;
-  eventType: string;
-  orderId: string;
-  eventId: string;
-  eventValue: number;
-  currency: string;
-  attributed: boolean;
-  attributedTo?: { clickId: string; fbclid: string; confidenceScore: number };
-  capiSent: boolean;
-  capi: { status: CapiStatus; attempts: number; lastError?: string; sentAt?: string; reason?: string; message?: string };
-  /** Per destination that receives it (api.md §8); `meta` is `capi`. */
-  forwarding?: Partial<Record<DestinationKind, ForwardingEntry>>;
-  livemode: boolean;
-  timestamp: string;
-  createdAt: string;
-  products: Array<{ productId: string; name?: string; price?: number; quantity: number; category?: string }>;
-}
-
-export type Signal = 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip';
-
-export interface ExplainedConversion extends Conversion {
-  attribution: {
-    signal: Signal | null;
-    score: number | null;
-    touchpoints: Array<{ clickId: string; fbclid: string; signal: Signal; score: number; clickTime: string }>;
-    /** Only when not attributed: why, in a sentence (no candidate clicks, or the best one below minConfidence). */
-    message?: string;
-  };
 }
 
 export interface ApiKey {
@@ -113,15 +51,4 @@ export interface CreatedKey {
   key: string;
   mode: 'live' | 'test';
   scopes: string[];
-}
-
-export type DestinationKind = 'meta' | 'google_ads' | 'tiktok';
-
-export interface ForwardingEntry {
-  status: CapiStatus;
-  attempts: number;
-  lastError?: string;
-  sentAt?: string;
-  reason?: string;
-  message?: string;
 }

@@ -27,8 +27,9 @@ interface Props {
 const text = (form: FormData, name: string) => String(form.get(name) ?? '').trim();
 
 /**
- * Create or edit a store; fields are labelled as the API names them. The Conversions API access
- * token is write-only: the form never holds it, only whether one is configured.
+ * Create or edit a store; fields are labelled as the API names them. A new store may set Meta's
+ * forwarding at once (the access token is write-only); an existing one's destinations, Meta's
+ * included, are edited in the store page's Destinations panel.
  */
 export function StoreForm({ store, submitLabel, onSubmit, onCancel }: Props) {
   const [error, setError] = useState<ApiError>();
@@ -42,16 +43,16 @@ export function StoreForm({ store, submitLabel, onSubmit, onCancel }: Props) {
       name: text(form, 'name'),
       domain: text(form, 'domain'),
       platform: text(form, 'platform'),
-      pixelId: text(form, 'pixelId') || null,
       currency: text(form, 'currency').toUpperCase(),
       timezone: text(form, 'timezone'),
       attributionWindowDays: Number(text(form, 'attributionWindowDays')),
       minConfidence: Number(text(form, 'minConfidence')),
-      capiTestEventCode: text(form, 'capiTestEventCode') || null,
     };
-    const token = text(form, 'capiAccessToken');
-    if (token) fields.capiAccessToken = token;
-    else if (form.get('removeToken') === 'on') fields.capiAccessToken = null;
+    if (!store) {
+      fields.pixelId = text(form, 'pixelId') || null;
+      fields.capiTestEventCode = text(form, 'capiTestEventCode') || null;
+      fields.capiAccessToken = text(form, 'capiAccessToken') || null;
+    }
 
     let body: StoreFields = fields;
     if (store) {
@@ -60,12 +61,10 @@ export function StoreForm({ store, submitLabel, onSubmit, onCancel }: Props) {
         name: store.name,
         domain: store.domain,
         platform: store.platform,
-        pixelId: store.pixelId,
         currency: store.currency,
         timezone: store.timezone,
         attributionWindowDays: store.attributionWindowDays,
         minConfidence: store.minConfidence,
-        capiTestEventCode: store.capiTestEventCode ?? null,
       };
       body = Object.fromEntries(Object.entries(fields).filter(([key, value]) => !(key in before) || before[key] !== value));
     } else {
@@ -80,8 +79,6 @@ export function StoreForm({ store, submitLabel, onSubmit, onCancel }: Props) {
       // The token is write-only: once saved it leaves the page, typed value included.
       const tokenInput = element.elements.namedItem('capiAccessToken');
       if (tokenInput instanceof HTMLInputElement) tokenInput.value = '';
-      const remove = element.elements.namedItem('removeToken');
-      if (remove instanceof HTMLInputElement) remove.checked = false;
     } catch (e) {
       setError(e instanceof ApiError ? e : new ApiError(0, 'client_error', String(e)));
     } finally {
@@ -172,49 +169,35 @@ export function StoreForm({ store, submitLabel, onSubmit, onCancel }: Props) {
           />
         </div>
       </div>
-      <fieldset>
-        <legend>Forwarding to Meta (Conversions API)</legend>
-        <div class="grid">
-          <div class="field">
-            <label for={id('pixel')}>Pixel ID</label>
-            <input
-              id={id('pixel')}
-              name="pixelId"
-              inputMode="numeric"
-              pattern="\d{5,20}"
-              defaultValue={store?.pixelId ?? ''}
-              aria-invalid={invalid('pixelId')}
-            />
+      {!store && (
+        <fieldset>
+          <legend>Forwarding to Meta (Conversions API)</legend>
+          <div class="grid">
+            <div class="field">
+              <label for={id('pixel')}>Pixel ID</label>
+              <input id={id('pixel')} name="pixelId" inputMode="numeric" pattern="\d{5,20}" aria-invalid={invalid('pixelId')} />
+            </div>
+            <div class="field">
+              <label for={id('token')}>Conversions API access token</label>
+              <input
+                id={id('token')}
+                name="capiAccessToken"
+                type="password"
+                autocomplete="off"
+                aria-describedby={id('token-hint')}
+                aria-invalid={invalid('capiAccessToken')}
+              />
+              <p class="hint" id={id('token-hint')}>
+                Write-only: once saved it is never shown again. Google Ads and TikTok are set on the store's page.
+              </p>
+            </div>
+            <div class="field">
+              <label for={id('test-code')}>Test event code</label>
+              <input id={id('test-code')} name="capiTestEventCode" />
+            </div>
           </div>
-          <div class="field">
-            <label for={id('token')}>Conversions API access token</label>
-            <input
-              id={id('token')}
-              name="capiAccessToken"
-              type="password"
-              autocomplete="off"
-              aria-describedby={id('token-hint')}
-              aria-invalid={invalid('capiAccessToken')}
-            />
-            <p class="hint" id={id('token-hint')}>
-              {store?.capiConfigured
-                ? 'Configured. It is never shown again; type a new token to replace it.'
-                : store
-                  ? 'Not configured. Forwarding needs both the pixel ID and the token.'
-                  : 'Write-only: once saved it is never shown again.'}
-            </p>
-          </div>
-          <div class="field">
-            <label for={id('test-code')}>Test event code</label>
-            <input id={id('test-code')} name="capiTestEventCode" defaultValue={store?.capiTestEventCode ?? ''} />
-          </div>
-        </div>
-        {store?.capiConfigured && (
-          <label class="check">
-            <input type="checkbox" name="removeToken" /> Remove the access token (stops forwarding)
-          </label>
-        )}
-      </fieldset>
+        </fieldset>
+      )}
       {error && (
         <p class="error" role="alert">
           {error.message}

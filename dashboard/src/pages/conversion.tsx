@@ -4,7 +4,7 @@ import { useApp } from '../app-state.js';
 import { DestinationsStatus } from '../components/destinations-status.js';
 import { PageTitle } from '../components/page-title.js';
 import { ErrorMessage, Loading } from '../components/status.js';
-import { formatDateTime, formatMoney } from '../format.js';
+import { formatDateTime, formatMoney, subtractMoney } from '../format.js';
 import { CAPI_STATUS, canResend, SIGNALS } from '../labels.js';
 import { BASE, Link } from '../router.js';
 import type { Conversion, ExplainedConversion, Store } from '../types.js';
@@ -179,6 +179,16 @@ export function ConversionPage({ id }: { id: string }) {
           <dt>Value</dt>
           <dd>{formatMoney(c.eventValue, c.currency)}</dd>
         </div>
+        <div>
+          <dt>Refunded</dt>
+          <dd>{formatMoney(c.refundedTotal, c.currency)}</dd>
+        </div>
+        {c.refundedTotal > 0 && (
+          <div>
+            <dt>Remaining</dt>
+            <dd>{formatMoney(subtractMoney(c.eventValue, c.refundedTotal, c.currency), c.currency)}</dd>
+          </div>
+        )}
         <div>
           <dt>Mode</dt>
           <dd>{c.livemode ? 'Live' : 'Test'}</dd>

@@ -10,7 +10,10 @@ import { loadAllStores } from '../stores.js';
 import type { Metrics, Store, Timeseries } from '../types.js';
 import { useApi } from '../use-api.js';
 
-/** The six figures of GET /v1/analytics/metrics, labelled as api.md §5 names them. */
+/**
+ * The figures of GET /v1/analytics/metrics, labelled as api.md §5 names them, with refunds and net
+ * revenue (§9). Amounts are shown as the API computed them (exactly, in minor units): no sums here.
+ */
 function Figures({ metrics }: { metrics: Metrics }) {
   const money = (value: number) => formatMoney(value, metrics.currency);
   const others = Object.entries(metrics.revenueByCurrency);
@@ -30,6 +33,14 @@ function Figures({ metrics }: { metrics: Metrics }) {
           <dd>{money(metrics.totalRevenue)}</dd>
         </div>
         <div>
+          <dt>Refunds</dt>
+          <dd>{money(metrics.refunds)}</dd>
+        </div>
+        <div>
+          <dt>Net revenue</dt>
+          <dd>{money(metrics.netRevenue)}</dd>
+        </div>
+        <div>
           <dt>Conversion rate</dt>
           <dd>{formatPercent(metrics.conversionRate)}</dd>
         </div>
@@ -47,7 +58,7 @@ function Figures({ metrics }: { metrics: Metrics }) {
         conversions, {money(metrics.attributedRevenue)} of revenue.{' '}
         {metrics.roas === null
           ? 'ROAS shows — because no ad spend is recorded for these days (POST /v1/stores/:id/ad-spend).'
-          : `Ad spend ${money(metrics.adSpend)}.`}
+          : `Ad spend ${money(metrics.adSpend)}; ROAS is net of the refunds of attributed conversions.`}
         {others.length > 0 &&
           ` Purchases in other currencies, not included in Revenue: ${others.map(([code, value]) => formatMoney(value, code)).join(', ')}.`}
       </p>

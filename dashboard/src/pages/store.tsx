@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type ApiError, api } from '../api.js';
 import { useApp } from '../app-state.js';
+import { DestinationsPanel } from '../components/destinations-panel.js';
 import { PageTitle } from '../components/page-title.js';
 import { ErrorMessage, Loading } from '../components/status.js';
 import { platformName, type StoreFields, StoreForm } from '../components/store-form.js';
@@ -78,8 +79,8 @@ export function StorePage({ id }: { id: string }) {
       </p>
       <PageTitle>{current.name}</PageTitle>
       <p class="hint">
-        {current.domain} · {platformName(current.platform)} · {current.status === 'active' ? 'Active' : 'Inactive'} · Forwarding{' '}
-        {current.capiConfigured ? 'configured' : 'not configured'} · <code>{current.id}</code>
+        {current.domain} · {platformName(current.platform)} · {current.status === 'active' ? 'Active' : 'Inactive'} · Meta
+        forwarding {current.capiConfigured ? 'configured' : 'not configured'} · <code>{current.id}</code>
       </p>
       {query.get('created') === '1' && (
         <p class="notice" role="status">
@@ -106,6 +107,13 @@ export function StorePage({ id }: { id: string }) {
           </p>
         )}
       </section>
+
+      <DestinationsPanel
+        store={current}
+        onMetaChange={() => {
+          api.get<Store>(`/stores/${id}`).then(setStore, () => loaded.reload());
+        }}
+      />
 
       <StatusControl store={current} onChange={setStore} />
     </section>

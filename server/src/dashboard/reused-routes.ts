@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, RouteOptions } from 'fastify';
 import { analyticsRoutes } from '../routes/analytics.js';
 import type { RouteDeps } from '../routes/common.js';
 import { conversionRoutes } from '../routes/conversions.js';
+import { destinationRoutes } from '../routes/destinations.js';
 import { forwardingRoutes } from '../routes/forwarding.js';
 import { storeRoutes } from '../routes/stores.js';
 
@@ -15,6 +16,9 @@ export const REUSED_ROUTES = [
   'GET /stores/:id',
   'POST /stores',
   'PATCH /stores/:id',
+  'GET /stores/:id/destinations',
+  'PUT /stores/:id/destinations/:kind',
+  'DELETE /stores/:id/destinations/:kind',
   'GET /analytics/metrics',
   'GET /analytics/timeseries',
   'GET /conversions',
@@ -37,6 +41,7 @@ export const reusedRoutes: FastifyPluginAsync<RouteDeps> = async (app, { databas
   // Exactly the dependencies: Fastify reads other option names (prefix) as its own.
   const deps: RouteDeps = { database, cursors, secrets, forwarding };
   await app.register(storeRoutes, deps);
+  await app.register(destinationRoutes, deps);
   await app.register(analyticsRoutes, deps);
   await app.register(conversionRoutes, deps);
   await app.register(forwardingRoutes, deps);

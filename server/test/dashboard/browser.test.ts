@@ -339,12 +339,13 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     // Configure forwarding on the store page, then resend: the conversion is queued again.
     await page.getByRole('link', { name: 'Acme Outdoor' }).first().click();
     await heading(page, 'Acme Outdoor').waitFor();
-    await page.getByLabel('Pixel ID').fill('123456789012345');
-    await page.getByLabel('Conversions API access token').fill('EAAB-dashboard-test-token');
-    await page.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByText('Changes saved.').waitFor();
-    await page.getByText('Configured. It is never shown again').waitFor();
-    await expect(page.getByLabel('Conversions API access token').inputValue()).resolves.toBe('');
+    const meta = page.getByRole('region', { name: 'Meta' });
+    await meta.getByLabel('Pixel ID').fill('123456789012345');
+    await meta.getByLabel('Conversions API access token').fill('EAAB-dashboard-test-token');
+    await meta.getByRole('button', { name: 'Save Meta' }).click();
+    await meta.getByText('Meta settings saved.').waitFor();
+    await meta.getByText('Configured. It is never shown again').waitFor();
+    await expect(meta.getByLabel('Conversions API access token').inputValue()).resolves.toBe('');
     expect(await page.content()).not.toContain('EAAB-dashboard-test-token');
 
     await page.goBack();

@@ -12,7 +12,7 @@ import { decide, type RateLimiter } from '../../src/http/rate-limit.js';
 import { call, clickBody, conversionBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
 import { type DashboardSession, dashboardCall, signIn, withPassword } from './session.js';
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /** The owner's data, written through /v1 with the owner's live key. */
 interface Seed {
@@ -139,6 +139,29 @@ const ROUTES: RouteCase[] = [
     body: () => ({ name: 'Renamed by the owner' }),
     status: 200,
     otherAccount: notFound('store_not_found')(route('PATCH', '/stores/:id')),
+  },
+  {
+    method: 'GET',
+    path: '/stores/:id/destinations',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('GET', '/stores/:id/destinations')),
+  },
+  {
+    // Meta's DELETE always answers (it clears the store's fields); the PUT below sets them again.
+    method: 'DELETE',
+    path: '/stores/:id/destinations/:kind',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/meta`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('DELETE', '/stores/:id/destinations/:kind')),
+  },
+  {
+    method: 'PUT',
+    path: '/stores/:id/destinations/:kind',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/meta`,
+    body: () => ({ pixelId: '123456789012345', accessToken: 'EAAB-test-token' }),
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/destinations/:kind')),
   },
   {
     method: 'GET',

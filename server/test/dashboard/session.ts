@@ -32,7 +32,7 @@ export async function signIn(app: FastifyInstance, email: string, password = PAS
 /** A dashboard API call as the page makes it: cookie, CSRF token on changes, and the mode. */
 export function dashboardCall(
   app: FastifyInstance,
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
   url: string,
   options: {
     session?: DashboardSession;
