@@ -192,7 +192,7 @@ export class Fold {
    */
   addRefund(refund: RefundFact, facts: ConversionFact[], zone: Zone, sign: 1 | -1): void {
     const conversion = facts[0];
-    if (!conversion || conversion.event_type !== 'Purchase') return;
+    if (conversion?.event_type !== 'Purchase') return;
     const attributed = conversion.attributed === 1;
     const localDate = zone.date(refund.refund_time);
     const hour = this.hour(refund.store_id, refund.livemode, localDate, zone.hourStart(refund.refund_time), refund.currency);

@@ -24,6 +24,7 @@
 import { zoneOf } from '../calendar/zone.js';
 import { crashPoint } from '../crash-point.js';
 import { backgroundJob, type Database, type Reader, type Writer } from '../db/database.js';
+import { refundFacts, refundsOfConversion } from '../db/repositories/refunds.js';
 import {
   adoptZones,
   bumpQueued,
@@ -42,7 +43,6 @@ import {
   storesNeedingRebuild,
   takeQueued,
 } from '../db/repositories/rollup-queue.js';
-import { refundFacts, refundsOfConversion } from '../db/repositories/refunds.js';
 import { addFoldRows, deleteStoreRollups, type FoldRows } from '../db/repositories/rollup-writes.js';
 import { Fold, perConversion } from './fold.js';
 

@@ -111,7 +111,9 @@ const Group = Type.Object({
     description:
       'Refunds with refund time in range, in the store currency, credited by the model in proportion to each touchpoint’s share of the refunded conversion',
   }),
-  netRevenue: Type.Number({ description: 'attributedRevenue − refunds (may be negative when refunds in range are of earlier sales)' }),
+  netRevenue: Type.Number({
+    description: 'attributedRevenue − refunds (may be negative when refunds in range are of earlier sales)',
+  }),
   conversionRate: Type.Number({ description: 'attributedConversions / clicks × 100, 2 decimals; 0 without clicks' }),
   spend: Nullable(Type.Number({ description: 'by=campaign_id: spend recorded for this campaign in range (store currency)' })),
   roas: Nullable(

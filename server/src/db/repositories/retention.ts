@@ -32,26 +32,28 @@ import { listPartitions } from './partitions.js';
 
 /** Up to `limit` conversions with event time before `before` whose deletion loses nothing the rollups still need. */
 export function expiredConversions(db: Reader, before: number, limit: number) {
-  return db
-    .selectFrom('conversions')
-    .select('conversions.id')
-    .where('conversions.event_time', '<', before)
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('rollup_queue').select('rollup_queue.id').whereRef('rollup_queue.id', '=', 'conversions.id'))),
-    )
-    // A queued refund is folded with its conversion's touchpoints.
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('refunds')
-            .innerJoin('rollup_queue', 'rollup_queue.id', 'refunds.id')
-            .select('refunds.id')
-            .whereRef('refunds.conversion_id', '=', 'conversions.id'),
+  return (
+    db
+      .selectFrom('conversions')
+      .select('conversions.id')
+      .where('conversions.event_time', '<', before)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('rollup_queue').select('rollup_queue.id').whereRef('rollup_queue.id', '=', 'conversions.id'))),
+      )
+      // A queued refund is folded with its conversion's touchpoints.
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('refunds')
+              .innerJoin('rollup_queue', 'rollup_queue.id', 'refunds.id')
+              .select('refunds.id')
+              .whereRef('refunds.conversion_id', '=', 'conversions.id'),
+          ),
         ),
-      ),
-    )
-    .orderBy('conversions.event_time')
-    .limit(rowLimit(limit));
+      )
+      .orderBy('conversions.event_time')
+      .limit(rowLimit(limit))
+  );
 }
 
 /** Up to `limit` clicks with click time before `before` whose deletion loses nothing the rollups still need. */
@@ -129,7 +131,9 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
     await trx.deleteFrom('rollup_queue').where('id', 'in', conversionIds).execute();
     await trx
       .deleteFrom('rollup_queue')
-      .where('id', 'in', (eb) => eb.selectFrom('refunds').select('refunds.id').where('refunds.conversion_id', 'in', conversionIds))
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('refunds').select('refunds.id').where('refunds.conversion_id', 'in', conversionIds),
+      )
       .execute();
     await trx.deleteFrom('refunds').where('conversion_id', 'in', conversionIds).execute();
     if (isPostgres(trx)) {

@@ -167,9 +167,7 @@ export async function sumDimensionCredits(
       eb.fn
         .sum<number>(eb.case().when('currency', '=', currency).then(eb.ref('revenue_minor')).else(0).end())
         .as('revenue_minor'),
-      eb.fn
-        .sum<number>(eb.case().when('currency', '=', currency).then(eb.ref('refund_minor')).else(0).end())
-        .as('refund_minor'),
+      eb.fn.sum<number>(eb.case().when('currency', '=', currency).then(eb.ref('refund_minor')).else(0).end()).as('refund_minor'),
     ])
     .where('store_id', '=', storeId)
     .where('livemode', '=', livemode)
