@@ -3,12 +3,13 @@
  * of rows reads a few thousand rollup rows instead.
  *
  * - `rollup_days`, `rollup_hours`: per store, mode, local day (hour) and currency — clicks,
- *   conversions, attributed conversions, purchases, revenue, attributed revenue (metrics and
- *   timeseries).
+ *   conversions, attributed conversions, purchases, revenue, attributed revenue, and refunds
+ *   (all, of attributed conversions) on the refund's own day / hour (metrics and timeseries).
  * - `rollup_dimension_clicks` / `rollup_dimension_credits`: per store, mode, local day and
- *   dimension value — clicks, and each model's credited conversions and revenue (breakdown).
+ *   dimension value — clicks, and each model's credited conversions, revenue and refunds
+ *   (breakdown; a refund's share in proportion to each touchpoint's credit, see fold.ts).
  *
- * Every event is queued for them in the transaction that stores it (`rollup_queue`). A fold
+ * Every event (click, conversion, refund) is queued for them in the transaction that stores it (`rollup_queue`). A fold
  * reads queued events and computes their deltas outside any transaction, then — in one write —
  * takes its queue rows (only if each is still queued at the version it read) and adds the
  * deltas. A row is therefore counted once however many folds race, on however many instances,
