@@ -9,6 +9,7 @@ const PREFIXES = {
   key: 'key',
   account: 'acct',
   spend: 'spend',
+  refund: 'rfd',
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

@@ -52,7 +52,7 @@ export function createMetrics(app: FastifyInstance): Registry {
 export function rollupBacklogGauge(registry: Registry, database: Database): void {
   new Gauge({
     name: 'waytrack_rollup_backlog_rows',
-    help: 'Clicks and conversions stored but not yet folded into the analytics rollups',
+    help: 'Clicks, conversions and refunds stored but not yet folded into the analytics rollups',
     labelNames: ['table'],
     registers: [registry],
     async collect() {
@@ -60,6 +60,7 @@ export function rollupBacklogGauge(registry: Registry, database: Database): void
         const queued = await queueSize(database.read);
         this.set({ table: 'clicks' }, queued.click);
         this.set({ table: 'conversions' }, queued.conversion);
+        this.set({ table: 'refunds' }, queued.refund);
       } catch {
         // The database is unreachable: readiness reports that; the gauge keeps its last value.
       }

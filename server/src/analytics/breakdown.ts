@@ -25,6 +25,8 @@ export interface BreakdownGroup {
   clicks: number;
   units: number;
   revenueMinor: number;
+  /** Credited refunds with refund time in range. */
+  refundMinor: number;
   spend: { totalMinor: number; entries: number } | null;
 }
 
@@ -64,11 +66,11 @@ function positionOf(keyset: Keyset): BreakdownGroup {
   ) {
     throw bad();
   }
-  return { revenueMinor: keyset.time, units: parsed[0], clicks: parsed[1], value: parsed[2], spend: null };
+  return { revenueMinor: keyset.time, units: parsed[0], clicks: parsed[1], value: parsed[2], refundMinor: 0, spend: null };
 }
 
 /**
- * Clicks, credited conversions and revenue per value of one click dimension over an inclusive
+ * Clicks, credited conversions, revenue and refunds per value of one click dimension over an inclusive
  * date range in the store's time zone, credit shared among each conversion's touchpoints by
  * `model`. Returns the store, the range and the `limit + 1` groups after `after`, in order.
  */
@@ -103,6 +105,7 @@ export async function computeBreakdown(
         clicks: 0,
         units: 0,
         revenueMinor: 0,
+        refundMinor: 0,
         spend: query.by === 'campaign_id' ? { totalMinor: 0, entries: 0 } : null,
       };
       groups.set(key, g);
@@ -111,10 +114,11 @@ export async function computeBreakdown(
   };
   for (const row of clicks) if (row.clicks !== 0) group(row.value).clicks += row.clicks;
   for (const row of credits) {
-    if (row.units === 0 && row.revenueMinor === 0) continue;
+    if (row.units === 0 && row.revenueMinor === 0 && row.refundMinor === 0) continue;
     const g = group(row.value);
     g.units += row.units;
     g.revenueMinor += row.revenueMinor;
+    g.refundMinor += row.refundMinor;
   }
   // A campaign with spend in range is listed even without clicks or conversions.
   for (const row of spend) group(row.campaignId).spend = { totalMinor: row.total, entries: row.entries };
@@ -140,10 +144,13 @@ export async function computeBreakdown(
       clicks: g.clicks,
       attributedConversions: ratio2(g.units, CREDIT_UNITS),
       attributedRevenue: fromMinorUnits(g.revenueMinor, currency),
+      refunds: fromMinorUnits(g.refundMinor, currency),
+      netRevenue: fromMinorUnits(g.revenueMinor - g.refundMinor, currency),
       conversionRate: ratio2(BigInt(g.units) * 100n, BigInt(g.clicks) * BigInt(CREDIT_UNITS)),
       spend: g.spend ? fromMinorUnits(g.spend.totalMinor, currency) : null,
       // ROAS needs spend in the store currency; with none recorded it is unknown, not zero.
-      roas: g.spend && g.spend.entries > 0 ? moneyRatio(g.revenueMinor, g.spend.totalMinor) : null,
+      // Net of the group's credited refunds in range (api.md §9), as the metrics' roas.
+      roas: g.spend && g.spend.entries > 0 ? moneyRatio(g.revenueMinor - g.refundMinor, g.spend.totalMinor) : null,
     }),
   };
 }

@@ -4,6 +4,7 @@
  */
 import { allocateCredit, MODELS } from '../attribution/models.js';
 import type { Zone } from '../calendar/zone.js';
+import type { RefundFact } from '../db/repositories/refunds.js';
 import type { ClickFact, ConversionFact } from '../db/repositories/rollup-queue.js';
 import type { FoldRows } from '../db/repositories/rollup-writes.js';
 import type { RollupDaysTable, RollupDimensionClicksTable, RollupDimensionCreditsTable, RollupHoursTable } from '../db/schema.js';
@@ -62,6 +63,8 @@ export class Fold {
         purchases: 0,
         revenue_minor: 0,
         attributed_revenue_minor: 0,
+        refunds_minor: 0,
+        attributed_refunds_minor: 0,
       };
       this.hours.set(key, row);
     }
@@ -125,7 +128,6 @@ export class Fold {
         id,
         DIMENSIONS.map((d) => dimensionValue(click, d)),
       );
-    const keyHead = `${conversion.store_id}${SEP}${conversion.livemode}${SEP}${localDate}${SEP}${conversion.currency}${SEP}`;
     for (const model of MODELS) {
       const units = allocateCredit(model, touchpoints, winner, CREDIT_UNITS, conversion.event_time);
       const revenue = new Map(
@@ -143,24 +145,78 @@ export class Fold {
         for (let d = 0; d < DIMENSIONS.length; d++) {
           const dimension = DIMENSIONS[d] as Dimension;
           const value = clickValues[d] as string;
-          const key = [keyHead, model, dimension, value].join(SEP);
-          let row = this.credits.get(key);
-          if (!row) {
-            row = {
-              store_id: conversion.store_id,
-              livemode: conversion.livemode,
-              dimension,
-              model,
-              local_date: localDate,
-              value,
-              currency: conversion.currency,
-              units: 0,
-              revenue_minor: 0,
-            };
-            this.credits.set(key, row);
-          }
+          const row = this.credit(conversion, localDate, model, dimension, value);
           row.units += sign * credit.valueMinor;
           row.revenue_minor += sign * revenueMinor;
+        }
+      }
+    }
+  }
+
+  /** The credit row of a model, dimension value and local date in the conversion's currency. */
+  private credit(
+    conversion: ConversionFact,
+    localDate: string,
+    model: string,
+    dimension: Dimension,
+    value: string,
+  ): RollupDimensionCreditsTable {
+    const key = [conversion.store_id, conversion.livemode, localDate, conversion.currency, model, dimension, value].join(SEP);
+    let row = this.credits.get(key);
+    if (!row) {
+      row = {
+        store_id: conversion.store_id,
+        livemode: conversion.livemode,
+        dimension,
+        model,
+        local_date: localDate,
+        value,
+        currency: conversion.currency,
+        units: 0,
+        revenue_minor: 0,
+        refund_minor: 0,
+      };
+      this.credits.set(key, row);
+    }
+    return row;
+  }
+
+  /**
+   * Adds (`sign` 1) or removes (-1) one refund of a Purchase, given its conversion's fact rows
+   * as they are now: in the refund's own local day and hour, and — when the conversion is
+   * attributed — in every model's credit, reduced in proportion. Each touchpoint's share of a
+   * refund is its share of everything refunded so far minus its share of what was refunded
+   * before this refund (each by `allocateCredit`), so the shares of refunds that add up to the
+   * whole value add up to exactly the touchpoint's credited revenue: a fully refunded
+   * conversion nets to zero in every group, cent for cent.
+   */
+  addRefund(refund: RefundFact, facts: ConversionFact[], zone: Zone, sign: 1 | -1): void {
+    const conversion = facts[0];
+    if (conversion?.event_type !== 'Purchase') return;
+    const attributed = conversion.attributed === 1;
+    const localDate = zone.date(refund.refund_time);
+    const hour = this.hour(refund.store_id, refund.livemode, localDate, zone.hourStart(refund.refund_time), refund.currency);
+    hour.refunds_minor += sign * refund.amount_minor;
+    if (attributed) hour.attributed_refunds_minor += sign * refund.amount_minor;
+    if (!attributed) return;
+
+    const clicks = new Map<string, ConversionFact>();
+    for (const fact of facts) if (fact.click_id !== null) clicks.set(fact.click_id, fact);
+    if (clicks.size === 0) return;
+    const touchpoints = [...clicks.values()].map((f) => ({ clickId: f.click_id as string, clickTime: Number(f.click_time) }));
+    const winner = conversion.attributed_click_id ?? '';
+    const after = refund.refunded_after_minor;
+    const before = after - refund.amount_minor;
+    for (const model of MODELS) {
+      const upTo = (minor: number) =>
+        new Map(allocateCredit(model, touchpoints, winner, minor, conversion.event_time).map((c) => [c.clickId, c.valueMinor]));
+      const previous = upTo(before);
+      for (const [clickId, total] of upTo(after)) {
+        const share = total - (previous.get(clickId) ?? 0);
+        if (share === 0) continue;
+        const click = clicks.get(clickId) as ConversionFact;
+        for (const dimension of DIMENSIONS) {
+          this.credit(conversion, localDate, model, dimension, dimensionValue(click, dimension)).refund_minor += sign * share;
         }
       }
     }
@@ -175,7 +231,9 @@ export class Fold {
         r.attributed !== 0 ||
         r.purchases !== 0 ||
         r.revenue_minor !== 0 ||
-        r.attributed_revenue_minor !== 0,
+        r.attributed_revenue_minor !== 0 ||
+        r.refunds_minor !== 0 ||
+        r.attributed_refunds_minor !== 0,
     );
     // Daily totals are the hourly ones summed per local date.
     const days = new Map<string, RollupDaysTable>();
@@ -190,6 +248,8 @@ export class Fold {
         day.purchases += hour.purchases;
         day.revenue_minor += hour.revenue_minor;
         day.attributed_revenue_minor += hour.attributed_revenue_minor;
+        day.refunds_minor += hour.refunds_minor;
+        day.attributed_refunds_minor += hour.attributed_refunds_minor;
       }
     }
     // In key order: SQLite then walks each table's B-tree forward instead of back and forth
@@ -199,7 +259,7 @@ export class Fold {
       hours: inKeyOrder(hours, ['store_id', 'livemode', 'local_date', 'hour_start', 'currency']),
       clicks: inKeyOrder([...this.clicks.values()], ['store_id', 'livemode', 'dimension', 'local_date', 'value']),
       credits: inKeyOrder(
-        [...this.credits.values()].filter((r) => r.units !== 0 || r.revenue_minor !== 0),
+        [...this.credits.values()].filter((r) => r.units !== 0 || r.revenue_minor !== 0 || r.refund_minor !== 0),
         ['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency'],
       ),
     };

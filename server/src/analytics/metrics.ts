@@ -1,5 +1,4 @@
 import type { Database } from '../db/database.js';
-import { sumRefunds } from '../db/repositories/refunds.js';
 import { sumTotals } from '../db/repositories/rollup-reads.js';
 import { sumSpend } from '../db/repositories/spend.js';
 import { averageMajor, fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
@@ -22,10 +21,9 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
   const range = resolveRange(query, store.timezone, now);
   const livemode = modeFlag(tenant);
   await refreshRollups(database, store);
-  const [totals, spend, refunds] = await Promise.all([
+  const [totals, spend] = await Promise.all([
     sumTotals(database.read, store.id, livemode, range),
     sumSpend(database.read, store.id, livemode, range),
-    sumRefunds(database.read, store.id, livemode, range),
   ]);
 
   const currency = store.currency;
@@ -35,6 +33,8 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
   let purchases = 0;
   let revenueMinor = 0;
   let attributedRevenueMinor = 0;
+  let refundsMinor = 0;
+  let attributedRefundsMinor = 0;
   const otherRevenueMinor = new Map<string, number>();
   for (const t of totals) {
     if (t.currency === NO_VALUE) {
@@ -43,19 +43,18 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
     }
     totalConversions += t.conversions;
     attributedConversions += t.attributed;
-    if (t.purchases === 0) continue;
     if (t.currency === currency) {
       purchases += t.purchases;
       revenueMinor += t.revenueMinor;
       attributedRevenueMinor += t.attributedRevenueMinor;
-    } else {
+      // Refunds by refund time (api.md §9); in other currencies, like their revenue, apart.
+      refundsMinor += t.refundsMinor;
+      attributedRefundsMinor += t.attributedRefundsMinor;
+    } else if (t.purchases !== 0) {
       otherRevenueMinor.set(t.currency, t.revenueMinor);
     }
   }
-  // Refunds in the store currency only, by refund time (api.md §9); other currencies, like their revenue, are apart.
-  const storeRefunds = refunds.find((r) => r.currency === currency);
-  const refundsMinor = storeRefunds?.total ?? 0;
-  const netAttributedMinor = attributedRevenueMinor - (storeRefunds?.attributed ?? 0);
+  const netAttributedMinor = attributedRevenueMinor - attributedRefundsMinor;
   const storeSpend = spend.find((s) => s.currency === currency);
   const spendMinor = storeSpend?.total ?? 0;
   const revenueByCurrency = Object.fromEntries(

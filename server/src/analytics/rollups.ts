@@ -3,12 +3,13 @@
  * of rows reads a few thousand rollup rows instead.
  *
  * - `rollup_days`, `rollup_hours`: per store, mode, local day (hour) and currency — clicks,
- *   conversions, attributed conversions, purchases, revenue, attributed revenue (metrics and
- *   timeseries).
+ *   conversions, attributed conversions, purchases, revenue, attributed revenue, and refunds
+ *   (all, of attributed conversions) on the refund's own day / hour (metrics and timeseries).
  * - `rollup_dimension_clicks` / `rollup_dimension_credits`: per store, mode, local day and
- *   dimension value — clicks, and each model's credited conversions and revenue (breakdown).
+ *   dimension value — clicks, and each model's credited conversions, revenue and refunds
+ *   (breakdown; a refund's share in proportion to each touchpoint's credit, see fold.ts).
  *
- * Every event is queued for them in the transaction that stores it (`rollup_queue`). A fold
+ * Every event (click, conversion, refund) is queued for them in the transaction that stores it (`rollup_queue`). A fold
  * reads queued events and computes their deltas outside any transaction, then — in one write —
  * takes its queue rows (only if each is still queued at the version it read) and adds the
  * deltas. A row is therefore counted once however many folds race, on however many instances,
@@ -24,9 +25,11 @@
 import { zoneOf } from '../calendar/zone.js';
 import { crashPoint } from '../crash-point.js';
 import { backgroundJob, type Database, type Reader, type Writer } from '../db/database.js';
+import { refundFacts, refundsOfConversion } from '../db/repositories/refunds.js';
 import {
   adoptZones,
   bumpQueued,
+  bumpQueuedMany,
   type ConversionFact,
   clickFacts,
   conversionFacts,
@@ -74,8 +77,11 @@ export async function foldQueued(
   if (queued.length === 0) return null;
   const clickIds = queued.filter((q) => q.kind === 'click').map((q) => q.id);
   const conversionIds = queued.filter((q) => q.kind === 'conversion').map((q) => q.id);
+  const refundIds = queued.filter((q) => q.kind === 'refund').map((q) => q.id);
   const clicks = await clickFacts(db, clickIds);
   const facts = await conversionFacts(db, conversionIds);
+  const refunds = await refundFacts(db, refundIds);
+  const refunded = byConversion(await conversionFacts(db, [...new Set(refunds.map((r) => r.conversion_id))]));
   const zones = await rollupZones(db, [...new Set(queued.map((q) => q.store_id))], TZDATA);
   const zoneOfStore = (storeId: string) => zoneOf(zones.get(storeId)?.timezone ?? 'UTC');
   const fold = new Fold();
@@ -85,7 +91,19 @@ export async function foldQueued(
     fold.addConversion(group, zoneOfStore((group[0] as ConversionFact).store_id), 1);
     conversions++;
   }
+  // A refund whose conversion is gone (retention takes both) counts nowhere.
+  for (const refund of refunds) {
+    const of = refunded.get(refund.conversion_id);
+    if (of) fold.addRefund(refund, of, zoneOfStore(refund.store_id), 1);
+  }
   return { queued, zones: [...zones], rows: fold.rows(), clicks: clicks.length, conversions, more: queued.length === limit };
+}
+
+/** Fact rows per conversion id. */
+function byConversion(facts: ConversionFact[]): Map<string, ConversionFact[]> {
+  const map = new Map<string, ConversionFact[]>();
+  for (const group of perConversion(facts)) map.set((group[0] as ConversionFact).id, group);
+  return map;
 }
 
 /** `foldQueued` as a background job (a worker thread of its own on the embedded database). */
@@ -186,14 +204,24 @@ export async function refreshRollups(database: Database, store: { id: string; ti
  *
  *   await database.write((trx) => withConversionRollup(trx, conversionId, () => replaceAttribution(trx, …)));
  *
- * A conversion still queued is marked changed (a fold that read its old state is not written;
- * the next one folds its new state). One already folded has its old contribution (attributed
- * flag, attributed click, touchpoints) subtracted and its new one added. `change` may change
- * the conversion's attribution and touchpoints only. Returns what `change` returns.
+ * A conversion (or a refund of it) still queued is marked changed (a fold that read its old
+ * state is not written; the next one folds its new state). One already folded has its old
+ * contribution (attributed flag, attributed click, touchpoints) subtracted and its new one
+ * added; so has each of its refunds already folded (their credit follows the touchpoints).
+ * `change` may change the conversion's attribution and touchpoints only. Returns what
+ * `change` returns.
  */
 export async function withConversionRollup<T>(trx: Writer, conversionId: string, change: () => Promise<T>): Promise<T> {
   await lockConversion(trx, conversionId);
-  if (await bumpQueued(trx, conversionId)) return change();
+  const queued = await bumpQueued(trx, conversionId);
+  // Refunds of this conversion are recorded under the same lock: this list stays whole.
+  const refunds = await refundsOfConversion(trx, conversionId);
+  const queuedRefunds = await bumpQueuedMany(
+    trx,
+    refunds.map((r) => r.id),
+  );
+  const folded = refunds.filter((r) => !queuedRefunds.has(r.id));
+  if (queued && folded.length === 0) return change();
   const before = await conversionFacts(trx, [conversionId]);
   const result = await change();
   const first = before[0];
@@ -202,8 +230,15 @@ export async function withConversionRollup<T>(trx: Writer, conversionId: string,
   if (!zone) return result;
   const after = await conversionFacts(trx, [conversionId]);
   const fold = new Fold();
-  fold.addConversion(before, zoneOf(zone.timezone), -1);
-  fold.addConversion(after, zoneOf(zone.timezone), 1);
+  const inZone = zoneOf(zone.timezone);
+  if (!queued) {
+    fold.addConversion(before, inZone, -1);
+    fold.addConversion(after, inZone, 1);
+  }
+  for (const refund of folded) {
+    fold.addRefund(refund, before, inZone, -1);
+    fold.addRefund(refund, after, inZone, 1);
+  }
   await addFoldRows(trx, fold.rows());
   return result;
 }
@@ -241,7 +276,7 @@ class FoldProgress {
     if (now - this.lastReport < this.everyMs) return;
     this.lastReport = now;
     const queued = await queueSize(this.database.read);
-    const total = this.done + queued.click + queued.conversion;
+    const total = this.done + queued.click + queued.conversion + queued.refund;
     const percent = total === 0 ? 100 : Math.floor((this.done / total) * 100);
     this.log.info(
       { done: this.done, total, seconds: Math.round((now - this.started) / 1000) },

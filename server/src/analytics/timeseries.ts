@@ -1,7 +1,6 @@
 import { addDays, daysBetween } from '../calendar/dates.js';
 import { zoneOf } from '../calendar/zone.js';
 import type { Database } from '../db/database.js';
-import { refundsInRange } from '../db/repositories/refunds.js';
 import { type BucketTotals, totalsByDate, totalsByHour } from '../db/repositories/rollup-reads.js';
 import { invalid } from '../http/errors.js';
 import { averageMajor, fromMinorUnits, ratio2 } from '../money.js';
@@ -42,6 +41,7 @@ function add(bucket: Bucket, totals: BucketTotals): void {
   bucket.purchases += totals.purchases;
   bucket.revenueMinor += totals.revenueMinor;
   bucket.attributedRevenueMinor += totals.attributedRevenueMinor;
+  bucket.refundsMinor += totals.refundsMinor;
 }
 
 const empty = (start: number, label: string): Bucket => ({
@@ -110,12 +110,6 @@ export async function computeTimeseries(database: Database, tenant: Tenant, quer
       const bucket = bucketAt(buckets, row.hourStart);
       if (bucket) add(bucket, row);
     }
-  }
-
-  // Refunds count in the bucket of their own time (api.md §9), read from their table.
-  for (const refund of await refundsInRange(database.read, store.id, livemode, range, currency)) {
-    const bucket = bucketAt(buckets, refund.time);
-    if (bucket) bucket.refundsMinor += refund.amountMinor;
   }
 
   return {

@@ -133,6 +133,8 @@ export interface ConversionsTable {
 
 /** A refund of a conversion (api.md §9; migration 0011). */
 export interface RefundsTable {
+  /** Internal id (`rfd_…`, migration 0014): the refund's key in `rollup_queue`. */
+  id: string;
   store_id: string;
   livemode: number;
   refund_id: string;
@@ -249,9 +251,9 @@ export interface SettingsTable {
 
 /** Analytics rollups (migrations 0004, 0005): see analytics/rollups.ts. */
 export interface RollupQueueTable {
-  id: string; // a click's or a conversion's id
+  id: string; // a click's, a conversion's or a refund's (refunds.id) id
   store_id: string;
-  kind: 'click' | 'conversion';
+  kind: 'click' | 'conversion' | 'refund';
   version: number; // moves when the queued event's state changes before it is folded
 }
 
@@ -273,6 +275,9 @@ export interface RollupHoursTable {
   purchases: number;
   revenue_minor: number;
   attributed_revenue_minor: number;
+  /** Migration 0014: refunds of Purchase conversions (of attributed ones) by refund time. */
+  refunds_minor: number;
+  attributed_refunds_minor: number;
 }
 
 export type RollupDaysTable = Omit<RollupHoursTable, 'hour_start'>;
@@ -296,6 +301,7 @@ export interface RollupDimensionCreditsTable {
   currency: string;
   units: number; // 1,000,000 per conversion
   revenue_minor: number;
+  refund_minor: number; // migration 0014: credited refunds, on the refund's local day
 }
 
 /** A signed-in dashboard owner (migration 0009); `id` is the SHA-256 of the cookie's token. */

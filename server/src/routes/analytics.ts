@@ -104,10 +104,21 @@ const Group = Type.Object({
   attributedConversions: Type.Number({
     description: 'Conversions (any event type) in range credited to clicks with this value by the model, 2 decimals',
   }),
-  attributedRevenue: Type.Number({ description: 'Purchase value in the store currency credited by the model' }),
+  attributedRevenue: Type.Number({
+    description: 'Purchase value in the store currency credited by the model (conversions with event time in range)',
+  }),
+  refunds: Type.Number({
+    description:
+      'Refunds with refund time in range, in the store currency, credited by the model in proportion to each touchpoint’s share of the refunded conversion',
+  }),
+  netRevenue: Type.Number({
+    description: 'attributedRevenue − refunds (may be negative when refunds in range are of earlier sales)',
+  }),
   conversionRate: Type.Number({ description: 'attributedConversions / clicks × 100, 2 decimals; 0 without clicks' }),
   spend: Nullable(Type.Number({ description: 'by=campaign_id: spend recorded for this campaign in range (store currency)' })),
-  roas: Nullable(Type.Number({ description: 'by=campaign_id: attributedRevenue / spend, 2 decimals; null without spend' })),
+  roas: Nullable(
+    Type.Number({ description: 'by=campaign_id: netRevenue / spend (net of refunds), 2 decimals; null without spend' }),
+  ),
 });
 
 const Breakdown = Type.Object({
@@ -298,15 +309,19 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
                     clicks: 1320,
                     attributedConversions: 48,
                     attributedRevenue: 2480.6,
+                    refunds: 120,
+                    netRevenue: 2360.6,
                     conversionRate: 3.64,
                     spend: 900,
-                    roas: 2.76,
+                    roas: 2.62,
                   },
                   {
                     value: null,
                     clicks: 520,
                     attributedConversions: 13,
                     attributedRevenue: 639.9,
+                    refunds: 0,
+                    netRevenue: 639.9,
                     conversionRate: 2.5,
                     spend: null,
                     roas: null,

@@ -9,8 +9,10 @@ import {
   refundTarget,
   setRefunded,
 } from '../db/repositories/refunds.js';
+import { enqueueForRollups } from '../db/repositories/rollup-queue.js';
 import type { RefundsTable } from '../db/schema.js';
 import { ApiError, fieldError } from '../http/errors.js';
+import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { requireActiveStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
@@ -118,6 +120,7 @@ export async function trackRefund(
     const amountMinor = input.amount === undefined ? left : toMinorUnits(input.amount, currency);
     if (amountMinor <= 0 || amountMinor > left) return { kind: 'over_refund', remaining: left, currency };
     const row: RefundsTable = {
+      id: newId('refund', now),
       store_id: store.id,
       livemode,
       refund_id: input.refundId,
@@ -139,6 +142,8 @@ export async function trackRefund(
       return { kind: 'duplicate', row: winner };
     }
     await setRefunded(trx, target.id, target.event_time, row.refunded_after_minor);
+    // Counted in the analytics rollups by the next fold (analytics/rollups.ts).
+    await enqueueForRollups(trx, 'refund', [row]);
     return { kind: 'recorded', row, valueMinor: target.value_minor };
   };
 

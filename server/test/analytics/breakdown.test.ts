@@ -7,6 +7,8 @@ interface Group {
   clicks: number;
   attributedConversions: number;
   attributedRevenue: number;
+  refunds: number;
+  netRevenue: number;
   conversionRate: number;
   spend: number | null;
   roas: number | null;
@@ -50,6 +52,8 @@ describe('GET /v1/analytics/breakdown', () => {
     clicks,
     attributedConversions: conversions,
     attributedRevenue: revenue,
+    refunds: 0,
+    netRevenue: revenue,
     conversionRate: clicks === 0 ? 0 : Math.round((conversions * 100 * 100) / clicks) / 100,
     spend: null,
     roas: null,

@@ -67,3 +67,38 @@ export async function aggregateConversions(
     attributedValueMinor: Number(r.attributed_value_minor),
   }));
 }
+
+export interface RefundAggregate {
+  currency: string;
+  refundsMinor: number;
+  attributedRefundsMinor: number;
+}
+
+/** Refunds of Purchase conversions with refund time in range, per currency: all, and those of conversions attributed now. */
+export async function aggregateRefunds(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  range: TimeRange,
+): Promise<RefundAggregate[]> {
+  const rows = await db
+    .selectFrom('refunds as r')
+    .innerJoin('conversions as c', 'c.id', 'r.conversion_id')
+    .select((eb) => [
+      'r.currency as currency',
+      eb.fn.sum<number>('r.amount_minor').as('total'),
+      eb.fn.sum<number>(eb.case().when('c.attributed', '=', 1).then(eb.ref('r.amount_minor')).else(0).end()).as('attributed'),
+    ])
+    .where('r.store_id', '=', storeId)
+    .where('r.livemode', '=', livemode)
+    .where('r.refund_time', '>=', range.from)
+    .where('r.refund_time', '<', range.to)
+    .where('c.event_type', '=', 'Purchase')
+    .groupBy('r.currency')
+    .execute();
+  return rows.map((r) => ({
+    currency: r.currency,
+    refundsMinor: Number(r.total),
+    attributedRefundsMinor: Number(r.attributed),
+  }));
+}

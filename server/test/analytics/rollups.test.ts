@@ -322,14 +322,14 @@ describe('analytics rollups', () => {
       ['c3', 1, 0, 0],
       ['c4', 1, 0, 0],
     ]);
-    expect(await queueSize(ctx.database.read)).toEqual({ click: 0, conversion: 0 });
+    expect(await queueSize(ctx.database.read)).toEqual({ click: 0, conversion: 0, refund: 0 });
     await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { timezone: 'Asia/Tokyo' } });
     // The next read rebuilds: every event of the store is queued again, its rollups start over.
     const store = { id: storeId, timezone: 'Asia/Tokyo' };
     const { rebuildIfZoneChanged } = await import('../../src/analytics/rollups.js');
     expect(await ctx.database.write((trx) => rebuildIfZoneChanged(trx, store))).toBe(true);
     expect(await ctx.database.write((trx) => rebuildIfZoneChanged(trx, store))).toBe(false);
-    expect(await queueSize(ctx.database.read)).toEqual({ click: 5, conversion: 3 });
+    expect(await queueSize(ctx.database.read)).toEqual({ click: 5, conversion: 3, refund: 0 });
 
     /** Moves a conversion to another click, through the hook. */
     const moveTo = (conversionId: string, click: number) =>

@@ -93,7 +93,7 @@ describe('waytrack CLI and server (end to end)', () => {
       const text = String((await request(server, 'GET', '/metrics')).body);
       return [...text.matchAll(/^waytrack_rollup_backlog_rows\{table="(\w+)"\} (\d+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
     };
-    await vi.waitFor(async () => expect(await backlog()).toEqual(['clicks 0', 'conversions 0']), {
+    await vi.waitFor(async () => expect(await backlog()).toEqual(['clicks 0', 'conversions 0', 'refunds 0']), {
       timeout: 10_000,
       interval: 100,
     });

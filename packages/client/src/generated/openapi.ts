@@ -38,13 +38,17 @@ export interface Operations {
         clicks: number;
         /** Conversions (any event type) in range credited to clicks with this value by the model, 2 decimals */
         attributedConversions: number;
-        /** Purchase value in the store currency credited by the model */
+        /** Purchase value in the store currency credited by the model (conversions with event time in range) */
         attributedRevenue: number;
+        /** Refunds with refund time in range, in the store currency, credited by the model in proportion to each touchpoint’s share of the refunded conversion */
+        refunds: number;
+        /** attributedRevenue − refunds (may be negative when refunds in range are of earlier sales) */
+        netRevenue: number;
         /** attributedConversions / clicks × 100, 2 decimals; 0 without clicks */
         conversionRate: number;
         /** by=campaign_id: spend recorded for this campaign in range (store currency) */
         spend: number | null;
-        /** by=campaign_id: attributedRevenue / spend, 2 decimals; null without spend */
+        /** by=campaign_id: netRevenue / spend (net of refunds), 2 decimals; null without spend */
         roas: number | null;
       }>;
       hasMore: boolean;

@@ -119,58 +119,50 @@ export async function setRefunded(db: Writer, id: string, eventTime: number, ref
     .execute();
 }
 
-/**
- * Refunds of Purchase conversions of a store and mode with refund time in [from, to), per
- * currency: all of them, and those of conversions attributed now. Read from `refunds` itself
- * (index refunds_time), not from the rollups: refunds are few, and so a reattribution moves
- * its refunds at once.
- */
-export async function sumRefunds(
-  db: Reader,
-  storeId: string,
-  livemode: number,
-  range: { from: number; to: number },
-): Promise<Array<{ currency: string; total: number; attributed: number }>> {
-  const rows = await db
-    .selectFrom('refunds as r')
-    .innerJoin('conversions as c', (join) =>
-      join.onRef('c.id', '=', 'r.conversion_id').onRef('c.event_time', '=', 'r.conversion_time'),
-    )
-    .select((eb) => [
-      'r.currency as currency',
-      eb.fn.sum<number>('r.amount_minor').as('total'),
-      eb.fn.sum<number>(eb.case().when('c.attributed', '=', 1).then(eb.ref('r.amount_minor')).else(0).end()).as('attributed'),
-    ])
-    .where('r.store_id', '=', storeId)
-    .where('r.livemode', '=', livemode)
-    .where('r.refund_time', '>=', range.from)
-    .where('r.refund_time', '<', range.to)
-    .where('c.event_type', '=', 'Purchase')
-    .groupBy('r.currency')
-    .execute();
-  return rows.map((r) => ({ currency: r.currency, total: Number(r.total), attributed: Number(r.attributed) }));
+/** A refund as the rollups need it (analytics/fold.ts). */
+export type RefundFact = Pick<
+  RefundsTable,
+  'id' | 'store_id' | 'livemode' | 'conversion_id' | 'amount_minor' | 'refunded_after_minor' | 'currency' | 'refund_time'
+>;
+
+const REFUND_FACT_COLUMNS = [
+  'id',
+  'store_id',
+  'livemode',
+  'conversion_id',
+  'amount_minor',
+  'refunded_after_minor',
+  'currency',
+  'refund_time',
+] as const;
+
+/** Numbers as numbers (PostgreSQL returns bigint columns as strings). */
+const refundFact = (r: RefundFact): RefundFact => ({
+  ...r,
+  livemode: Number(r.livemode),
+  amount_minor: Number(r.amount_minor),
+  refunded_after_minor: Number(r.refunded_after_minor),
+  refund_time: Number(r.refund_time),
+});
+
+const ID_CHUNK = 500;
+
+/** The refunds with the given ids (refunds.id). */
+export async function refundFacts(db: Reader, ids: string[]): Promise<RefundFact[]> {
+  const facts: RefundFact[] = [];
+  for (let i = 0; i < ids.length; i += ID_CHUNK) {
+    const rows = await db
+      .selectFrom('refunds')
+      .select(REFUND_FACT_COLUMNS)
+      .where('id', 'in', ids.slice(i, i + ID_CHUNK))
+      .execute();
+    facts.push(...rows.map(refundFact));
+  }
+  return facts;
 }
 
-/** The refunds of Purchase conversions in one currency with refund time in [from, to): time and amount, for buckets. */
-export async function refundsInRange(
-  db: Reader,
-  storeId: string,
-  livemode: number,
-  range: { from: number; to: number },
-  currency: string,
-): Promise<Array<{ time: number; amountMinor: number }>> {
-  const rows = await db
-    .selectFrom('refunds as r')
-    .innerJoin('conversions as c', (join) =>
-      join.onRef('c.id', '=', 'r.conversion_id').onRef('c.event_time', '=', 'r.conversion_time'),
-    )
-    .select(['r.refund_time', 'r.amount_minor'])
-    .where('r.store_id', '=', storeId)
-    .where('r.livemode', '=', livemode)
-    .where('r.refund_time', '>=', range.from)
-    .where('r.refund_time', '<', range.to)
-    .where('r.currency', '=', currency)
-    .where('c.event_type', '=', 'Purchase')
-    .execute();
-  return rows.map((r) => ({ time: Number(r.refund_time), amountMinor: Number(r.amount_minor) }));
+/** Every refund of one conversion (index refunds_conversion). */
+export async function refundsOfConversion(db: Reader, conversionId: string): Promise<RefundFact[]> {
+  const rows = await db.selectFrom('refunds').select(REFUND_FACT_COLUMNS).where('conversion_id', '=', conversionId).execute();
+  return rows.map(refundFact);
 }

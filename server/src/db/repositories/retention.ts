@@ -9,8 +9,9 @@ import { listPartitions } from './partitions.js';
  * Retention (RETENTION_DAYS): deletes clicks older than a cutoff by click time, and conversions
  * older than it by event time, with the rows that depend on them, in bounded batches.
  *
- * - A conversion goes with its touchpoints, its Conversions API outbox job and its rollup queue
- *   row (a pending delivery of an expired conversion is dropped).
+ * - A conversion goes with its touchpoints, its Conversions API outbox job, its refunds and its
+ *   rollup queue row (a pending delivery of an expired conversion is dropped). Its refunds stay
+ *   counted in the rollups like the conversion itself, so every figure stays as it was.
  * - A click goes with the touchpoints that point at it, also those of a newer conversion that
  *   is kept: the foreign key touchpoints.click_id → clicks.id must hold. Such a conversion keeps
  *   its `attributed_click_id` and `attributed_fbclid` as stored facts (what it was attributed
@@ -18,7 +19,8 @@ import { listPartitions } from './partitions.js';
  *   longer lists that touchpoint.
  * - The analytics rollups are aggregates and are not changed: what was folded in stays
  *   counted. So that everything deleted was folded in first, an event still waiting in the
- *   rollup queue is not deleted yet (nor a click credited by a queued conversion); a later batch
+ *   rollup queue is not deleted yet (nor a conversion with a queued refund, nor a click
+ *   credited by a queued conversion or by the conversion of a queued refund); a later batch
  *   takes it once the rollup refresher has folded it.
  *
  * Expired events are found, oldest first, through the time indexes of migration 0006. On
@@ -30,15 +32,28 @@ import { listPartitions } from './partitions.js';
 
 /** Up to `limit` conversions with event time before `before` whose deletion loses nothing the rollups still need. */
 export function expiredConversions(db: Reader, before: number, limit: number) {
-  return db
-    .selectFrom('conversions')
-    .select('conversions.id')
-    .where('conversions.event_time', '<', before)
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('rollup_queue').select('rollup_queue.id').whereRef('rollup_queue.id', '=', 'conversions.id'))),
-    )
-    .orderBy('conversions.event_time')
-    .limit(rowLimit(limit));
+  return (
+    db
+      .selectFrom('conversions')
+      .select('conversions.id')
+      .where('conversions.event_time', '<', before)
+      .where(({ not, exists, selectFrom }) =>
+        not(exists(selectFrom('rollup_queue').select('rollup_queue.id').whereRef('rollup_queue.id', '=', 'conversions.id'))),
+      )
+      // A queued refund is folded with its conversion's touchpoints.
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('refunds')
+              .innerJoin('rollup_queue', 'rollup_queue.id', 'refunds.id')
+              .select('refunds.id')
+              .whereRef('refunds.conversion_id', '=', 'conversions.id'),
+          ),
+        ),
+      )
+      .orderBy('conversions.event_time')
+      .limit(rowLimit(limit))
+  );
 }
 
 /** Up to `limit` clicks with click time before `before` whose deletion loses nothing the rollups still need. */
@@ -57,6 +72,18 @@ export function expiredClicks(db: Reader, before: number, limit: number) {
           exists(
             selectFrom('touchpoints')
               .innerJoin('rollup_queue', 'rollup_queue.id', 'touchpoints.conversion_id')
+              .select('touchpoints.click_id')
+              .whereRef('touchpoints.click_id', '=', 'clicks.id'),
+          ),
+        ),
+      )
+      // So is a queued refund of a conversion credited to it.
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('touchpoints')
+              .innerJoin('refunds', 'refunds.conversion_id', 'touchpoints.conversion_id')
+              .innerJoin('rollup_queue', 'rollup_queue.id', 'refunds.id')
               .select('touchpoints.click_id')
               .whereRef('touchpoints.click_id', '=', 'clicks.id'),
           ),
@@ -102,6 +129,13 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
     await trx.deleteFrom('capi_outbox').where('conversion_id', 'in', conversionIds).execute();
     // None was queued when selected; on PostgreSQL a rebuild committed since may have queued it.
     await trx.deleteFrom('rollup_queue').where('id', 'in', conversionIds).execute();
+    await trx
+      .deleteFrom('rollup_queue')
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('refunds').select('refunds.id').where('refunds.conversion_id', 'in', conversionIds),
+      )
+      .execute();
+    await trx.deleteFrom('refunds').where('conversion_id', 'in', conversionIds).execute();
     if (isPostgres(trx)) {
       // Their dedup keys (migration 0007), found through the time index.
       await trx
@@ -147,13 +181,20 @@ async function dropExpiredMonth(trx: Writer, before: number): Promise<Deleted | 
       const part = sql.table(partition.name);
       const waiting = await sql<{ one: number }>`
         select 1 as one from rollup_queue where id in (select id from ${part})
-        ${table === 'clicks' ? sql`union all select 1 from touchpoints join rollup_queue on rollup_queue.id = touchpoints.conversion_id where touchpoints.click_id in (select id from ${part})` : sql``}
+        ${
+          table === 'clicks'
+            ? sql`union all select 1 from touchpoints join rollup_queue on rollup_queue.id = touchpoints.conversion_id where touchpoints.click_id in (select id from ${part})
+              union all select 1 from touchpoints join refunds on refunds.conversion_id = touchpoints.conversion_id join rollup_queue on rollup_queue.id = refunds.id where touchpoints.click_id in (select id from ${part})`
+            : sql`union all select 1 from refunds join rollup_queue on rollup_queue.id = refunds.id where refunds.conversion_id in (select id from ${part})`
+        }
         limit 1`.execute(trx);
       if (waiting.rows.length > 0) continue;
       const counted = await sql<{ n: number }>`select count(*) as n from ${part}`.execute(trx);
       await sql`delete from touchpoints where ${sql.ref(idColumn)} in (select id from ${part})`.execute(trx);
-      if (table === 'conversions')
+      if (table === 'conversions') {
         await sql`delete from capi_outbox where conversion_id in (select id from ${part})`.execute(trx);
+        await sql`delete from refunds where conversion_id in (select id from ${part})`.execute(trx);
+      }
       // The month's keys: exactly those in its time range (rows outside every month are in the default partition).
       await sql`delete from ${sql.table(keys)} where ${sql.ref(timeColumn)} >= ${partition.lower} and ${sql.ref(timeColumn)} < ${partition.upper}`.execute(
         trx,

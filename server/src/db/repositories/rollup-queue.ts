@@ -11,7 +11,7 @@ import type { ClicksTable } from '../schema.js';
  * it folded, at the versions it read them, in the transaction that adds them to the rollups.
  */
 
-export type QueueKind = 'click' | 'conversion';
+export type QueueKind = 'click' | 'conversion' | 'refund';
 
 export interface QueuedRow {
   id: string;
@@ -93,7 +93,7 @@ export async function queueSize(db: Reader): Promise<Record<QueueKind, number>> 
     .select((eb) => ['kind', eb.fn.countAll<number>().as('n')])
     .groupBy('kind')
     .execute();
-  const size = { click: 0, conversion: 0 };
+  const size = { click: 0, conversion: 0, refund: 0 };
   for (const row of rows) size[row.kind] = Number(row.n);
   return size;
 }
@@ -130,7 +130,19 @@ export async function bumpQueued(trx: Writer, id: string): Promise<boolean> {
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** Queues every click and conversion of a store again (its rollups are being rebuilt). */
+/** `bumpQueued` for several rows: the ids of those that were queued (and are now marked changed). */
+export async function bumpQueuedMany(trx: Writer, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await trx
+    .updateTable('rollup_queue')
+    .set((eb) => ({ version: eb('version', '+', 1) }))
+    .where('id', 'in', ids)
+    .returning('id')
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Queues every click, conversion and refund of a store again (its rollups are being rebuilt). */
 export async function requeueStore(trx: Writer, storeId: string): Promise<void> {
   // PostgreSQL: a store of a million events takes longer than a request's 4 s statement bound;
   // this one rare rebuild may take its time (on SQLite nothing bounds a statement).
@@ -138,6 +150,7 @@ export async function requeueStore(trx: Writer, storeId: string): Promise<void> 
   for (const [table, kind] of [
     ['clicks', 'click'],
     ['conversions', 'conversion'],
+    ['refunds', 'refund'],
   ] as const) {
     await trx
       .insertInto('rollup_queue')

@@ -7,7 +7,7 @@ export interface DateSpan {
   endDate: string; // inclusive
 }
 
-/** The six sums every rollup read returns (money in minor units). */
+/** The sums every rollup read returns (money in minor units; refunds by refund time). */
 export interface BucketTotals {
   clicks: number;
   conversions: number;
@@ -15,6 +15,8 @@ export interface BucketTotals {
   purchases: number;
   revenueMinor: number;
   attributedRevenueMinor: number;
+  refundsMinor: number;
+  attributedRefundsMinor: number;
 }
 
 /** Totals in one currency ('' carries the clicks). */
@@ -23,7 +25,14 @@ export interface Totals extends BucketTotals {
 }
 
 type SummedRow = Record<
-  'clicks' | 'conversions' | 'attributed' | 'purchases' | 'revenue_minor' | 'attributed_revenue_minor',
+  | 'clicks'
+  | 'conversions'
+  | 'attributed'
+  | 'purchases'
+  | 'revenue_minor'
+  | 'attributed_revenue_minor'
+  | 'refunds_minor'
+  | 'attributed_refunds_minor',
   number | string
 >;
 
@@ -35,15 +44,19 @@ const bucketTotals = (r: SummedRow): BucketTotals => ({
   purchases: Number(r.purchases),
   revenueMinor: Number(r.revenue_minor),
   attributedRevenueMinor: Number(r.attributed_revenue_minor),
+  refundsMinor: Number(r.refunds_minor),
+  attributedRefundsMinor: Number(r.attributed_refunds_minor),
 });
 
 /**
- * The six sums over rollup rows; with `currency`, purchases and revenue only of that currency
+ * The sums over rollup rows; with `currency`, purchases, revenue and refunds only of that currency
  * (summed in SQL: one row per bucket reaches JavaScript instead of one per bucket and currency).
  */
 function summed<T extends 'rollup_days' | 'rollup_hours'>(db: Reader, table: T, currency?: string) {
   return db.selectFrom(table as 'rollup_hours').select((eb) => {
-    const money = (column: 'purchases' | 'revenue_minor' | 'attributed_revenue_minor') =>
+    const money = (
+      column: 'purchases' | 'revenue_minor' | 'attributed_revenue_minor' | 'refunds_minor' | 'attributed_refunds_minor',
+    ) =>
       currency === undefined
         ? eb.fn.sum<number>(column)
         : eb.fn.sum<number>(eb.case().when('currency', '=', currency).then(eb.ref(column)).else(0).end());
@@ -54,6 +67,8 @@ function summed<T extends 'rollup_days' | 'rollup_hours'>(db: Reader, table: T, 
       money('purchases').as('purchases'),
       money('revenue_minor').as('revenue_minor'),
       money('attributed_revenue_minor').as('attributed_revenue_minor'),
+      money('refunds_minor').as('refunds_minor'),
+      money('attributed_refunds_minor').as('attributed_refunds_minor'),
     ];
   });
 }
@@ -131,7 +146,10 @@ export async function sumDimensionClicks(
   return rows.map((r) => ({ value: r.value, clicks: Number(r.clicks) }));
 }
 
-/** Credited conversions (units, every currency) and credited revenue in `currency`, per dimension value. */
+/**
+ * Credited conversions (units, every currency), and credited revenue (by conversion day) and
+ * credited refunds (by refund day) in `currency`, per dimension value.
+ */
 export async function sumDimensionCredits(
   db: Reader,
   storeId: string,
@@ -140,7 +158,7 @@ export async function sumDimensionCredits(
   model: string,
   span: DateSpan,
   currency: string,
-): Promise<Array<{ value: string; units: number; revenueMinor: number }>> {
+): Promise<Array<{ value: string; units: number; revenueMinor: number; refundMinor: number }>> {
   const rows = await db
     .selectFrom('rollup_dimension_credits')
     .select((eb) => [
@@ -149,6 +167,7 @@ export async function sumDimensionCredits(
       eb.fn
         .sum<number>(eb.case().when('currency', '=', currency).then(eb.ref('revenue_minor')).else(0).end())
         .as('revenue_minor'),
+      eb.fn.sum<number>(eb.case().when('currency', '=', currency).then(eb.ref('refund_minor')).else(0).end()).as('refund_minor'),
     ])
     .where('store_id', '=', storeId)
     .where('livemode', '=', livemode)
@@ -158,5 +177,10 @@ export async function sumDimensionCredits(
     .where('local_date', '<=', span.endDate)
     .groupBy('value')
     .execute();
-  return rows.map((r) => ({ value: r.value, units: Number(r.units), revenueMinor: Number(r.revenue_minor) }));
+  return rows.map((r) => ({
+    value: r.value,
+    units: Number(r.units),
+    revenueMinor: Number(r.revenue_minor),
+    refundMinor: Number(r.refund_minor),
+  }));
 }

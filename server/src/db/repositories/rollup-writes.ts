@@ -67,7 +67,16 @@ function chunkedUpsert<T extends object>(
   };
 }
 
-const TOTALS = ['clicks', 'conversions', 'attributed', 'purchases', 'revenue_minor', 'attributed_revenue_minor'] as const;
+const TOTALS = [
+  'clicks',
+  'conversions',
+  'attributed',
+  'purchases',
+  'revenue_minor',
+  'attributed_revenue_minor',
+  'refunds_minor',
+  'attributed_refunds_minor',
+] as const;
 
 /** `column = <table>.column + excluded.column` for each column: the upsert adds the row's deltas. */
 function addingUp<C extends string>(table: string, columns: readonly C[]): Record<C, RawBuilder<number>> {
@@ -114,7 +123,7 @@ const addDimensionClicks = chunkedUpsert(
 );
 
 const addDimensionCredits = chunkedUpsert(
-  ['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency', 'units', 'revenue_minor'],
+  ['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency', 'units', 'revenue_minor', 'refund_minor'],
   (db, rows: RollupDimensionCreditsTable[]) =>
     db
       .insertInto('rollup_dimension_credits')
@@ -122,6 +131,6 @@ const addDimensionCredits = chunkedUpsert(
       .onConflict((oc) =>
         oc
           .columns(['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency'])
-          .doUpdateSet(addingUp('rollup_dimension_credits', ['units', 'revenue_minor'])),
+          .doUpdateSet(addingUp('rollup_dimension_credits', ['units', 'revenue_minor', 'refund_minor'])),
       ),
 );
