@@ -26,11 +26,14 @@ export type StoreCreateParams = Body<'POST /v1/stores'>;
 export type StoreUpdateParams = Body<'PATCH /v1/stores/{id}'>;
 export type StoreListParams = Query<'GET /v1/stores'>;
 export type StoreList = Data<'GET /v1/stores'>;
-export type Destination = Data<'PUT /v1/stores/{id}/destinations/{kind}'>;
+export type Destination = Data<'PUT /v1/stores/{id}/destinations/google_ads'>;
 export type DestinationList = Data<'GET /v1/stores/{id}/destinations'>;
 export type DestinationKind = Destination['kind'];
 /** The settings of one platform (api.md §8); secrets may be left out to keep the stored ones. */
-export type DestinationParams = Body<'PUT /v1/stores/{id}/destinations/{kind}'>;
+export type MetaDestinationParams = Body<'PUT /v1/stores/{id}/destinations/meta'>;
+export type GoogleAdsDestinationParams = Body<'PUT /v1/stores/{id}/destinations/google_ads'>;
+export type TikTokDestinationParams = Body<'PUT /v1/stores/{id}/destinations/tiktok'>;
+export type DestinationParams = MetaDestinationParams | GoogleAdsDestinationParams | TikTokDestinationParams;
 
 // Conversions: `attributed` may also be given as a boolean (the query string carries 'true'/'false').
 export type ConversionListParams = Omit<Query<'GET /v1/conversions'>, 'attributed'> & {

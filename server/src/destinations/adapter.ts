@@ -1,3 +1,4 @@
+import type { TSchema } from 'typebox';
 import type { CustomerData } from '../capi/pii.js';
 import type { ClicksTable, ConversionsTable, StoresTable } from '../db/schema.js';
 
@@ -13,6 +14,8 @@ export interface Adapter<Settings = Record<string, unknown>, Secrets = Record<st
   label: string;
   /** Most events in one request (the platform's limit). */
   maxBatch: number;
+  /** The PUT body as the API documents it (settings-schemas.ts); `parse` checks it. */
+  settingsSchema: TSchema;
   /**
    * A PUT body's settings and secrets, validated (throws the API's field errors). `previous` is
    * what is stored: a secret left out of the body is kept.

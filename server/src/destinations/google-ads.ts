@@ -1,11 +1,11 @@
-import { createHash } from 'node:crypto';
-import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
 import { zoneOf } from '../calendar/zone.js';
 import type { CustomerData } from '../capi/pii.js';
 import { fieldError } from '../http/errors.js';
 import { fromMinorUnits } from '../money.js';
 import { type Adapter, all, clip, type Outcome, parseJson, post, retryAfterMs } from './adapter.js';
 import { object, onlyFields, text } from './fields.js';
+import { hashedEmail, hashedPhone, sha256 } from './hashing.js';
+import { GOOGLE_ADS_SETTINGS } from './settings-schemas.js';
 
 /**
  * Google Ads: offline click conversions through `ConversionUploadService.UploadClickConversions`
@@ -48,44 +48,6 @@ const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_]{0,49}$/;
 export const GOOGLE_MAX_CLICK_AGE_MS = 90 * 86_400_000;
 /** UploadClickConversions takes at most 2000 conversions per request. */
 const MAX_BATCH = 2000;
-const SHA256_HEX = /^[a-f0-9]{64}$/i;
-
-const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
-
-/** Google's enhanced-conversions email rule: trim, lower-case; for gmail.com/googlemail.com no dots in the local part. */
-export function googleEmail(raw: string): string {
-  const email = raw.trim().toLowerCase();
-  const at = email.lastIndexOf('@');
-  if (at < 0) return email;
-  const domain = email.slice(at + 1);
-  if (domain !== 'gmail.com' && domain !== 'googlemail.com') return email;
-  return `${email.slice(0, at).replace(/\./g, '')}@${domain}`;
-}
-
-/** E.164 (`+16505551212`), the country from the customer data when the number has no code; undefined when it cannot be told. */
-export function e164(raw: string, country?: string): string | undefined {
-  const trimmed = raw.trim();
-  const international = trimmed.startsWith('+') || trimmed.startsWith('00');
-  const region = country && /^[a-z]{2}$/i.test(country.trim()) ? (country.trim().toUpperCase() as CountryCode) : undefined;
-  const parsed = parsePhoneNumberFromString(trimmed.replace(/^00/, '+'), international ? undefined : region);
-  if (parsed?.number) return parsed.number;
-  const digits = trimmed.replace(/\D/g, '').replace(/^00/, '');
-  return international && digits.length >= 8 ? `+${digits}` : undefined;
-}
-
-/** SHA-256 hex of the normalized value; a value already hashed passes through (lower-cased). */
-export function hashedEmail(raw: string): string | undefined {
-  if (SHA256_HEX.test(raw.trim())) return raw.trim().toLowerCase();
-  const email = googleEmail(raw);
-  return email ? sha256(email) : undefined;
-}
-
-export function hashedPhone(raw: string, country?: string): string | undefined {
-  if (SHA256_HEX.test(raw.trim())) return raw.trim().toLowerCase();
-  const phone = e164(raw, country);
-  return phone ? sha256(phone) : undefined;
-}
-
 /** `yyyy-mm-dd hh:mm:ss+hh:mm` in the store's time zone. */
 export function conversionDateTime(ms: number, timezone: string): string {
   const offset = zoneOf(timezone).offset(ms);
@@ -238,6 +200,7 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
   kind: 'google_ads',
   label: 'Google Ads',
   maxBatch: MAX_BATCH,
+  settingsSchema: GOOGLE_ADS_SETTINGS,
 
   parse(body, previous) {
     onlyFields(body, ['customerId', 'loginCustomerId', 'conversionAction', 'developerToken', 'oauth']);

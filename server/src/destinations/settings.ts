@@ -12,8 +12,13 @@ import { ApiError, fieldError } from '../http/errors.js';
 import { requireStore } from '../stores/lookup.js';
 import { updateStore } from '../stores/stores.js';
 import type { Tenant } from '../tenancy.js';
-import { onlyFields, text } from './fields.js';
+import { metaSettings } from './meta.js';
 import { ADAPTERS, adapterOf, DESTINATION_KINDS, type DestinationKind } from './registry.js';
+
+/** The PUT body's schema of each kind (the OpenAPI document shows one operation per kind). */
+export function settingsSchemaOf(kind: DestinationKind) {
+  return kind === 'meta' ? metaSettings.settingsSchema : ADAPTERS[kind].settingsSchema;
+}
 
 /**
  * The destinations of a store (api.md §8): GET lists every kind with its state, PUT configures
@@ -33,14 +38,12 @@ export function checkKind(kind: string): DestinationKind {
 }
 
 function metaView(store: StoresTable): DestinationView {
-  const configured = Boolean(store.pixel_id && store.capi_access_token);
+  const settings = metaSettings.present(store);
   return {
     kind: 'meta',
-    configured,
-    settings: configured
-      ? { pixelId: store.pixel_id, testEventCode: store.capi_test_event_code, accessTokenConfigured: true }
-      : null,
-    updatedAt: configured ? new Date(store.updated_at).toISOString() : null,
+    configured: settings !== null,
+    settings,
+    updatedAt: settings !== null ? new Date(store.updated_at).toISOString() : null,
   };
 }
 
@@ -81,10 +84,7 @@ export async function putDestination(
   const store = await requireStore(database.read, tenant, storeId);
   if (kind === 'meta') {
     // The old store fields are the meta destination.
-    onlyFields(body, ['pixelId', 'accessToken', 'testEventCode']);
-    const pixelId = text(body, 'pixelId', { required: true, pattern: /^\d{5,20}$/, hint: '5–20 digits' });
-    const accessToken = text(body, 'accessToken', { required: !store.capi_access_token, max: 2000 });
-    const testEventCode = text(body, 'testEventCode', { required: false, max: 100 });
+    const { pixelId, accessToken, testEventCode } = metaSettings.parse(body, store);
     await updateStore(
       database,
       tenant,
@@ -92,7 +92,7 @@ export async function putDestination(
       {
         pixelId,
         ...(accessToken !== undefined && { capiAccessToken: accessToken }),
-        capiTestEventCode: testEventCode ?? null,
+        capiTestEventCode: testEventCode,
       },
       secrets,
     );

@@ -3,7 +3,8 @@ import type { CustomerData } from '../capi/pii.js';
 import { fromMinorUnits } from '../money.js';
 import { type Adapter, all, clip, parseJson, post, retryAfterMs } from './adapter.js';
 import { onlyFields, text } from './fields.js';
-import { hashedPhone } from './google-ads.js';
+import { hashedPhone } from './hashing.js';
+import { TIKTOK_SETTINGS } from './settings-schemas.js';
 
 /** TikTok Events API 2.0: `POST /open_api/v1.3/event/track/` with the pixel as the web event source. */
 export interface TikTokSettings {
@@ -96,6 +97,7 @@ export const tiktok: Adapter<TikTokSettings, TikTokSecrets> = {
   kind: 'tiktok',
   label: 'TikTok',
   maxBatch: MAX_BATCH,
+  settingsSchema: TIKTOK_SETTINGS,
 
   parse(body, previous) {
     onlyFields(body, ['pixelCode', 'accessToken', 'testEventCode']);

@@ -1,12 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { deleteDestination, listDestinations, putDestination } from '../destinations/settings.js';
+import { metaSettings } from '../destinations/meta.js';
+import { ADAPTERS, DESTINATION_KINDS, type DestinationKind } from '../destinations/registry.js';
+import { deleteDestination, listDestinations, putDestination, settingsSchemaOf } from '../destinations/settings.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { describeResponses, EXAMPLE, ID_TOO_LONG, STORE_NOT_FOUND } from '../http/openapi.js';
+import { validatorCompiler } from '../http/validation.js';
 import { bearer, Nullable, type RouteDeps } from './common.js';
 
-const KIND = Type.Enum(['meta', 'google_ads', 'tiktok'], { description: 'The ad platform' });
+const KIND = Type.Enum([...DESTINATION_KINDS], { description: 'The ad platform' });
 
 const Destination = Type.Object({
   kind: KIND,
@@ -23,19 +27,17 @@ const DestinationList = Type.Object({
   destinations: Type.Array(Destination, { description: 'Every platform, configured or not: meta, google_ads, tiktok' }),
 });
 
-/** A PUT body depends on the kind: each adapter checks its own (destinations/*.ts), with `details.field`. */
-const DestinationBody = Type.Object(
-  {},
-  {
-    additionalProperties: true,
-    description: [
-      'The settings of one platform (api.md §8); secrets are write-only and may be left out to keep the stored ones.',
-      '- `meta`: `pixelId` (5–20 digits), `accessToken`, `testEventCode?` — the same as the store’s pixelId, capiAccessToken, capiTestEventCode.',
-      '- `google_ads`: `customerId` (10 digits), `loginCustomerId?`, `conversionAction` (`customers/<id>/conversionActions/<id>`, or an object from eventType to one), `developerToken`, `oauth: {clientId, clientSecret, refreshToken}`.',
-      '- `tiktok`: `pixelCode`, `accessToken`, `testEventCode?`.',
-    ].join('\n'),
-  },
-);
+/**
+ * What the server's validator checks of a PUT body: an object. Each kind's fields are checked by
+ * its adapter's `parse` (destinations/*.ts, its own messages and `details.field`); the document
+ * shows each kind's body exactly (settings-schemas.ts), one operation per kind.
+ */
+const AnyObject = Type.Object({}, { additionalProperties: true });
+const bodyAsObject: typeof validatorCompiler = (route) =>
+  validatorCompiler(route.httpPart === 'body' ? { ...route, schema: AnyObject } : route);
+
+const labelOf = (kind: DestinationKind) => (kind === 'meta' ? metaSettings.label : ADAPTERS[kind].label);
+const operationName = (kind: string) => kind.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
 
 const Params = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'The store’s id', examples: [EXAMPLE.storeId] }),
@@ -58,12 +60,46 @@ const EXAMPLE_GOOGLE = {
   updatedAt: EXAMPLE.recordedAt,
 };
 
-const UNKNOWN_KIND = {
-  unknownKind: {
-    summary: 'A platform Waytrack does not forward to',
-    code: 'invalid_request' as const,
-    message: 'kind must be one of meta, google_ads, tiktok',
-    details: { field: 'kind', reason: 'unknown_value' as const },
+const EXAMPLE_CONFIGURED = {
+  meta: {
+    kind: 'meta',
+    configured: true,
+    settings: { pixelId: '1234567890', testEventCode: null, accessTokenConfigured: true },
+    updatedAt: EXAMPLE.recordedAt,
+  },
+  tiktok: {
+    kind: 'tiktok',
+    configured: true,
+    settings: { pixelCode: 'C4ABCDEFGH12345', testEventCode: null, accessTokenConfigured: true },
+    updatedAt: EXAMPLE.recordedAt,
+  },
+};
+
+// Examples of the documented kinds; a new platform's operation is documented without them.
+const EXAMPLES: Partial<Record<DestinationKind, object>> = EXAMPLE_CONFIGURED;
+const field = (name: string, reason: 'invalid_format' | 'unknown_field', message: string) => ({
+  code: 'invalid_request' as const,
+  message,
+  details: { field: name, reason },
+});
+const INVALID_EXAMPLES: Partial<Record<DestinationKind, typeof ID_TOO_LONG>> = {
+  meta: {
+    badPixelId: {
+      summary: 'A pixel id that is not digits',
+      ...field('pixelId', 'invalid_format', 'pixelId has an invalid format: 5–20 digits'),
+    },
+  },
+  google_ads: {
+    badCustomerId: {
+      summary: 'A Google Ads customer id that is not 10 digits',
+      ...field('customerId', 'invalid_format', 'customerId has an invalid format: 10 digits, without dashes'),
+    },
+  },
+  tiktok: {
+    unknownField: {
+      summary: 'A field TikTok’s destination does not have',
+      ...field('pixelId', 'unknown_field', 'Unknown field pixelId; this destination takes pixelCode, accessToken, testEventCode'),
+    },
   },
 };
 
@@ -103,86 +139,105 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
     async (request) => ok(request, { destinations: await listDestinations(database, tenantOf(request), request.params.id) }),
   );
 
-  // PUT /v1/stores/:id/destinations/:kind — configure one platform
+  const storeIdOf = (request: FastifyRequest) => (request.params as { id: string }).id;
+  const put = (kind: string) => async (request: FastifyRequest) =>
+    ok(
+      request,
+      await putDestination(
+        database,
+        tenantOf(request),
+        storeIdOf(request),
+        kind,
+        request.body as Record<string, unknown>,
+        secrets,
+      ),
+    );
+  const remove = (kind: string) => async (request: FastifyRequest) =>
+    ok(request, await deleteDestination(database, tenantOf(request), storeIdOf(request), kind, secrets));
+
+  // PUT and DELETE /v1/stores/:id/destinations/:kind of a kind Waytrack does not have: the
+  // unknown kind's error (each known kind has its own documented route below).
+  const hidden = { hide: true, params: KindParams };
   app.put(
     '/stores/:id/destinations/:kind',
-    {
-      config: { scope: 'stores:write' },
-      schema: {
-        tags: ['Stores'],
-        operationId: 'putDestination',
-        summary: 'Configure a destination',
-        description:
-          'Sets the store’s settings for one platform (replacing them; a secret left out keeps the stored one). Secrets are sealed at rest and never returned. Conversions recorded from now on are routed to it (api.md §8).',
-        security: bearer,
-        params: KindParams,
-        body: DestinationBody,
-        response: describeResponses(Destination, {
-          description: 'The destination as it is now',
-          examples: { googleAds: { summary: 'Google Ads configured', data: EXAMPLE_GOOGLE } },
-          write: true,
-          json: true,
-          invalid: {
-            ...UNKNOWN_KIND,
-            badCustomerId: {
-              summary: 'A Google Ads customer id that is not 10 digits',
-              code: 'invalid_request',
-              message: 'customerId has an invalid format: 10 digits, without dashes',
-              details: { field: 'customerId', reason: 'invalid_format' },
-            },
-          },
-          notFound: STORE_NOT_FOUND,
-        }),
-      },
-    },
-    async (request) =>
-      ok(
-        request,
-        await putDestination(
-          database,
-          tenantOf(request),
-          request.params.id,
-          request.params.kind,
-          request.body as Record<string, unknown>,
-          secrets,
-        ),
-      ),
+    { config: { scope: 'stores:write' }, validatorCompiler: bodyAsObject, schema: hidden },
+    (request) => put(request.params.kind)(request),
+  );
+  app.delete('/stores/:id/destinations/:kind', { config: { scope: 'stores:write' }, schema: hidden }, (request) =>
+    remove(request.params.kind)(request),
   );
 
-  // DELETE /v1/stores/:id/destinations/:kind — stop forwarding to one platform
-  app.delete(
-    '/stores/:id/destinations/:kind',
-    {
-      config: { scope: 'stores:write' },
-      schema: {
-        tags: ['Stores'],
-        operationId: 'deleteDestination',
-        summary: 'Remove a destination',
-        description:
-          'Removes the store’s settings for one platform (for meta: clears pixelId, capiAccessToken and capiTestEventCode). Conversions already queued for it fail with that reason; new ones are not routed to it.',
-        security: bearer,
-        params: KindParams,
-        response: describeResponses(Destination, {
-          description: 'The destination, no longer configured',
-          examples: {
-            removed: { summary: 'TikTok removed', data: { kind: 'tiktok', configured: false, settings: null, updatedAt: null } },
-          },
-          write: true,
-          invalid: UNKNOWN_KIND,
-          notFound: {
-            ...STORE_NOT_FOUND,
-            notConfigured: {
-              summary: 'The store has no such destination',
-              code: 'not_found',
-              message: `Store ${EXAMPLE.storeId} has no tiktok destination`,
-            },
-          },
-        }),
+  for (const kind of DESTINATION_KINDS) {
+    const label = labelOf(kind);
+    // PUT /v1/stores/:id/destinations/<kind> — configure one platform
+    app.put(
+      `/stores/:id/destinations/${kind}`,
+      {
+        config: { scope: 'stores:write' },
+        validatorCompiler: bodyAsObject,
+        schema: {
+          tags: ['Stores'],
+          operationId: `put${operationName(kind)}Destination`,
+          summary: `Configure the ${label} destination`,
+          description: `Sets the store’s ${label} settings (replacing them; a secret left out keeps the stored one). Secrets are sealed at rest and never returned. Conversions recorded from now on are routed to it (api.md §8). A field sent as null or "" counts as left out.`,
+          security: bearer,
+          params: Params,
+          body: settingsSchemaOf(kind),
+          response: describeResponses(Destination, {
+            description: 'The destination as it is now',
+            examples:
+              kind === 'google_ads'
+                ? { googleAds: { summary: 'Google Ads configured', data: EXAMPLE_GOOGLE } }
+                : { configured: { summary: `${label} configured`, data: EXAMPLES[kind] ?? { kind, configured: true } } },
+            write: true,
+            json: true,
+            invalid: INVALID_EXAMPLES[kind] ?? ID_TOO_LONG,
+            notFound: STORE_NOT_FOUND,
+          }),
+        },
       },
-    },
-    async (request) =>
-      ok(request, await deleteDestination(database, tenantOf(request), request.params.id, request.params.kind, secrets)),
-  );
+      put(kind),
+    );
+
+    // DELETE /v1/stores/:id/destinations/<kind> — stop forwarding to one platform
+    app.delete(
+      `/stores/:id/destinations/${kind}`,
+      {
+        config: { scope: 'stores:write' },
+        schema: {
+          tags: ['Stores'],
+          operationId: `delete${operationName(kind)}Destination`,
+          summary: `Remove the ${label} destination`,
+          description:
+            kind === 'meta'
+              ? 'Clears the store’s pixelId, capiAccessToken and capiTestEventCode. Conversions already queued for Meta fail with that reason; new ones are not forwarded to it.'
+              : `Removes the store’s ${label} settings. Conversions already queued for it fail with that reason; new ones are not routed to it.`,
+          security: bearer,
+          params: Params,
+          response: describeResponses(Destination, {
+            description: 'The destination, no longer configured',
+            examples: {
+              removed: { summary: `${label} removed`, data: { kind, configured: false, settings: null, updatedAt: null } },
+            },
+            write: true,
+            invalid: ID_TOO_LONG,
+            notFound:
+              kind === 'meta'
+                ? STORE_NOT_FOUND
+                : {
+                    ...STORE_NOT_FOUND,
+                    notConfigured: {
+                      summary: 'The store has no such destination',
+                      code: 'not_found',
+                      message: `Store ${EXAMPLE.storeId} has no ${kind} destination`,
+                    },
+                  },
+          }),
+        },
+      },
+      remove(kind),
+    );
+  }
 };
 
 const ForwardingEntry = Type.Object({
@@ -198,10 +253,6 @@ const ForwardingEntry = Type.Object({
 
 /** `forwarding` of a conversion (api.md §8): an entry per destination that receives it; `meta` is `capi`. */
 export const Forwarding = Type.Object(
-  {
-    meta: Type.Optional(ForwardingEntry),
-    google_ads: Type.Optional(ForwardingEntry),
-    tiktok: Type.Optional(ForwardingEntry),
-  },
+  Object.fromEntries(DESTINATION_KINDS.map((kind) => [kind, Type.Optional(ForwardingEntry)])),
   { description: 'Per destination: its delivery state; a destination that does not receive the conversion has no entry' },
 );

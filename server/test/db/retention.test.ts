@@ -260,6 +260,66 @@ describe(`retention (${ENGINE})`, () => {
     expect(await expireAll(1000)).toEqual([0]);
   });
 
+  it('takes the destination jobs of expired conversions and the click ids of expired clicks along', async () => {
+    const oldClick = (
+      await track('click', clickBody(storeId, { gclid: 'gclid_old', ttclid: 'tt_old', timestamp: iso(now - 40 * DAY_MS) }))
+    ).clickId;
+    const newClick = (await track('click', clickBody(storeId, { gclid: 'gclid_new', timestamp: iso(now - DAY_MS) }))).clickId;
+    const oldConversion = await convert(39, {});
+    const newConversion = await convert(1, {});
+    await ctx.database.write(async (trx) => {
+      for (const [conversionId, destination] of [
+        [oldConversion, 'google_ads'],
+        [oldConversion, 'tiktok'],
+        [newConversion, 'google_ads'],
+      ] as const) {
+        await trx
+          .insertInto('destination_jobs')
+          .values({
+            conversion_id: conversionId,
+            destination,
+            account_id: ctx.a.accountId,
+            store_id: storeId,
+            livemode: 1,
+            payload: '{}',
+            status: 'pending',
+            attempts: 0,
+            next_attempt_at: now + DAY_MS,
+            expires_at: now + DAY_MS,
+            claimed_by: null,
+            last_error: null,
+            trace_id: null,
+            created_at: now,
+            updated_at: now,
+            sent_at: null,
+          })
+          .execute();
+      }
+    });
+    const clickIds = async () =>
+      (await ctx.database.read.selectFrom('click_ids').select(['kind', 'value', 'click_id']).orderBy('value').execute()).map(
+        (r) => `${r.kind}:${r.value}→${r.click_id}`,
+      );
+    const jobs = async () =>
+      (
+        await ctx.database.read
+          .selectFrom('destination_jobs')
+          .select(['conversion_id', 'destination'])
+          .orderBy('destination')
+          .execute()
+      ).map((r) => `${r.conversion_id}:${r.destination}`);
+    expect(await clickIds()).toEqual([`gclid:gclid_new→${newClick}`, `gclid:gclid_old→${oldClick}`, `ttclid:tt_old→${oldClick}`]);
+    await fold();
+
+    expect(await expireAll(1000)).toEqual([2]);
+    expect(await clickIds()).toEqual([`gclid:gclid_new→${newClick}`]);
+    expect(await jobs()).toEqual([`${newConversion}:google_ads`]);
+
+    // The expired click's ids are free again: a new click with one of them is not a duplicate.
+    const again = await track('click', clickBody(storeId, { gclid: 'gclid_old' }));
+    expect(again.duplicate).toBe(false);
+  });
+
   it('works in bounded batches', async () => {
     for (let i = 0; i < 5; i++) await click(40 + i, `fb_batch_${i}`);
     for (let i = 0; i < 4; i++) await convert(40 + i, {});

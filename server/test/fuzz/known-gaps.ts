@@ -122,6 +122,46 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     reason: 'malformed_json',
     why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
   })),
+  // x-rules required-once: a destination's secret left out keeps the stored one, so it is
+  // required only while none is stored (the fuzzed store starts with no destination).
+  ...[
+    ['meta', 'accessToken'],
+    ['tiktok', 'accessToken'],
+    ...['developerToken', 'oauth', 'oauth.clientId', 'oauth.clientSecret', 'oauth.refreshToken'].map((f) => ['google_ads', f]),
+  ].flatMap(([kind, field]) =>
+    gap(
+      [`PUT /v1/stores/{id}/destinations/${kind}`],
+      field as string,
+      'missing_required_field',
+      'required_field_missing',
+      'x-rules required-once',
+    ),
+  ),
+  // Removing a destination the store does not have is 404 (declared; the fuzzer cannot know which are set).
+  ...['google_ads', 'tiktok'].map((kind) => ({
+    operation: `DELETE /v1/stores/{id}/destinations/${kind}`,
+    field: undefined,
+    code: 'not_found',
+    reason: undefined,
+    why: 'the store has no such destination',
+  })),
+  // G9 for the destinations' DELETE (bodiless) too.
+  ...['meta', 'google_ads', 'tiktok'].flatMap((kind) => [
+    ...gap(
+      [`DELETE /v1/stores/{id}/destinations/${kind}`],
+      'Content-Type',
+      'invalid_request',
+      'unsupported_media_type',
+      'G9 a bodiless operation refuses a Content-Type header',
+    ),
+    {
+      operation: `DELETE /v1/stores/{id}/destinations/${kind}`,
+      field: undefined,
+      code: 'invalid_request',
+      reason: 'malformed_json',
+      why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
+    },
+  ]),
 ];
 
 /** Statuses an operation answers that its document entry does not declare. */

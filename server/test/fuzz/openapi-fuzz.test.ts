@@ -35,6 +35,20 @@ const { app } = ctx;
 
 async function world(): Promise<World> {
   const storeId = await makeStore(app, ctx.a.live, { name: 'Fuzz main' });
+  // Google Ads has four secrets (x-rules required-once): a generated first body rarely has them
+  // all, so the store starts configured; its PUT then keeps them, and its DELETE has one to remove.
+  const google = await app.inject({
+    method: 'PUT',
+    url: `/v1/stores/${storeId}/destinations/google_ads`,
+    headers: { authorization: `Bearer ${ctx.a.live}`, 'content-type': 'application/json' },
+    payload: {
+      customerId: '1234567890',
+      conversionAction: 'customers/1234567890/conversionActions/1',
+      developerToken: 'dev-token',
+      oauth: { clientId: 'client', clientSecret: 'secret', refreshToken: 'refresh' },
+    },
+  });
+  if (google.statusCode !== 200) throw new Error(`configuring Google Ads: ${google.body}`);
   const patchStoreIds = [
     await makeStore(app, ctx.a.live, { name: 'Fuzz patch 1' }),
     await makeStore(app, ctx.a.live, { name: 'Fuzz patch 2' }),
@@ -106,18 +120,9 @@ describe(`the OpenAPI document (${ENGINE})`, () => {
   });
 });
 
-/**
- * A destination's settings are checked by its platform's adapter (server/src/destinations/), not
- * by a schema the document shows, so the document cannot say which bodies are valid: these two
- * operations are fuzzed once their adapters' settings have TypeBox schemas (open work of the
- * destinations issue; docs/api.md "Reference documentation"). Their errors are covered by
- * server/test/destinations/ and the security suite.
- */
-const UNDOCUMENTED_BODIES = new Set(['PUT /v1/stores/{id}/destinations/{kind}', 'DELETE /v1/stores/{id}/destinations/{kind}']);
-
 describe(`schema fuzzing (${ENGINE}, seed ${SEED})`, () => {
   memory.sample(0);
-  for (const op of operations.filter((o) => !UNDOCUMENTED_BODIES.has(o.name))) {
+  for (const op of operations) {
     // Per operation, from its name: replaying one operation (FUZZ_OP) generates the same requests.
     const seed = (SEED + [...op.name].reduce((h, ch) => (h * 31 + (ch.codePointAt(0) as number)) | 0, 0)) | 0;
     it(

@@ -500,64 +500,88 @@ const ROUTES: RouteCase[] = [
       await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: outsider }));
     },
   },
-  {
-    method: 'PUT',
-    path: '/v1/stores/:id/destinations/:kind',
-    scope: 'stores:write',
-    url: (s) => `/v1/stores/${s.storeId}/destinations/tiktok`,
-    body: () => ({ pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' }),
-    status: 200,
-    // Another account's attempt fails and configures nothing.
-    async otherAccount({ app, owner, outsider, seed }) {
-      await rejectsForeignId(
-        route('PUT', '/v1/stores/:id/destinations/:kind'),
-        'store_not_found',
-      )({ app, owner, outsider, seed });
-      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
-      expect(JSON.stringify(list.body.data)).not.toContain('C4SECURITY0123456789');
+  // One row per documented operation: PUT and DELETE of each destination kind.
+  ...(
+    [
+      [
+        'tiktok',
+        { pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' },
+        'C4SECURITY0123456789',
+        'tiktok-security-token',
+      ],
+      ['meta', { pixelId: '98765432101', accessToken: 'meta-security-token' }, '98765432101', 'meta-security-token'],
+      [
+        'google_ads',
+        {
+          customerId: '9876543210',
+          conversionAction: 'customers/9876543210/conversionActions/1',
+          developerToken: 'google-security-token',
+          oauth: { clientId: 'client', clientSecret: 'google-client-secret', refreshToken: 'google-refresh' },
+        },
+        '9876543210',
+        'google-security-token',
+      ],
+    ] as const
+  ).flatMap(([kind, settings, mark, secret]): RouteCase[] => [
+    {
+      method: 'PUT',
+      path: `/v1/stores/:id/destinations/${kind}`,
+      scope: 'stores:write',
+      url: (s) => `/v1/stores/${s.storeId}/destinations/${kind}`,
+      body: () => settings,
+      status: 200,
+      // Another account's attempt fails and configures nothing.
+      async otherAccount({ app, owner, outsider, seed }) {
+        await rejectsForeignId(
+          route('PUT', `/v1/stores/:id/destinations/${kind}`),
+          'store_not_found',
+        )({ app, owner, outsider, seed });
+        const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
+        expect(JSON.stringify(list.body.data)).not.toContain(mark);
+      },
+      async otherMode({ app, owner, outsider, seed }) {
+        const body = settings;
+        await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/${kind}`, { key: outsider, body }));
+        const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
+        expect(JSON.stringify(list.body.data)).toContain(mark);
+        expect(JSON.stringify(list.body.data)).not.toContain(secret);
+      },
     },
-    async otherMode({ app, owner, outsider, seed }) {
-      const body = { pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' };
-      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: outsider, body }));
-      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
-      expect(JSON.stringify(list.body.data)).toContain('C4SECURITY0123456789');
-      expect(JSON.stringify(list.body.data)).not.toContain('tiktok-security-token');
+    {
+      method: 'DELETE',
+      path: `/v1/stores/:id/destinations/${kind}`,
+      scope: 'stores:write',
+      url: (s) => `/v1/stores/${s.storeId}/destinations/${kind}`,
+      status: 200,
+      async prepare(app, owner, seed) {
+        const body = settings;
+        await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/${kind}`, { key: owner, body }));
+      },
+      // Another account cannot remove the owner's destination.
+      async otherAccount({ app, owner, outsider, seed }) {
+        const body = settings;
+        await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/${kind}`, { key: owner, body }));
+        await rejectsForeignId(
+          route('DELETE', `/v1/stores/:id/destinations/${kind}`),
+          'store_not_found',
+        )({
+          app,
+          owner,
+          outsider,
+          seed,
+        });
+        const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
+        expect(JSON.stringify(list.body.data)).toContain(mark);
+      },
+      async otherMode({ app, owner, outsider, seed }) {
+        const body = settings;
+        await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/${kind}`, { key: owner, body }));
+        await ok(await call(app, 'DELETE', `/v1/stores/${seed.storeId}/destinations/${kind}`, { key: outsider }));
+        const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
+        expect(JSON.stringify(list.body.data)).not.toContain(mark);
+      },
     },
-  },
-  {
-    method: 'DELETE',
-    path: '/v1/stores/:id/destinations/:kind',
-    scope: 'stores:write',
-    url: (s) => `/v1/stores/${s.storeId}/destinations/tiktok`,
-    status: 200,
-    async prepare(app, owner, seed) {
-      const body = { pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' };
-      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: owner, body }));
-    },
-    // Another account cannot remove the owner's destination.
-    async otherAccount({ app, owner, outsider, seed }) {
-      const body = { pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' };
-      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: owner, body }));
-      await rejectsForeignId(
-        route('DELETE', '/v1/stores/:id/destinations/:kind'),
-        'store_not_found',
-      )({
-        app,
-        owner,
-        outsider,
-        seed,
-      });
-      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
-      expect(JSON.stringify(list.body.data)).toContain('C4SECURITY0123456789');
-    },
-    async otherMode({ app, owner, outsider, seed }) {
-      const body = { pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' };
-      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: owner, body }));
-      await ok(await call(app, 'DELETE', `/v1/stores/${seed.storeId}/destinations/tiktok`, { key: outsider }));
-      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: owner }));
-      expect(JSON.stringify(list.body.data)).not.toContain('C4SECURITY0123456789');
-    },
-  },
+  ]),
 ];
 for (const r of ROUTES) byPath.set(`${r.method} ${r.path}`, r);
 

@@ -996,15 +996,31 @@ export interface Operations {
       }>;
     };
   };
-  /** Configure a destination */
-  'PUT /v1/stores/{id}/destinations/{kind}': {
+  /** Configure the Google Ads destination */
+  'PUT /v1/stores/{id}/destinations/google_ads': {
     params: {
       /** The store’s id */
       id: string;
-      /** meta, google_ads or tiktok */
-      kind: string;
     };
-    body: Record<string, unknown>;
+    body: {
+      /** The Google Ads customer id: 10 digits, without dashes */
+      customerId: string;
+      /** The manager account’s customer id, when the account is managed: 10 digits (null or "" is the same as leaving it out) */
+      loginCustomerId?: string | null | '';
+      /** The conversion action (`customers/<id>/conversionActions/<id>`) of every conversion, or an object from eventType to one (an eventType not named is not sent) */
+      conversionAction: string | Record<string, string>;
+      /** The Google Ads API developer token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      developerToken?: string | null | '';
+      /** The OAuth client and the refresh token granted to it (null or "" is the same as leaving it out) */
+      oauth?: {
+        /** The OAuth client id (kept when left out) (null or "" is the same as leaving it out) */
+        clientId?: string | null | '';
+        /** The OAuth client secret; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+        clientSecret?: string | null | '';
+        /** The OAuth refresh token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+        refreshToken?: string | null | '';
+      } | null | '';
+    };
     response: {
       /** The ad platform */
       kind: 'meta' | 'google_ads' | 'tiktok';
@@ -1016,13 +1032,95 @@ export interface Operations {
       updatedAt: string | null;
     };
   };
-  /** Remove a destination */
-  'DELETE /v1/stores/{id}/destinations/{kind}': {
+  /** Remove the Google Ads destination */
+  'DELETE /v1/stores/{id}/destinations/google_ads': {
     params: {
       /** The store’s id */
       id: string;
-      /** meta, google_ads or tiktok */
-      kind: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the Meta destination */
+  'PUT /v1/stores/{id}/destinations/meta': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The Meta pixel (dataset) id: 5–20 digits */
+      pixelId: string;
+      /** The Conversions API access token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** Meta’s test event code: test-mode conversions are sent only with one (null or "" is the same as leaving it out) */
+      testEventCode?: string | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the Meta destination */
+  'DELETE /v1/stores/{id}/destinations/meta': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the TikTok destination */
+  'PUT /v1/stores/{id}/destinations/tiktok': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The pixel code from TikTok Events Manager (capital letters and digits) */
+      pixelCode: string;
+      /** The Events API access token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** TikTok’s test event code: test-mode conversions are sent only with one (null or "" is the same as leaving it out) */
+      testEventCode?: string | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the TikTok destination */
+  'DELETE /v1/stores/{id}/destinations/tiktok': {
+    params: {
+      /** The store’s id */
+      id: string;
     };
     response: {
       /** The ad platform */

@@ -9,9 +9,12 @@ import { listPartitions } from './partitions.js';
  * Retention (RETENTION_DAYS): deletes clicks older than a cutoff by click time, and conversions
  * older than it by event time, with the rows that depend on them, in bounded batches.
  *
- * - A conversion goes with its touchpoints, its Conversions API outbox job, its refunds and its
- *   rollup queue row (a pending delivery of an expired conversion is dropped). Its refunds stay
- *   counted in the rollups like the conversion itself, so every figure stays as it was.
+ * - A conversion goes with its touchpoints, its outbox jobs (Conversions API and every other
+ *   destination's), its refunds and its rollup queue row (a pending delivery of an expired
+ *   conversion is dropped). Its refunds stay counted in the rollups like the conversion itself,
+ *   so every figure stays as it was.
+ * - A click goes with its `click_ids` rows (its gclid, ttclid, …: a later click with the same id
+ *   is then new, as one with the fbclid of an expired click is).
  * - A click goes with the touchpoints that point at it, also those of a newer conversion that
  *   is kept: the foreign key touchpoints.click_id → clicks.id must hold. Such a conversion keeps
  *   its `attributed_click_id` and `attributed_fbclid` as stored facts (what it was attributed
@@ -127,6 +130,7 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
   if (conversionIds.length > 0) {
     await trx.deleteFrom('touchpoints').where('conversion_id', 'in', conversionIds).execute();
     await trx.deleteFrom('capi_outbox').where('conversion_id', 'in', conversionIds).execute();
+    await trx.deleteFrom('destination_jobs').where('conversion_id', 'in', conversionIds).execute();
     // None was queued when selected; on PostgreSQL a rebuild committed since may have queued it.
     await trx.deleteFrom('rollup_queue').where('id', 'in', conversionIds).execute();
     await trx
@@ -156,6 +160,7 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
     // Before the clicks: the foreign key refuses to delete a click a touchpoint still names.
     await trx.deleteFrom('touchpoints').where('click_id', 'in', clickIds).execute();
     await trx.deleteFrom('rollup_queue').where('id', 'in', clickIds).execute();
+    await trx.deleteFrom('click_ids').where('click_id', 'in', clickIds).execute();
     if (isPostgres(trx)) {
       await trx.deleteFrom('click_keys').where('click_time', '<', before).where('click_id', 'in', clickIds).execute();
     }
@@ -167,7 +172,7 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
 
 /**
  * PostgreSQL: drops the oldest monthly partition of clicks or conversions whose whole month is
- * before `before`, with the touchpoints and outbox jobs of its rows (no foreign key holds them
+ * before `before`, with the touchpoints, outbox jobs and click ids of its rows (no foreign key holds them
  * on partitioned tables), unless one of its rows is still waiting in the rollup queue. One
  * month per call: the caller's loop comes back for the next. `undefined` when none can go.
  */
@@ -194,6 +199,10 @@ async function dropExpiredMonth(trx: Writer, before: number): Promise<Deleted | 
       if (table === 'conversions') {
         await sql`delete from capi_outbox where conversion_id in (select id from ${part})`.execute(trx);
         await sql`delete from refunds where conversion_id in (select id from ${part})`.execute(trx);
+        await sql`delete from destination_jobs where conversion_id in (select id from ${part})`.execute(trx);
+      } else {
+        // The month's other click ids (gclid, ttclid, …): exactly those of its clicks, by click time.
+        await sql`delete from click_ids where click_time >= ${partition.lower} and click_time < ${partition.upper}`.execute(trx);
       }
       // The month's keys: exactly those in its time range (rows outside every month are in the default partition).
       await sql`delete from ${sql.table(keys)} where ${sql.ref(timeColumn)} >= ${partition.lower} and ${sql.ref(timeColumn)} < ${partition.upper}`.execute(
