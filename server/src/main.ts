@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SCOPES } from './accounts/keys.js';
+import { fxCommands } from './cli/fx.js';
 import { type Config, loadConfig } from './config.js';
 import type { Database } from './db/database.js';
 import { SERVER_PACKAGE } from './paths.js';
@@ -274,6 +275,7 @@ const COMMANDS: Command[] = [
       console.log('Start the server (waytrack serve): it migrates the database to this version first.');
     },
   },
+  ...fxCommands(withDatabase),
 ];
 
 /** Whose secrets key to keep with the backups: SECRETS_KEY's, or the generated file's. */

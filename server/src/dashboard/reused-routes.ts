@@ -17,6 +17,7 @@ export const REUSED_ROUTES = [
   'PATCH /stores/:id',
   'GET /analytics/metrics',
   'GET /analytics/timeseries',
+  'GET /analytics/match-quality',
   'GET /conversions',
   'GET /conversions/:id',
   'POST /conversions/:id/resend',
