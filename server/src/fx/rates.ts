@@ -76,8 +76,9 @@ export function parseRatesCsv(text: string): FxRate[] {
     }
     if (lineBase && currency && lineBase === currency) problem(`currency ${currency} is the base itself (its rate is 1)`);
     if (lineBase && base && lineBase !== base) problem(`base ${lineBase} differs from ${base} on the lines before`);
+    // The first valid base is the file's, even on a line with other problems.
+    if (lineBase) base ??= lineBase;
     if (problems.length > before || !lineBase || !currency) continue;
-    base ??= lineBase;
     const key = `${date}|${currency}`;
     const seen = rates.get(key);
     if (seen && !sameDecimal(seen.rate, rate)) {
