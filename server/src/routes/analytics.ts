@@ -87,7 +87,7 @@ const RANGE_ERRORS: Record<string, ErrorExample> = {
 };
 
 const RANGE_RULES =
-  'Dates are calendar days of the store’s time zone, both inclusive; by default the 30 days ending today. A range may not start after it ends or cover more than 731 days. Only the key’s mode counts: a test key sees test data only. Money is in the store currency; other currencies are reported apart, never converted.';
+  'Dates are calendar days of the store’s time zone, both inclusive; by default the 30 days ending today. A range may not start after it ends or cover more than 731 days. Only the key’s mode counts: a test key sees test data only. Money is in the store currency; other currencies are reported apart, never added in (metrics’ `converted` adds them at the exchange rate recorded with each conversion).';
 
 const Bucket = Type.Object({
   start: Timestamp('First instant of the bucket (UTC)'),
