@@ -13,7 +13,7 @@ import { fieldError, invalid } from '../http/errors.js';
 import { conversionNotFound } from '../http/not-found.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
-import { matchQualityColumn } from '../quality/record.js';
+import { setMatchQuality } from '../quality/record.js';
 import { requireActiveStore, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
@@ -275,13 +275,7 @@ export async function recordConversion(
   }
   // Match quality (from the raw customer data, in hand only now) and, in another currency than the store's, its day's rate.
   const meta = delivery !== undefined || ('skip' in plan && plan.skip !== 'not_configured');
-  const quality = await matchQualityColumn(
-    database.read,
-    row,
-    { meta, others: Object.keys(destinations.forwarding) },
-    input.customerData,
-  );
-  if (quality) row.match_quality = quality;
+  await setMatchQuality(database.read, row, { meta, others: Object.keys(destinations.forwarding) }, input.customerData);
   if (currency !== store.currency) Object.assign(row, await fxFor(database.read, row, store));
   // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
   const stored = await database.runWrite(RECORD_CONVERSION, { conversion: row, touchpoints, delivery, ...(jobs && { jobs }) });
