@@ -6,6 +6,7 @@ import { ErrorMessage, Loading } from './components/status.js';
 import { ApiKeys } from './pages/api-keys.js';
 import { ConversionPage } from './pages/conversion.js';
 import { Conversions } from './pages/conversions.js';
+import { MatchQuality } from './pages/match-quality.js';
 import { NotFound } from './pages/not-found.js';
 import { Overview } from './pages/overview.js';
 import { SignIn } from './pages/sign-in.js';
@@ -29,6 +30,7 @@ function Page() {
   if (path === `${BASE}/conversions`) return <Conversions />;
   const conversion = match(`${BASE}/conversions/:id`, path);
   if (conversion?.id) return <ConversionPage id={conversion.id} />;
+  if (path === `${BASE}/match-quality`) return <MatchQuality />;
   if (path === `${BASE}/settings`) return <Redirect to={`${BASE}/settings/api-keys`} />;
   if (path === `${BASE}/settings/api-keys`) return <ApiKeys />;
   return <NotFound />;

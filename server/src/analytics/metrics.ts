@@ -1,4 +1,5 @@
 import type { Database } from '../db/database.js';
+import { sumConverted } from '../db/repositories/fx.js';
 import { sumTotals } from '../db/repositories/rollup-reads.js';
 import { sumSpend } from '../db/repositories/spend.js';
 import { averageMajor, fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
@@ -21,9 +22,10 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
   const range = resolveRange(query, store.timezone, now);
   const livemode = modeFlag(tenant);
   await refreshRollups(database, store);
-  const [totals, spend] = await Promise.all([
+  const [totals, spend, foreign] = await Promise.all([
     sumTotals(database.read, store.id, livemode, range),
     sumSpend(database.read, store.id, livemode, range),
+    sumConverted(database.read, store.id, livemode, store.currency, range),
   ]);
 
   const currency = store.currency;
@@ -87,6 +89,14 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
     timezone: range.timezone,
     revenueByCurrency,
     adSpendByCurrency,
+    // Other currencies at the rate recorded with each conversion (docs/operations.md "Exchange rates").
+    converted: {
+      totalRevenue: fromMinorUnits(revenueMinor + foreign.revenueMinor, currency),
+      attributedRevenue: fromMinorUnits(attributedRevenueMinor + foreign.attributedRevenueMinor, currency),
+      unconvertedByCurrency: Object.fromEntries(
+        foreign.unconverted.map((u) => [u.currency, fromMinorUnits(u.revenueMinor, u.currency)]),
+      ),
+    },
     livemode: tenant.livemode,
   };
 }

@@ -2,6 +2,7 @@ import { SCOPES } from '../accounts/keys.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import { type Command, json, mode, type Values } from './command.js';
+import { fxCommands } from './fx.js';
 
 // The commands' modules load when a command runs, not before: `--help`, `--version` and usage
 // errors answer at once instead of loading the whole server first.
@@ -211,6 +212,7 @@ export const COMMANDS: Command[] = [
       console.log('Start the server (waytrack serve): it migrates the database to this version first.');
     },
   },
+  ...fxCommands(withDatabase),
 ];
 
 /** Whose secrets key to keep with the backups: SECRETS_KEY's, or the generated file's. */

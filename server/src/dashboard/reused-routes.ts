@@ -21,6 +21,7 @@ export const REUSED_ROUTES = [
   'DELETE /stores/:id/destinations/:kind',
   'GET /analytics/metrics',
   'GET /analytics/timeseries',
+  'GET /analytics/match-quality',
   'GET /conversions',
   'GET /conversions/:id',
   'POST /conversions/:id/resend',

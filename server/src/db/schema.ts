@@ -129,6 +129,22 @@ export interface ConversionsTable {
   forwarding?: string | null;
   /** Sum of the conversion's refunds, in its minor units (migration 0011); left out on insert (default 0). */
   refunded_minor?: number;
+  /** Migration 0015: the store currency a foreign-currency conversion was converted to, the rate's date, the rate, the value. */
+  fx_currency?: string | null;
+  fx_rate_date?: string | null;
+  fx_rate?: string | null;
+  fx_value_minor?: number | null;
+  /** Migration 0015: JSON of the match quality per destination (quality/match-quality.ts). */
+  match_quality?: string | null;
+}
+
+/** Migration 0015: a dated exchange rate, `rate` units of `currency` per one `base`. */
+export interface FxRatesTable {
+  currency: string;
+  date: string;
+  base: string;
+  rate: string;
+  loaded_at: number;
 }
 
 /** A refund of a conversion (api.md §9; migration 0011). */
@@ -354,6 +370,7 @@ export interface DB {
   click_keys: ClickKeysTable;
   conversion_keys: ConversionKeysTable;
   refunds: RefundsTable;
+  fx_rates: FxRatesTable;
   dashboard_sessions: DashboardSessionsTable;
   click_ids: ClickIdsTable;
   store_destinations: StoreDestinationsTable;

@@ -17,6 +17,7 @@ import {
 } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { bearer, DateQuery, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
+import { matchQualityRoutes } from './match-quality.js';
 
 const Metrics = Type.Object({
   storeId: Type.String({ examples: [EXAMPLE.storeId] }),
@@ -48,6 +49,23 @@ const Metrics = Type.Object({
   adSpendByCurrency: Type.Record(Type.String(), Type.Number(), {
     description: 'Spend recorded in other currencies; never added into adSpend',
   }),
+  converted: Type.Object(
+    {
+      totalRevenue: Type.Number({
+        description: 'totalRevenue plus the Purchase revenue in other currencies, each converted at the rate recorded with it',
+      }),
+      attributedRevenue: Type.Number({
+        description: 'attributedRevenue plus attributed foreign-currency Purchases, converted likewise',
+      }),
+      unconvertedByCurrency: Type.Record(Type.String(), Type.Number(), {
+        description:
+          'Purchase revenue in other currencies recorded without a rate (none was loaded for its day): not in the two sums',
+      }),
+    },
+    {
+      description: 'Revenue in the store currency including other currencies at their recorded exchange rates (waytrack fx load)',
+    },
+  ),
   livemode: Type.Boolean({ description: 'true for live data (a wt_live_ key), false for test data' }),
 });
 
@@ -69,7 +87,7 @@ const RANGE_ERRORS: Record<string, ErrorExample> = {
 };
 
 const RANGE_RULES =
-  'Dates are calendar days of the store’s time zone, both inclusive; by default the 30 days ending today. A range may not start after it ends or cover more than 731 days. Only the key’s mode counts: a test key sees test data only. Money is in the store currency; other currencies are reported apart, never converted.';
+  'Dates are calendar days of the store’s time zone, both inclusive; by default the 30 days ending today. A range may not start after it ends or cover more than 731 days. Only the key’s mode counts: a test key sees test data only. Money is in the store currency; other currencies are reported apart, never added in (metrics’ `converted` adds them at the exchange rate recorded with each conversion).';
 
 const Bucket = Type.Object({
   start: Timestamp('First instant of the bucket (UTC)'),
@@ -135,7 +153,10 @@ const Breakdown = Type.Object({
   nextCursor: Nullable(Type.String()),
 });
 
-export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, cursors }) => {
+export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, deps) => {
+  const { database, cursors } = deps;
+  // GET /v1/analytics/match-quality (api.md §10), beside the other analytics and reused by the dashboard with them.
+  await app.register(matchQualityRoutes, deps);
   // GET /v1/analytics/metrics — a store's headline metrics over a date range
   app.get(
     '/analytics/metrics',
@@ -176,6 +197,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
                 timezone: 'Europe/Berlin',
                 revenueByCurrency: { USD: 129.99 },
                 adSpendByCurrency: {},
+                converted: { totalRevenue: 5010.18, attributedRevenue: 3120.5, unconvertedByCurrency: {} },
                 livemode: true,
               },
             },

@@ -24,6 +24,7 @@ import {
 import { FBCLID_PATTERN, OTHER_CLICK_ID_FIELDS } from './clicks.js';
 import { bearer, ClientTime, DateQuery, ForwardingState, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
 import { Forwarding } from './destinations.js';
+import { EXAMPLE_MATCH_QUALITY, FxRecorded, MatchQualityMap } from './schemas/quality.js';
 
 const EVENT_TYPE = Type.String({
   pattern: '^[A-Za-z][A-Za-z0-9_]{0,49}$',
@@ -277,6 +278,8 @@ const Conversion = Type.Object({
   attributedTo: Type.Optional(AttributedTo),
   ...ForwardingState,
   forwarding: Forwarding,
+  matchQuality: MatchQualityMap,
+  fx: Type.Optional(FxRecorded),
   livemode: Type.Boolean({ description: 'true for live data, false for test data' }),
   timestamp: Timestamp('Event time'),
   createdAt: Timestamp('When the conversion was recorded'),
@@ -361,6 +364,7 @@ const EXAMPLE_CONVERSION = {
   capiSent: true,
   capi: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' },
   forwarding: { meta: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' } },
+  matchQuality: EXAMPLE_MATCH_QUALITY,
   livemode: true,
   timestamp: EXAMPLE.conversionTime,
   createdAt: '2026-11-22T09:58:01.377Z',

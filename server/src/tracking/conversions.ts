@@ -8,10 +8,12 @@ import { type ConversionFilter, findConversion, listConversions, RECORD_CONVERSI
 import type { Page } from '../db/repositories/keyset.js';
 import type { ConversionsTable } from '../db/schema.js';
 import { planDestinations, presentDestinationsOf } from '../destinations/routing.js';
+import { fxFor, presentFx } from '../fx/record.js';
 import { fieldError, invalid } from '../http/errors.js';
 import { conversionNotFound } from '../http/not-found.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
+import { setMatchQuality } from '../quality/record.js';
 import { requireActiveStore, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
@@ -271,6 +273,10 @@ export async function recordConversion(
   } else if ('skip' in plan) {
     Object.assign(row, skippedColumns(plan.skip));
   }
+  // Match quality (from the raw customer data, in hand only now) and, in another currency than the store's, its day's rate.
+  const meta = delivery !== undefined || ('skip' in plan && plan.skip !== 'not_configured');
+  await setMatchQuality(database.read, row, { meta, others: Object.keys(destinations.forwarding) }, input.customerData);
+  if (currency !== store.currency) Object.assign(row, await fxFor(database.read, row, store));
   // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
   const stored = await database.runWrite(RECORD_CONVERSION, { conversion: row, touchpoints, delivery, ...(jobs && { jobs }) });
   // The order was recorded before (a resend, or a concurrent identical request that committed
@@ -362,6 +368,8 @@ export function presentConversion(row: ConversionsTable) {
     attributed: row.attributed === 1,
     ...attributedTo(row),
     ...withDestinations(row),
+    matchQuality: row.match_quality ? (JSON.parse(row.match_quality) as Record<string, unknown>) : {},
+    ...(row.fx_currency && { fx: presentFx(row) }),
     livemode: row.livemode === 1,
     timestamp: new Date(row.event_time).toISOString(),
     createdAt: new Date(row.created_at).toISOString(),

@@ -9,7 +9,7 @@ import { cliAsync } from './process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** Every command api.md §4 names, plus the operator's account list, backup and restore. */
+/** Every command api.md §4 names, plus the operator's account list, backup, restore and exchange rates. */
 const COMMANDS = [
   'serve',
   'migrate',
@@ -21,6 +21,8 @@ const COMMANDS = [
   'keys revoke',
   'backup',
   'restore',
+  'fx load',
+  'fx restate',
 ];
 
 // The real CLI: --help, --version, usage errors, account list and the scopes message.

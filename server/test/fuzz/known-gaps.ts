@@ -16,6 +16,7 @@ const DATE_QUERIES = [
   'GET /v1/analytics/metrics',
   'GET /v1/analytics/timeseries',
   'GET /v1/analytics/breakdown',
+  'GET /v1/analytics/match-quality',
   'GET /v1/stores/{id}/ad-spend',
 ];
 const STORE_WRITES = ['POST /v1/stores', 'PATCH /v1/stores/{id}'];

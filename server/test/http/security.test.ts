@@ -317,6 +317,26 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/v1/analytics/match-quality',
+    scope: 'analytics:read',
+    url: (s) => `/v1/analytics/match-quality?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/analytics/match-quality'), 'store_not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      // A conversion Meta receives (the store gets Meta first), so the owner's view has an entry.
+      const patch = { pixelId: '123456789012345', capiAccessToken: 'EAAsecurity', capiTestEventCode: 'TEST1' };
+      await ok(await call(app, 'PATCH', `/v1/stores/${seed.storeId}`, { key: owner, body: patch }));
+      const body = conversionBody(seed.storeId, { orderId: `mq-${seed.orderId}` });
+      await ok(await call(app, 'POST', '/v1/track/conversion', { key: owner, body }));
+      const url = `/v1/analytics/match-quality?storeId=${seed.storeId}`;
+      const mine = (await ok(await call(app, 'GET', url, { key: owner }))).body.data;
+      expect(mine.destinations.meta.conversions).toBe(1);
+      const theirs = (await ok(await call(app, 'GET', url, { key: outsider }))).body.data;
+      expect(theirs.destinations).toEqual({});
+    },
+  },
+  {
+    method: 'GET',
     path: '/v1/analytics/breakdown',
     scope: 'analytics:read',
     url: (s) => `/v1/analytics/breakdown?storeId=${s.storeId}&by=campaign_id`,

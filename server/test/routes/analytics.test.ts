@@ -100,6 +100,8 @@ describe('GET /v1/analytics/metrics', () => {
       timezone: 'UTC',
       revenueByCurrency: { EUR: 50 },
       adSpendByCurrency: {},
+      // No exchange rates loaded: the EUR purchase stays apart.
+      converted: { totalRevenue: 120.3, attributedRevenue: 100.1, unconvertedByCurrency: { EUR: 50 } },
       livemode: true,
     });
 

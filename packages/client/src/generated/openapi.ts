@@ -55,6 +55,75 @@ export interface Operations {
       nextCursor: string | null;
     };
   };
+  /** A store's match quality per destination over an inclusive date range in its time zone */
+  'GET /v1/analytics/match-quality': {
+    query: {
+      /** The store */
+      storeId: string;
+      /** Inclusive; default 29 days before endDate */
+      startDate?: string;
+      /** Inclusive; default today in the store time zone */
+      endDate?: string;
+    };
+    response: {
+      storeId: string;
+      startDate: string;
+      endDate: string;
+      timezone: string;
+      livemode: boolean;
+      /** Per destination with at least one conversion in range */
+      destinations: {
+        meta?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
+        google_ads?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
+        tiktok?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
+      };
+    };
+  };
   /** A store's metrics over an inclusive date range in its time zone */
   'GET /v1/analytics/metrics': {
     query: {
@@ -101,6 +170,15 @@ export interface Operations {
       revenueByCurrency: Record<string, number>;
       /** Spend recorded in other currencies; never added into adSpend */
       adSpendByCurrency: Record<string, number>;
+      /** Revenue in the store currency including other currencies at their recorded exchange rates (waytrack fx load) */
+      converted: {
+        /** totalRevenue plus the Purchase revenue in other currencies, each converted at the rate recorded with it */
+        totalRevenue: number;
+        /** attributedRevenue plus attributed foreign-currency Purchases, converted likewise */
+        attributedRevenue: number;
+        /** Purchase revenue in other currencies recorded without a rate (none was loaded for its day): not in the two sums */
+        unconvertedByCurrency: Record<string, number>;
+      };
       /** true for live data (a wt_live_ key), false for test data */
       livemode: boolean;
     };
@@ -388,6 +466,65 @@ export interface Operations {
             message?: string;
           };
         };
+        /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
+        matchQuality: {
+          meta?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+          google_ads?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+          tiktok?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+        };
+        /** Only for a conversion in another currency than its store’s with a known rate: the rate recorded with it */
+        fx?: {
+          /** The store currency it was converted to */
+          currency: string;
+          /** Units of the store currency per unit of the conversion’s (10 decimals at most) */
+          rate: string;
+          /** The day whose rates were used */
+          rateDate: string;
+          /** eventValue in the store currency, rounded half to even to its minor units */
+          value: number;
+        };
         /** true for live data, false for test data */
         livemode: boolean;
         /** Event time */
@@ -493,6 +630,65 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+      };
+      /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
+      matchQuality: {
+        meta?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        google_ads?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        tiktok?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+      };
+      /** Only for a conversion in another currency than its store’s with a known rate: the rate recorded with it */
+      fx?: {
+        /** The store currency it was converted to */
+        currency: string;
+        /** Units of the store currency per unit of the conversion’s (10 decimals at most) */
+        rate: string;
+        /** The day whose rates were used */
+        rateDate: string;
+        /** eventValue in the store currency, rounded half to even to its minor units */
+        value: number;
       };
       /** true for live data, false for test data */
       livemode: boolean;
@@ -632,6 +828,65 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+      };
+      /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
+      matchQuality: {
+        meta?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        google_ads?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        tiktok?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+      };
+      /** Only for a conversion in another currency than its store’s with a known rate: the rate recorded with it */
+      fx?: {
+        /** The store currency it was converted to */
+        currency: string;
+        /** Units of the store currency per unit of the conversion’s (10 decimals at most) */
+        rate: string;
+        /** The day whose rates were used */
+        rateDate: string;
+        /** eventValue in the store currency, rounded half to even to its minor units */
+        value: number;
       };
       /** true for live data, false for test data */
       livemode: boolean;
