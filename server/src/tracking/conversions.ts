@@ -25,6 +25,7 @@ import {
   touchpointRows,
 } from './conversion-attribution.js';
 import { normalizeEventType } from './event-types.js';
+import { type ForwardingQuery, forwardingFilterOf } from './forwarding-filter.js';
 import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
 
 export interface ProductInput {
@@ -295,11 +296,12 @@ export async function getConversion(database: Database, tenant: Tenant, conversi
   return row;
 }
 
-export interface ConversionListQuery {
+export interface ConversionListQuery extends ForwardingQuery {
   storeId?: string;
   eventType?: string;
   attributed?: boolean;
   capiStatus?: ConversionsTable['capi_status'];
+  refunded?: boolean;
   startDate?: string;
   endDate?: string;
 }
@@ -323,6 +325,7 @@ export async function listConversionsOf(
   if (query.startDate && query.endDate && query.startDate > query.endDate) {
     throw invalid('startDate', 'out_of_range', 'startDate must not be after endDate');
   }
+  const forwarding = forwardingFilterOf(query);
   const store = query.storeId ? await requireStore(database.read, tenant, query.storeId) : undefined;
   const timezone = store?.timezone ?? 'UTC';
   const filter: ConversionFilter = {
@@ -331,6 +334,8 @@ export async function listConversionsOf(
     eventType: query.eventType === undefined ? undefined : normalizeEventType(query.eventType),
     attributed: query.attributed,
     capiStatus: query.capiStatus,
+    refunded: query.refunded,
+    forwarding,
     from: query.startDate ? startOfDay(query.startDate, timezone) : undefined,
     to: query.endDate ? startOfDay(addDays(query.endDate, 1), timezone) : undefined,
   };
