@@ -95,7 +95,8 @@ describe('reconciliation', () => {
         store_id: storeId,
         livemode,
         attempts: 1,
-        next_attempt_at: time,
+        // Never due while the test runs: the dispatchers must leave the states as generated.
+        next_attempt_at: Date.now() + 365 * DAY_MS,
         expires_at: time + 7 * DAY_MS,
       };
       const times = { claimed_by: null, created_at: time, updated_at: time };
@@ -274,9 +275,9 @@ describe('reconciliation', () => {
           }
         }
       }),
-      { numRuns: 12 },
+      { numRuns: 10 },
     );
-  });
+  }, 180_000);
 
   it('limits to one destination, and refuses bad input with the field', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
