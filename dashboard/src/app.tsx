@@ -8,6 +8,7 @@ import { ConversionPage } from './pages/conversion.js';
 import { Conversions } from './pages/conversions.js';
 import { NotFound } from './pages/not-found.js';
 import { Overview } from './pages/overview.js';
+import { Reconciliation } from './pages/reconciliation.js';
 import { SignIn } from './pages/sign-in.js';
 import { StorePage } from './pages/store.js';
 import { Stores } from './pages/stores.js';
@@ -29,6 +30,7 @@ function Page() {
   if (path === `${BASE}/conversions`) return <Conversions />;
   const conversion = match(`${BASE}/conversions/:id`, path);
   if (conversion?.id) return <ConversionPage id={conversion.id} />;
+  if (path === `${BASE}/reconciliation`) return <Reconciliation />;
   if (path === `${BASE}/settings`) return <Redirect to={`${BASE}/settings/api-keys`} />;
   if (path === `${BASE}/settings/api-keys`) return <ApiKeys />;
   return <NotFound />;

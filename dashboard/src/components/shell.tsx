@@ -6,6 +6,7 @@ const NAV = [
   { href: BASE, label: 'Overview', section: (path: string) => path === BASE },
   { href: `${BASE}/stores`, label: 'Stores', section: (path: string) => path.startsWith(`${BASE}/stores`) },
   { href: `${BASE}/conversions`, label: 'Conversions', section: (path: string) => path.startsWith(`${BASE}/conversions`) },
+  { href: `${BASE}/reconciliation`, label: 'Reconciliation', section: (path: string) => path === `${BASE}/reconciliation` },
   { href: `${BASE}/settings/api-keys`, label: 'Settings', section: (path: string) => path.startsWith(`${BASE}/settings`) },
 ];
 

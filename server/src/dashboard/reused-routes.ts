@@ -3,6 +3,7 @@ import { analyticsRoutes } from '../routes/analytics.js';
 import type { RouteDeps } from '../routes/common.js';
 import { conversionRoutes } from '../routes/conversions.js';
 import { forwardingRoutes } from '../routes/forwarding.js';
+import { reconciliationRoutes } from '../routes/reconciliation.js';
 import { storeRoutes } from '../routes/stores.js';
 
 /**
@@ -20,6 +21,7 @@ export const REUSED_ROUTES = [
   'GET /conversions',
   'GET /conversions/:id',
   'POST /conversions/:id/resend',
+  'GET /stores/:id/reconciliation',
 ] as const;
 
 const reused = new Set<string>(REUSED_ROUTES);
@@ -40,4 +42,5 @@ export const reusedRoutes: FastifyPluginAsync<RouteDeps> = async (app, { databas
   await app.register(analyticsRoutes, deps);
   await app.register(conversionRoutes, deps);
   await app.register(forwardingRoutes, deps);
+  await app.register(reconciliationRoutes, deps);
 };
