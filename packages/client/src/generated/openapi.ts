@@ -293,13 +293,13 @@ export interface Operations {
       attributed?: 'true' | 'false';
       /** Forwarding to Meta: pending, sent, failed or skipped */
       capiStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
-      /** Only conversions this destination receives (those with a `forwarding.<destination>` entry) */
+      /** Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination) */
       destination?: 'meta' | 'google_ads' | 'tiktok';
-      /** With destination: only conversions in this state there */
+      /** Only conversions in this state at the destination (or at any destination) */
       forwardingStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
-      /** With forwardingStatus failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`): only that reason */
+      /** Only conversions failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`) for this reason */
       forwardingReason?: string;
-      /** With forwardingStatus sent: only deliveries the platform acknowledged with a trace id (true) or without one (false) */
+      /** Only conversions delivered and acknowledged with a platform trace id (true), or received but not so acknowledged (false) */
       acknowledged?: 'true' | 'false';
       /** Only conversions with at least one refund (true) or with none (false) */
       refunded?: 'true' | 'false';

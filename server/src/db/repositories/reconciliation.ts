@@ -37,12 +37,16 @@ export interface ConversionForwarding {
   destinations: Partial<Record<DestinationKind, DestinationState>>;
 }
 
-/** What the list's forwarding filters ask for (validated by the caller). */
+/**
+ * What the list's forwarding filters ask for: conversions that a destination (the one named, or
+ * any of them) receives and where every given condition holds.
+ */
 export interface ForwardingFilter {
-  destination: DestinationKind;
+  destination?: DestinationKind;
   status?: ForwardingStatus;
+  /** The failure or skip reason (only failed and skipped conversions have one). */
   reason?: string;
-  /** With status `sent`: acknowledged with a platform trace id (true) or without one (false). */
+  /** Delivered and acknowledged with a platform trace id (true), or not (false). */
   acknowledged?: boolean;
 }
 
@@ -98,16 +102,22 @@ function expressionsOf(kind: DestinationKind, postgres: boolean): Expressions {
 
 /**
  * The condition a conversions query (its table aliased `c`) needs for `filter`: the destination
- * receives the conversion, in that status, for that reason, with or without a trace id.
+ * (or, without one, any destination) receives the conversion, in that status, for that reason,
+ * acknowledged or not.
  */
 export function forwardingCondition(postgres: boolean, filter: ForwardingFilter): Expression<SqlBool> {
-  const e = expressionsOf(filter.destination, postgres);
-  const parts: RawBuilder<unknown>[] = [sql`${e.status} is not null`];
-  if (filter.status) parts.push(sql`${e.status} = ${filter.status}`);
-  if (filter.reason !== undefined) parts.push(sql`${e.reason} = ${filter.reason}`);
-  if (filter.acknowledged !== undefined)
-    parts.push(filter.acknowledged ? sql`${e.traceId} is not null` : sql`${e.traceId} is null`);
-  return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
+  const kinds = filter.destination ? [filter.destination] : DESTINATION_KINDS;
+  const each = kinds.map((kind) => {
+    const e = expressionsOf(kind, postgres);
+    const parts: RawBuilder<unknown>[] = [sql`${e.status} is not null`];
+    if (filter.status) parts.push(sql`${e.status} = ${filter.status}`);
+    if (filter.reason !== undefined) parts.push(sql`${e.reason} = ${filter.reason}`);
+    if (filter.acknowledged !== undefined) {
+      parts.push(filter.acknowledged ? sql`${e.traceId} is not null` : sql`${e.traceId} is null`);
+    }
+    return sql`(${sql.join(parts, sql` and `)})`;
+  });
+  return sql<SqlBool>`(${sql.join(each, sql` or `)})`;
 }
 
 /** The conversions of a store and mode with event time in [from, to), each with its state per destination. */

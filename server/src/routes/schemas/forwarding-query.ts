@@ -7,24 +7,25 @@ const BOOLEAN = (description: string) =>
 export const ForwardingListQuery = {
   destination: Type.Optional(
     Type.Union([Type.Literal('meta'), Type.Literal('google_ads'), Type.Literal('tiktok')], {
-      description: 'Only conversions this destination receives (those with a `forwarding.<destination>` entry)',
+      description:
+        'Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination)',
     }),
   ),
   forwardingStatus: Type.Optional(
     Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('skipped')], {
-      description: 'With destination: only conversions in this state there',
+      description: 'Only conversions in this state at the destination (or at any destination)',
     }),
   ),
   forwardingReason: Type.Optional(
     Type.String({
       pattern: '^[a-z][a-z0-9_]{0,63}$',
       description:
-        'With forwardingStatus failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`): only that reason',
+        'Only conversions failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`) for this reason',
       examples: ['expired'],
     }),
   ),
   acknowledged: BOOLEAN(
-    'With forwardingStatus sent: only deliveries the platform acknowledged with a trace id (true) or without one (false)',
+    'Only conversions delivered and acknowledged with a platform trace id (true), or received but not so acknowledged (false)',
   ),
   refunded: BOOLEAN('Only conversions with at least one refund (true) or with none (false)'),
 };
