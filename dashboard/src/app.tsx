@@ -9,6 +9,7 @@ import { Conversions } from './pages/conversions.js';
 import { MatchQuality } from './pages/match-quality.js';
 import { NotFound } from './pages/not-found.js';
 import { Overview } from './pages/overview.js';
+import { Reconciliation } from './pages/reconciliation.js';
 import { SignIn } from './pages/sign-in.js';
 import { StorePage } from './pages/store.js';
 import { Stores } from './pages/stores.js';
@@ -31,6 +32,7 @@ function Page() {
   const conversion = match(`${BASE}/conversions/:id`, path);
   if (conversion?.id) return <ConversionPage id={conversion.id} />;
   if (path === `${BASE}/match-quality`) return <MatchQuality />;
+  if (path === `${BASE}/reconciliation`) return <Reconciliation />;
   if (path === `${BASE}/settings`) return <Redirect to={`${BASE}/settings/api-keys`} />;
   if (path === `${BASE}/settings/api-keys`) return <ApiKeys />;
   return <NotFound />;

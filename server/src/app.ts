@@ -36,6 +36,7 @@ import { conversionRoutes } from './routes/conversions.js';
 import { destinationRoutes } from './routes/destinations.js';
 import { forwardingRoutes } from './routes/forwarding.js';
 import { healthRoutes } from './routes/health.js';
+import { reconciliationRoutes } from './routes/reconciliation.js';
 import { refundRoutes } from './routes/refunds.js';
 import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
@@ -253,6 +254,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(destinationRoutes, routeDeps);
       await v1.register(analyticsRoutes, routeDeps);
       await v1.register(spendRoutes, routeDeps);
+      await v1.register(reconciliationRoutes, routeDeps);
     },
     { prefix: '/v1' },
   );

@@ -13,25 +13,37 @@ import type { Conversion, Page } from '../types.js';
 import { useApi } from '../use-api.js';
 
 const PAGE_SIZE = 25;
+const RECONCILIATION_FILTERS = [
+  'startDate',
+  'endDate',
+  'destination',
+  'forwardingStatus',
+  'forwardingReason',
+  'acknowledged',
+  'refunded',
+] as const;
 
 export function Conversions() {
   const { mode } = useApp();
   const { query: params } = useLocation();
   const storeId = params.get('store') ?? '';
   const attributed = params.get('attributed') ?? '';
+  // The filters a reconciliation count opens the list with (pages/reconciliation.tsx).
+  const extra = Object.fromEntries(RECONCILIATION_FILTERS.map((name) => [name, params.get(name) ?? '']));
+  const extraText = RECONCILIATION_FILTERS.filter((name) => extra[name]).map((name) => `${name} ${extra[name]}`);
   // The cursors of the pages before this one (Previous goes back without the API walking
   // backwards), for this mode and these filters only: a cursor belongs to one list.
-  const listKey = `${mode} ${storeId} ${attributed}`;
+  const listKey = `${mode} ${storeId} ${attributed} ${extraText.join(' ')}`;
   const [walk, setWalk] = useState<{ listKey: string; cursors: string[] }>({ listKey, cursors: [] });
   const cursors = walk.listKey === listKey ? walk.cursors : [];
   const setCursors = (next: string[]) => setWalk({ listKey, cursors: next });
   const cursor = cursors[cursors.length - 1];
-  const filters = query({ storeId, attributed, limit: PAGE_SIZE, cursor });
+  const filters = query({ storeId, attributed, ...extra, limit: PAGE_SIZE, cursor });
   const stores = useApi('stores', loadAllStores);
   const list = useApi(`${mode} ${filters}`, () => api.get<Page & { conversions: Conversion[] }>(`/conversions${filters}`));
   const storeName = (id: string) => stores.data?.find((s) => s.id === id)?.name ?? id;
   const filter = (values: Record<string, string>) => setQuery(values);
-  const filtered = storeId !== '' || attributed !== '';
+  const filtered = storeId !== '' || attributed !== '' || extraText.length > 0;
 
   return (
     <section>
@@ -54,6 +66,12 @@ export function Conversions() {
           </select>
         </div>
       </form>
+      {extraText.length > 0 && (
+        <p class="active-filters">
+          Also filtered by {extraText.join(', ')}.{' '}
+          <Link href={`${BASE}/conversions${storeId ? `?store=${encodeURIComponent(storeId)}` : ''}`}>Clear these filters</Link>
+        </p>
+      )}
       {list.error && <ErrorMessage error={list.error} retry={list.reload} />}
       {!list.data && !list.error && <Loading />}
       {list.data?.conversions.length === 0 &&

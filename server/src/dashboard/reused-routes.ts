@@ -4,6 +4,7 @@ import type { RouteDeps } from '../routes/common.js';
 import { conversionRoutes } from '../routes/conversions.js';
 import { destinationRoutes } from '../routes/destinations.js';
 import { forwardingRoutes } from '../routes/forwarding.js';
+import { reconciliationRoutes } from '../routes/reconciliation.js';
 import { storeRoutes } from '../routes/stores.js';
 
 /**
@@ -25,6 +26,7 @@ export const REUSED_ROUTES = [
   'GET /conversions',
   'GET /conversions/:id',
   'POST /conversions/:id/resend',
+  'GET /stores/:id/reconciliation',
 ] as const;
 
 const reused = new Set<string>(REUSED_ROUTES);
@@ -46,4 +48,5 @@ export const reusedRoutes: FastifyPluginAsync<RouteDeps> = async (app, { databas
   await app.register(analyticsRoutes, deps);
   await app.register(conversionRoutes, deps);
   await app.register(forwardingRoutes, deps);
+  await app.register(reconciliationRoutes, deps);
 };

@@ -24,6 +24,7 @@ import {
 import { FBCLID_PATTERN, OTHER_CLICK_ID_FIELDS } from './clicks.js';
 import { bearer, ClientTime, DateQuery, ForwardingState, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
 import { Forwarding } from './destinations.js';
+import { ForwardingListQuery } from './schemas/forwarding-query.js';
 import { EXAMPLE_MATCH_QUALITY, FxRecorded, MatchQualityMap } from './schemas/quality.js';
 
 const EVENT_TYPE = Type.String({
@@ -537,6 +538,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
               description: 'Forwarding to Meta: pending, sent, failed or skipped',
             }),
           ),
+          ...ForwardingListQuery,
           startDate: DateQuery('Inclusive, in the store time zone (UTC without storeId)'),
           endDate: DateQuery('Inclusive, in the store time zone (UTC without storeId)'),
           ...PageQuery,
@@ -570,8 +572,9 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
     },
     async (request) => {
       const auth = tenantOf(request);
-      const { limit = 20, cursor, attributed, ...filters } = request.query;
-      const query = { ...filters, attributed: attributed === undefined ? undefined : attributed === 'true' };
+      const { limit = 20, cursor, attributed, acknowledged, refunded, ...filters } = request.query;
+      const flag = (value: 'true' | 'false' | undefined) => (value === undefined ? undefined : value === 'true');
+      const query = { ...filters, attributed: flag(attributed), acknowledged: flag(acknowledged), refunded: flag(refunded) };
       const context = listContext('conversions', auth, query);
       const rows = await listConversionsOf(database, auth, query, { limit, after: cursors.decode(cursor, context) });
       const page = cursors.page(rows, limit, context, (r) => ({ time: r.event_time, id: r.id }), presentConversion);

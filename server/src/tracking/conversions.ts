@@ -27,6 +27,7 @@ import {
   touchpointRows,
 } from './conversion-attribution.js';
 import { normalizeEventType } from './event-types.js';
+import { type ForwardingQuery, forwardingFilterOf } from './forwarding-filter.js';
 import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
 
 export interface ProductInput {
@@ -301,11 +302,12 @@ export async function getConversion(database: Database, tenant: Tenant, conversi
   return row;
 }
 
-export interface ConversionListQuery {
+export interface ConversionListQuery extends ForwardingQuery {
   storeId?: string;
   eventType?: string;
   attributed?: boolean;
   capiStatus?: ConversionsTable['capi_status'];
+  refunded?: boolean;
   startDate?: string;
   endDate?: string;
 }
@@ -329,6 +331,7 @@ export async function listConversionsOf(
   if (query.startDate && query.endDate && query.startDate > query.endDate) {
     throw invalid('startDate', 'out_of_range', 'startDate must not be after endDate');
   }
+  const forwarding = forwardingFilterOf(query);
   const store = query.storeId ? await requireStore(database.read, tenant, query.storeId) : undefined;
   const timezone = store?.timezone ?? 'UTC';
   const filter: ConversionFilter = {
@@ -337,6 +340,8 @@ export async function listConversionsOf(
     eventType: query.eventType === undefined ? undefined : normalizeEventType(query.eventType),
     attributed: query.attributed,
     capiStatus: query.capiStatus,
+    refunded: query.refunded,
+    forwarding,
     from: query.startDate ? startOfDay(query.startDate, timezone) : undefined,
     to: query.endDate ? startOfDay(addDays(query.endDate, 1), timezone) : undefined,
   };

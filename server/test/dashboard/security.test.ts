@@ -203,6 +203,13 @@ const ROUTES: RouteCase[] = [
     otherAccount: notFound('not_found')(route('POST', '/conversions/:id/resend')),
   },
   {
+    method: 'GET',
+    path: '/stores/:id/reconciliation',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/reconciliation`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('GET', '/stores/:id/reconciliation')),
+  },
+  {
     method: 'DELETE',
     path: '/session',
     url: () => '/dashboard/api/session',

@@ -18,6 +18,7 @@ const DATE_QUERIES = [
   'GET /v1/analytics/breakdown',
   'GET /v1/analytics/match-quality',
   'GET /v1/stores/{id}/ad-spend',
+  'GET /v1/stores/{id}/reconciliation',
 ];
 const STORE_WRITES = ['POST /v1/stores', 'PATCH /v1/stores/{id}'];
 

@@ -493,6 +493,24 @@ const ROUTES: RouteCase[] = [
     },
   },
   {
+    method: 'GET',
+    path: '/v1/stores/:id/reconciliation',
+    scope: 'analytics:read',
+    url: (s) => `/v1/stores/${s.storeId}/reconciliation`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/stores/:id/reconciliation'), 'store_not_found'),
+    // The owner's conversion is counted in its own mode only.
+    async otherMode({ app, owner, outsider, seed }) {
+      const received = async (key: string) =>
+        (await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/reconciliation`, { key }))).body.data.days.reduce(
+          (sum: number, day: { received: number }) => sum + day.received,
+          0,
+        );
+      expect(await received(owner)).toBe(1);
+      expect(await received(outsider)).toBe(0);
+    },
+  },
+  {
     method: 'POST',
     path: '/v1/track/refund',
     scope: 'conversions:write',

@@ -375,6 +375,16 @@ export interface Operations {
       attributed?: 'true' | 'false';
       /** Forwarding to Meta: pending, sent, failed or skipped */
       capiStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
+      /** Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination) */
+      destination?: 'meta' | 'google_ads' | 'tiktok';
+      /** Only conversions in this state at the destination (or at any destination) */
+      forwardingStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
+      /** Only conversions failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`) for this reason */
+      forwardingReason?: string;
+      /** Only conversions delivered and acknowledged with a platform trace id (true), or received but not so acknowledged (false) */
+      acknowledged?: 'true' | 'false';
+      /** Only conversions with at least one refund (true) or with none (false) */
+      refunded?: 'true' | 'false';
       /** Inclusive, in the store time zone (UTC without storeId) */
       startDate?: string;
       /** Inclusive, in the store time zone (UTC without storeId) */
@@ -1386,6 +1396,189 @@ export interface Operations {
       settings: Record<string, unknown> | null;
       /** When the settings last changed; null when not configured */
       updatedAt: string | null;
+    };
+  };
+  /** Reconcile conversions with what each destination received */
+  'GET /v1/stores/{id}/reconciliation': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    query: {
+      /** Inclusive; default 29 days before endDate */
+      startDate?: string;
+      /** Inclusive; default today in the store time zone */
+      endDate?: string;
+      /** Only this destination; default all three */
+      destination?: 'meta' | 'google_ads' | 'tiktok';
+    };
+    response: {
+      storeId: string;
+      startDate: string;
+      endDate: string;
+      /** The store’s time zone the days are in */
+      timezone: string;
+      /** Every day of the range, oldest first (days without conversions too) */
+      days: Array<{
+        /** The day (YYYY-MM-DD) of the conversions’ event time in the store’s time zone */
+        date: string;
+        /** Conversions (any eventType) with event time that day */
+        received: number;
+        /** Of received, those attributed */
+        attributed: number;
+        /** Of received, those with at least one refund (by now) */
+        refunded: number;
+        /** Every destination (or the one asked for with `destination`), configured or not */
+        destinations: {
+          /** What became of the day’s conversions at one destination */
+          meta?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
+          /** What became of the day’s conversions at one destination */
+          google_ads?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
+          /** What became of the day’s conversions at one destination */
+          tiktok?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
+        };
+        /** Each count’s conversions-list query */
+        links: {
+          /** GET path of the conversions list that lists exactly the received ones */
+          received: string;
+          /** GET path of the conversions list that lists exactly the attributed ones */
+          attributed: string;
+          /** GET path of the conversions list that lists exactly the refunded ones */
+          refunded: string;
+        };
+      }>;
     };
   };
   /** Record many clicks and conversions in one request */

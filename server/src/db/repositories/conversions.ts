@@ -6,6 +6,7 @@ import { rowLimit } from '../row-limit.js';
 import type { CapiOutboxTable, ConversionsTable, DestinationJobsTable, TouchpointsTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 import { insertOutboxJob } from './outbox.js';
+import { type ForwardingFilter, forwardingCondition } from './reconciliation.js';
 import { enqueueForRollups } from './rollup-queue.js';
 
 type ConversionKey = { storeId: string; livemode: number; eventType: string; orderId: string };
@@ -219,6 +220,10 @@ export interface ConversionFilter {
   eventType?: string;
   attributed?: boolean;
   capiStatus?: ConversionsTable['capi_status'];
+  /** Conversions with refunds (true) or without (false). */
+  refunded?: boolean;
+  /** By their state at one destination (api.md §10: the reconciliation's links). */
+  forwarding?: ForwardingFilter;
   from?: number;
   to?: number; // exclusive
 }
@@ -230,11 +235,14 @@ export async function listConversions(
   filter: ConversionFilter,
   page: Page,
 ): Promise<ConversionsTable[]> {
-  let query = db.selectFrom('conversions').selectAll().where('account_id', '=', accountId).where('livemode', '=', livemode);
+  // Aliased `c`: the forwarding condition names the conversion so.
+  let query = db.selectFrom('conversions as c').selectAll().where('account_id', '=', accountId).where('livemode', '=', livemode);
   if (filter.storeId) query = query.where('store_id', '=', filter.storeId);
   if (filter.eventType) query = query.where('event_type', '=', filter.eventType);
   if (filter.attributed !== undefined) query = query.where('attributed', '=', filter.attributed ? 1 : 0);
   if (filter.capiStatus) query = query.where('capi_status', '=', filter.capiStatus);
+  if (filter.refunded !== undefined) query = query.where('refunded_minor', filter.refunded ? '>' : '=', 0);
+  if (filter.forwarding) query = query.where(forwardingCondition(isPostgres(db), filter.forwarding));
   if (filter.from !== undefined) query = query.where('event_time', '>=', filter.from);
   if (filter.to !== undefined) query = query.where('event_time', '<', filter.to);
   const after = page.after;

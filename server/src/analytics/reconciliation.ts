@@ -1,0 +1,164 @@
+import { addDays, dateIn, daysBetween } from '../calendar/dates.js';
+import type { ConversionForwarding, DestinationKind } from '../db/repositories/reconciliation.js';
+
+/**
+ * The reconciliation report (api.md §10; docs/api.md "Reconciliation"): per day of event time in
+ * the store's time zone, the conversions received, attributed and refunded, and per destination
+ * what became of those it receives. Pure: it folds the states `forwardingStates` read, and
+ * builds for every count the conversions-list query that lists exactly its conversions.
+ */
+
+export interface DestinationDay {
+  /** Conversions the destination receives (those with a forwarding entry) = sent + pending + failed + skipped. */
+  eligible: number;
+  sent: number;
+  /** Of `sent`, those whose delivery the platform acknowledged with a trace id. */
+  acknowledged: number;
+  pending: number;
+  failed: { total: number; byReason: Record<string, number> };
+  skipped: { total: number; byReason: Record<string, number> };
+  /** The distinct trace ids of the day's acknowledged deliveries, sorted. */
+  traceIds: string[];
+  links: DestinationLinks;
+}
+
+export interface DestinationLinks {
+  eligible: string;
+  sent: string;
+  acknowledged: string;
+  pending: string;
+  failed: string;
+  skipped: string;
+  failedByReason: Record<string, string>;
+  skippedByReason: Record<string, string>;
+}
+
+export interface ReconciliationDay {
+  date: string;
+  received: number;
+  attributed: number;
+  refunded: number;
+  destinations: Partial<Record<DestinationKind, DestinationDay>>;
+  links: { received: string; attributed: string; refunded: string };
+}
+
+export interface ReconciliationInput {
+  storeId: string;
+  timezone: string;
+  startDate: string;
+  endDate: string;
+  kinds: readonly DestinationKind[];
+  conversions: readonly ConversionForwarding[];
+}
+
+/** The list query behind a count: `/v1/conversions?storeId&startDate=date&endDate=date&…`. */
+export function listLink(storeId: string, date: string, filters: Record<string, string> = {}): string {
+  const query = new URLSearchParams({ storeId, startDate: date, endDate: date, ...filters });
+  return `/v1/conversions?${query.toString()}`;
+}
+
+function emptyDestination(): Omit<DestinationDay, 'links' | 'traceIds'> & { traces: Set<string> } {
+  return {
+    eligible: 0,
+    sent: 0,
+    acknowledged: 0,
+    pending: 0,
+    failed: { total: 0, byReason: {} },
+    skipped: { total: 0, byReason: {} },
+    traces: new Set(),
+  };
+}
+
+function destinationLinks(
+  storeId: string,
+  date: string,
+  kind: DestinationKind,
+  day: Omit<DestinationDay, 'links'>,
+): DestinationLinks {
+  const at = (filters: Record<string, string>) => listLink(storeId, date, { destination: kind, ...filters });
+  const byReason = (status: 'failed' | 'skipped', counts: Record<string, number>) =>
+    Object.fromEntries(Object.keys(counts).map((r) => [r, at({ forwardingStatus: status, forwardingReason: r })]));
+  return {
+    eligible: at({}),
+    sent: at({ forwardingStatus: 'sent' }),
+    acknowledged: at({ forwardingStatus: 'sent', acknowledged: 'true' }),
+    pending: at({ forwardingStatus: 'pending' }),
+    failed: at({ forwardingStatus: 'failed' }),
+    skipped: at({ forwardingStatus: 'skipped' }),
+    failedByReason: byReason('failed', day.failed.byReason),
+    skippedByReason: byReason('skipped', day.skipped.byReason),
+  };
+}
+
+function sortedKeys(counts: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Every day of the range (oldest first, days without conversions too), with every destination asked for. */
+export function reconcile(input: ReconciliationInput): ReconciliationDay[] {
+  const count = daysBetween(input.startDate, input.endDate) + 1;
+  const dates = Array.from({ length: count }, (_, i) => addDays(input.startDate, i));
+  type Tally = {
+    received: number;
+    attributed: number;
+    refunded: number;
+    kinds: Map<DestinationKind, ReturnType<typeof emptyDestination>>;
+  };
+  const tallies = new Map<string, Tally>(
+    dates.map((d) => [
+      d,
+      { received: 0, attributed: 0, refunded: 0, kinds: new Map(input.kinds.map((k) => [k, emptyDestination()])) },
+    ]),
+  );
+  for (const conversion of input.conversions) {
+    const tally = tallies.get(dateIn(conversion.eventTime, input.timezone));
+    if (!tally) continue; // outside the range (the read is bounded by the same days)
+    tally.received += 1;
+    if (conversion.attributed) tally.attributed += 1;
+    if (conversion.refunded) tally.refunded += 1;
+    for (const [kind, t] of tally.kinds) {
+      const state = conversion.destinations[kind];
+      if (!state) continue;
+      t.eligible += 1;
+      if (state.status === 'sent') {
+        t.sent += 1;
+        if (state.traceId !== null) {
+          t.acknowledged += 1;
+          t.traces.add(state.traceId);
+        }
+      } else if (state.status === 'pending') t.pending += 1;
+      else {
+        const bucket = t[state.status];
+        const reason = state.reason ?? 'unknown';
+        bucket.total += 1;
+        bucket.byReason[reason] = (bucket.byReason[reason] ?? 0) + 1;
+      }
+    }
+  }
+  return dates.map((date) => {
+    const tally = tallies.get(date) as Tally;
+    const destinations: ReconciliationDay['destinations'] = {};
+    for (const [kind, t] of tally.kinds) {
+      const { traces, ...counts } = t;
+      const day = {
+        ...counts,
+        failed: { total: counts.failed.total, byReason: sortedKeys(counts.failed.byReason) },
+        skipped: { total: counts.skipped.total, byReason: sortedKeys(counts.skipped.byReason) },
+        traceIds: [...traces].sort(),
+      };
+      destinations[kind] = { ...day, links: destinationLinks(input.storeId, date, kind, day) };
+    }
+    return {
+      date,
+      received: tally.received,
+      attributed: tally.attributed,
+      refunded: tally.refunded,
+      destinations,
+      links: {
+        received: listLink(input.storeId, date),
+        attributed: listLink(input.storeId, date, { attributed: 'true' }),
+        refunded: listLink(input.storeId, date, { refunded: 'true' }),
+      },
+    };
+  });
+}
