@@ -1,5 +1,6 @@
 import type { Forwarder } from '../capi/forwarding.js';
 import type { SecretBox } from '../capi/secrets.js';
+import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import { findDelivery, findStoreForWebhook, recordDelivery } from '../db/repositories/shop-webhooks.js';
 import type { StoresTable } from '../db/schema.js';
@@ -116,6 +117,7 @@ export async function receiveShopWebhook(
     throw new ApiError('invalid_request', 'The request body is not valid JSON', { reason: 'malformed_json' });
   }
   const outcome = await handle(database, store, hook.platform, topic, payload, now, forwarding);
+  crashPoint('webhook'); // test hook (crash-point.ts): recorded durably, not acknowledged
   if (key) {
     await database.write((trx) => recordDelivery(trx, { ...key, topic, received_at: now, result: JSON.stringify(outcome) }));
   }
