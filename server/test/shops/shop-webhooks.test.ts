@@ -1,4 +1,7 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { LOG_REDACT } from '../../src/observability.js';
 import { call, clickBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
 import { shopifyOrderJson, shopifyRefundJson, sign, wooOrder } from './payloads.js';
 
@@ -247,5 +250,46 @@ describe('POST /v1/webhooks/woocommerce/:storeId', () => {
     expect((await woo({ id: 3 }, { topic: 'product.updated' })).body.data.ignored).toBe('unknown_topic');
     const error = expectError(await woo(wooOrder({ id: 8003, total: 'free' })), 422, 'unprocessable_payload');
     expect(error.details).toMatchObject({ field: 'total' });
+  });
+});
+
+describe('logs', () => {
+  it('a refused delivery is one log line, and no delivery logs the payload', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const app = await buildApp({
+      config: ctx.config,
+      database: ctx.database,
+      logger: { level: 'trace', redact: LOG_REDACT, stream },
+    });
+    try {
+      const raw = shopifyOrderJson({ id: '5000000000099' });
+      const headers = { 'content-type': 'application/json', 'x-shopify-topic': 'orders/paid' };
+      const refused = await call(app, 'POST', `/v1/webhooks/shopify/${storeId}`, {
+        rawBody: raw,
+        headers: { ...headers, 'x-shopify-hmac-sha256': sign(raw, 'wrong') },
+      });
+      expect(refused.status).toBe(401);
+      const mine = lines.filter((l) => l.includes(refused.body.meta.requestId));
+      expect(mine).toHaveLength(1);
+      expect(JSON.parse(mine[0] as string)).toMatchObject({
+        status: 401,
+        code: 'unauthorized',
+        route: '/v1/webhooks/shopify/:storeId',
+      });
+      const accepted = await call(app, 'POST', `/v1/webhooks/shopify/${storeId}`, {
+        rawBody: raw,
+        headers: { ...headers, 'x-shopify-hmac-sha256': sign(raw, SHOPIFY_SECRET) },
+      });
+      expect(accepted.status).toBe(200);
+      expect(lines.join('')).not.toMatch(/example\.com|Snow|5551234567|203\.0\.113\.7|5000000000099|hmac/i);
+    } finally {
+      await app.close();
+    }
   });
 });
