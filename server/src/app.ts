@@ -38,6 +38,7 @@ import { forwardingRoutes } from './routes/forwarding.js';
 import { healthRoutes } from './routes/health.js';
 import { reconciliationRoutes } from './routes/reconciliation.js';
 import { refundRoutes } from './routes/refunds.js';
+import { shopWebhookRoutes } from './routes/shop-webhooks.js';
 import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
 import { tagRoutes } from './routes/tag.js';
@@ -249,6 +250,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(conversionRoutes, routeDeps);
       await v1.register(batchRoutes, routeDeps);
       await v1.register(refundRoutes, routeDeps);
+      await v1.register(shopWebhookRoutes, routeDeps);
       await v1.register(forwardingRoutes, routeDeps);
       await v1.register(storeRoutes, routeDeps);
       await v1.register(destinationRoutes, routeDeps);

@@ -31,6 +31,16 @@ export interface ApiKeysTable {
   origins?: string | null;
 }
 
+/** A shop webhook delivery already answered (migration 0012): its answer, to give again to a redelivery. */
+export interface ShopWebhookDeliveriesTable {
+  store_id: string;
+  platform: 'shopify' | 'woocommerce';
+  delivery_id: string;
+  topic: string;
+  received_at: number;
+  result: string; // JSON of the answer's data
+}
+
 export interface StoresTable {
   id: string;
   account_id: string;
@@ -40,6 +50,9 @@ export interface StoresTable {
   pixel_id: string | null;
   capi_access_token: string | null;
   capi_test_event_code: string | null;
+  /** Shop webhook secrets (migration 0012), sealed (capi/secrets.ts). */
+  shopify_webhook_secret: string | null;
+  woocommerce_webhook_secret: string | null;
   status: 'active' | 'inactive';
   currency: string;
   timezone: string;
@@ -371,6 +384,7 @@ export interface DB {
   conversion_keys: ConversionKeysTable;
   refunds: RefundsTable;
   fx_rates: FxRatesTable;
+  shop_webhook_deliveries: ShopWebhookDeliveriesTable;
   dashboard_sessions: DashboardSessionsTable;
   click_ids: ClickIdsTable;
   store_destinations: StoreDestinationsTable;

@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   conversion_not_found: 404,
   not_found: 404,
   payload_too_large: 413,
+  unprocessable_payload: 422,
   rate_limit_exceeded: 429,
   internal_error: 500,
   service_unavailable: 503,
@@ -54,7 +55,10 @@ export type ErrorReason =
   // The database's disk is full (503 service_unavailable): details.path says where.
   | 'disk_full'
   // Refunds (api.md §9): an orderId naming several non-Purchase conversions.
-  | 'ambiguous_order';
+  | 'ambiguous_order'
+  // Shop webhooks in (api.md §9): the signature header is absent or does not verify.
+  | 'missing_signature'
+  | 'invalid_signature';
 
 export interface ErrorDetails {
   field?: string;

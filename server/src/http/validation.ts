@@ -32,8 +32,13 @@ function makeAjv(coerceTypes: boolean): Ajv {
 const bodyAjv = makeAjv(false);
 const textAjv = makeAjv(true);
 
+/** A body schema marked `x-raw-body` only documents a body its route reads as bytes (shop webhooks): never validated. */
+const acceptRawBody = (() => true) as unknown as ReturnType<FastifySchemaCompiler<object>>;
+
 export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-  (httpPart === 'body' ? bodyAjv : textAjv).compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+  httpPart === 'body' && (schema as { 'x-raw-body'?: boolean })['x-raw-body'] === true
+    ? acceptRawBody
+    : ((httpPart === 'body' ? bodyAjv : textAjv).compile(schema) as ReturnType<FastifySchemaCompiler<object>>);
 
 /** `/products/2/quantity` + `name` → `products[2].quantity.name` */
 function fieldPath(pointer: string, child?: string): string {

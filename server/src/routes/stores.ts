@@ -38,6 +38,23 @@ const TestEventCode = Type.String({
   examples: ['TEST12345'],
 });
 
+const WebhookSecret = (shop: string, where: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: 1024,
+    writeOnly: true,
+    description: `The secret ${shop} signs its webhooks with (${where}); POST /v1/webhooks/${shop.toLowerCase()}/{storeId} checks every delivery against it. Write-only: sealed at rest, never returned (see ${shop.toLowerCase()}WebhookConfigured)`,
+    examples: [`${shop.toLowerCase()}-webhook-signing-secret`],
+  });
+const ShopifyWebhookSecret = WebhookSecret(
+  'Shopify',
+  'the custom app’s client secret, or the key shown under Settings → Notifications → Webhooks',
+);
+const WoocommerceWebhookSecret = WebhookSecret(
+  'WooCommerce',
+  'the Secret of the webhook under WooCommerce → Settings → Advanced → Webhooks',
+);
+
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 200, description: 'Display name, 1–200 characters', examples: ['Acme Outdoor'] }),
   domain: Type.String({
@@ -87,6 +104,8 @@ const CreateStoreBody = Type.Object(
     pixelId: Type.Optional(PixelId),
     capiAccessToken: Type.Optional(AccessToken),
     capiTestEventCode: Type.Optional(TestEventCode),
+    shopifyWebhookSecret: Type.Optional(ShopifyWebhookSecret),
+    woocommerceWebhookSecret: Type.Optional(WoocommerceWebhookSecret),
     currency: Type.Optional(fields.currency),
     timezone: Type.Optional(fields.timezone),
     attributionWindowDays: Type.Optional(fields.attributionWindowDays),
@@ -127,6 +146,8 @@ const UpdateStoreBody = Type.Object(
     pixelId: Type.Optional(Nullable(PixelId)),
     capiAccessToken: Type.Optional(Nullable(AccessToken)),
     capiTestEventCode: Type.Optional(Nullable(TestEventCode)),
+    shopifyWebhookSecret: Type.Optional(Nullable(ShopifyWebhookSecret)),
+    woocommerceWebhookSecret: Type.Optional(Nullable(WoocommerceWebhookSecret)),
     currency: Type.Optional(fields.currency),
     timezone: Type.Optional(fields.timezone),
     attributionWindowDays: Type.Optional(fields.attributionWindowDays),
@@ -135,7 +156,8 @@ const UpdateStoreBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Any subset; null clears pixelId, capiAccessToken or capiTestEventCode',
+    description:
+      'Any subset; null clears pixelId, capiAccessToken, capiTestEventCode, shopifyWebhookSecret or woocommerceWebhookSecret',
     'x-examples': {
       settings: { summary: 'Stricter attribution', value: { attributionWindowDays: 3, minConfidence: 70 } },
       deactivate: { summary: 'Deactivate the store', value: { status: 'inactive' } },
@@ -157,6 +179,12 @@ const Store = Type.Object({
   minConfidence: Type.Integer({ examples: [50] }),
   capiConfigured: Type.Boolean({ description: 'pixelId and capiAccessToken are both set: conversions are forwarded to Meta' }),
   capiTestEventCode: Type.Optional(Type.String({ description: 'Only when set' })),
+  shopifyWebhookConfigured: Type.Boolean({
+    description: 'shopifyWebhookSecret is set: POST /v1/webhooks/shopify/{storeId} accepts deliveries signed with it',
+  }),
+  woocommerceWebhookConfigured: Type.Boolean({
+    description: 'woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it',
+  }),
   createdAt: Timestamp('Creation time'),
   updatedAt: Timestamp('Last change'),
 });
@@ -183,6 +211,8 @@ const EXAMPLE_STORE = {
   minConfidence: 50,
   capiConfigured: true,
   capiTestEventCode: 'TEST12345',
+  shopifyWebhookConfigured: true,
+  woocommerceWebhookConfigured: false,
   createdAt: '2026-10-03T08:14:00.000Z',
   updatedAt: '2026-11-02T16:40:12.530Z',
 };
@@ -330,7 +360,7 @@ export const storeRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         tags: ['Stores'],
         operationId: 'updateStore',
         summary: 'Update a store (including deactivate and reactivate)',
-        description: `Changes any of the store’s settings; the fields left out keep their values, and null clears pixelId, capiAccessToken or capiTestEventCode. \`status: inactive\` deactivates the store (tracking answers store_not_found; its data stays readable), \`active\` reactivates it. New attributionWindowDays and minConfidence apply to conversions recorded from now on (and to re-attribution). ${STORE_DESCRIPTION}`,
+        description: `Changes any of the store’s settings; the fields left out keep their values, and null clears pixelId, capiAccessToken, capiTestEventCode or a webhook secret. \`status: inactive\` deactivates the store (tracking answers store_not_found; its data stays readable), \`active\` reactivates it. New attributionWindowDays and minConfidence apply to conversions recorded from now on (and to re-attribution). ${STORE_DESCRIPTION}`,
         security: bearer,
         params: StoreParams,
         body: UpdateStoreBody,

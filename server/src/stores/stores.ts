@@ -21,6 +21,9 @@ export interface StoreInput {
   pixelId?: string | null;
   capiAccessToken?: string | null;
   capiTestEventCode?: string | null;
+  /** Shop webhook signing secrets (api.md §9): write-only, sealed at rest. */
+  shopifyWebhookSecret?: string | null;
+  woocommerceWebhookSecret?: string | null;
   currency?: string;
   timezone?: string;
   attributionWindowDays?: number;
@@ -67,6 +70,8 @@ function columnsOf(input: StorePatch): Partial<StoresTable> {
   if (input.pixelId !== undefined) columns.pixel_id = input.pixelId;
   if (input.capiAccessToken !== undefined) columns.capi_access_token = input.capiAccessToken;
   if (input.capiTestEventCode !== undefined) columns.capi_test_event_code = input.capiTestEventCode;
+  if (input.shopifyWebhookSecret !== undefined) columns.shopify_webhook_secret = input.shopifyWebhookSecret;
+  if (input.woocommerceWebhookSecret !== undefined) columns.woocommerce_webhook_secret = input.woocommerceWebhookSecret;
   if (input.currency !== undefined) columns.currency = checkCurrency(input.currency);
   if (input.timezone !== undefined) columns.timezone = checkStoreTimeZone(input.timezone);
   if (input.attributionWindowDays !== undefined) columns.attribution_window_days = input.attributionWindowDays;
@@ -75,10 +80,26 @@ function columnsOf(input: StorePatch): Partial<StoresTable> {
   return columns;
 }
 
-/** The access token is stored sealed (AES-256-GCM, bound to the store id); it is opened only to send to Meta. */
+/** The sealing context of a shop webhook secret: bound to the store and to the field, so neither can be swapped. */
+export const webhookSecretContext = (storeId: string, platform: 'shopify' | 'woocommerce') => `${storeId}/${platform}-webhook`;
+
+/**
+ * The access token is stored sealed (AES-256-GCM, bound to the store id); it is opened only to
+ * send to Meta. The shop webhook secrets likewise, opened only to check a webhook's signature.
+ */
 function sealToken(columns: Partial<StoresTable>, secrets: SecretBox, storeId: string): Partial<StoresTable> {
-  if (!columns.capi_access_token) return columns;
-  return { ...columns, capi_access_token: secrets.seal(columns.capi_access_token, storeId) };
+  const sealed = { ...columns };
+  if (columns.capi_access_token) sealed.capi_access_token = secrets.seal(columns.capi_access_token, storeId);
+  if (columns.shopify_webhook_secret) {
+    sealed.shopify_webhook_secret = secrets.seal(columns.shopify_webhook_secret, webhookSecretContext(storeId, 'shopify'));
+  }
+  if (columns.woocommerce_webhook_secret) {
+    sealed.woocommerce_webhook_secret = secrets.seal(
+      columns.woocommerce_webhook_secret,
+      webhookSecretContext(storeId, 'woocommerce'),
+    );
+  }
+  return sealed;
 }
 
 export async function createStore(database: Database, tenant: Tenant, input: StoreInput, secrets: SecretBox, now = Date.now()) {
@@ -93,6 +114,8 @@ export async function createStore(database: Database, tenant: Tenant, input: Sto
     pixel_id: columns.pixel_id ?? null,
     capi_access_token: columns.capi_access_token ?? null,
     capi_test_event_code: columns.capi_test_event_code ?? null,
+    shopify_webhook_secret: columns.shopify_webhook_secret ?? null,
+    woocommerce_webhook_secret: columns.woocommerce_webhook_secret ?? null,
     status: 'active',
     currency: columns.currency ?? 'USD',
     timezone: columns.timezone ?? 'UTC',
@@ -150,6 +173,8 @@ export function presentStore(row: StoresTable) {
     minConfidence: row.min_confidence,
     capiConfigured: Boolean(row.pixel_id && row.capi_access_token),
     ...(row.capi_test_event_code !== null && { capiTestEventCode: row.capi_test_event_code }),
+    shopifyWebhookConfigured: Boolean(row.shopify_webhook_secret),
+    woocommerceWebhookConfigured: Boolean(row.woocommerce_webhook_secret),
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };

@@ -9,6 +9,7 @@ import { MemoryWatch } from './memory.js';
 import { operationsOf } from './operations.js';
 import { judge } from './oracle.js';
 import { describeCase, requestsFor, type World } from './requests.js';
+import { asWebhook, isWebhook, WEBHOOK_SECRET, webhookPlan } from './webhooks.js';
 
 // Schema fuzzing (architecture.md: "every endpoint is fuzzed from its schema"). The OpenAPI
 // document the app serves drives generation: for each operation, requests valid by its schemas,
@@ -34,7 +35,11 @@ afterAll(() => ctx.close());
 const { app } = ctx;
 
 async function world(): Promise<World> {
-  const storeId = await makeStore(app, ctx.a.live, { name: 'Fuzz main' });
+  const storeId = await makeStore(app, ctx.a.live, {
+    name: 'Fuzz main',
+    shopifyWebhookSecret: WEBHOOK_SECRET,
+    woocommerceWebhookSecret: WEBHOOK_SECRET,
+  });
   // Google Ads has four secrets (x-rules required-once): a generated first body rarely has them
   // all, so the store starts configured; its PUT then keeps them, and its DELETE has one to remove.
   const google = await app.inject({
@@ -130,7 +135,10 @@ describe(`schema fuzzing (${ENGINE}, seed ${SEED})`, () => {
       async () => {
         const statuses = new Map<number, number>();
         let accepted = 0;
-        const property = fc.asyncProperty(requestsFor(op, fixture), async (c) => {
+        const requests = isWebhook(op.path)
+          ? fc.tuple(requestsFor(op, fixture), webhookPlan).map(([c, plan]) => asWebhook(c, plan))
+          : requestsFor(op, fixture);
+        const property = fc.asyncProperty(requests, async (c) => {
           const res = await app.inject({ method: c.method as 'GET', url: c.url, headers: c.headers, payload: c.payload });
           sent++;
           statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);

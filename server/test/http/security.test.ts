@@ -1,6 +1,7 @@
 // The shared security suite (architecture.md, "Tests by purpose"): every /v1 route is checked for
 // missing, malformed, unknown and revoked keys, missing scope, another account's ids and the
 // other mode's data. A new route joins the suite by adding one row to ROUTES.
+import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/accounts/accounts.js';
@@ -740,6 +741,108 @@ describe.each(ROUTES)('$method $path', (r) => {
   });
 });
 
+/**
+ * Routes a shop calls without an API key (api.md §9): the store's webhook secret authenticates
+ * them by a signature over the raw body. Instead of the key checks above: no signature, a wrong
+ * one, a key instead of one, another store's or another account's secret → 401, nothing stored.
+ */
+interface SignedRoute {
+  path: string;
+  url: (storeId: string) => string;
+  header: string;
+  /** The store field holding the secret. */
+  secretField: 'shopifyWebhookSecret' | 'woocommerceWebhookSecret';
+  /** Headers and body of a paid order with this id. */
+  delivery: (orderId: number) => { headers: Record<string, string>; raw: string };
+}
+
+const SIGNED_ROUTES: SignedRoute[] = [
+  {
+    path: '/v1/webhooks/shopify/:storeId',
+    url: (id) => `/v1/webhooks/shopify/${id}`,
+    header: 'x-shopify-hmac-sha256',
+    secretField: 'shopifyWebhookSecret',
+    delivery: (orderId) => ({
+      headers: { 'content-type': 'application/json', 'x-shopify-topic': 'orders/paid', 'x-shopify-webhook-id': `w${orderId}` },
+      raw: JSON.stringify({ id: orderId, total_price: '10.00', currency: 'USD', processed_at: new Date().toISOString() }),
+    }),
+  },
+  {
+    path: '/v1/webhooks/woocommerce/:storeId',
+    url: (id) => `/v1/webhooks/woocommerce/${id}`,
+    header: 'x-wc-webhook-signature',
+    secretField: 'woocommerceWebhookSecret',
+    delivery: (orderId) => ({
+      headers: {
+        'content-type': 'application/json',
+        'x-wc-webhook-topic': 'order.updated',
+        'x-wc-webhook-delivery-id': `d${orderId}`,
+      },
+      raw: JSON.stringify({ id: orderId, status: 'processing', total: '10.00', currency: 'USD' }),
+    }),
+  },
+];
+
+describe.each(SIGNED_ROUTES)('POST $path (signed by the store’s secret, no key)', (r) => {
+  let ctx: TestContext;
+  const hmac = (raw: string, secret: string) => createHmac('sha256', secret).update(raw).digest('base64');
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(async () => ctx.close());
+
+  async function storedOrders(orderId: number): Promise<number> {
+    const rows = await ctx.database.read.selectFrom('conversions').select('id').where('order_id', '=', String(orderId)).execute();
+    return rows.length;
+  }
+
+  it('succeeds signed with the store’s secret', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live, { [r.secretField]: 'secret-a' });
+    const { headers, raw } = r.delivery(101);
+    const res = await call(ctx.app, 'POST', r.url(storeId), {
+      rawBody: raw,
+      headers: { ...headers, [r.header]: hmac(raw, 'secret-a') },
+    });
+    await ok(res);
+    expect(await storedOrders(101)).toBe(1);
+  });
+
+  it('401 and nothing stored: no signature, a wrong one, an API key instead, another store’s or account’s secret', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live, { [r.secretField]: 'secret-a' });
+    const otherStore = await makeStore(ctx.app, ctx.a.live, { [r.secretField]: 'secret-other' });
+    const otherAccountStore = await makeStore(ctx.app, ctx.b.live, { [r.secretField]: 'secret-b' });
+    const { headers, raw } = r.delivery(202);
+    const attempts: Array<[string, Record<string, string>]> = [
+      [storeId, {}],
+      [storeId, { authorization: `Bearer ${ctx.a.live}` }],
+      [storeId, { [r.header]: hmac(raw, 'secret-other') }],
+      [storeId, { [r.header]: hmac(`${raw} `, 'secret-a') }],
+      [otherStore, { [r.header]: hmac(raw, 'secret-a') }],
+      [otherAccountStore, { [r.header]: hmac(raw, 'secret-a') }],
+      ['st_does_not_exist', { [r.header]: hmac(raw, 'secret-a') }],
+    ];
+    for (const [id, extra] of attempts) {
+      expectError(
+        await call(ctx.app, 'POST', r.url(id), { rawBody: raw, headers: { ...headers, ...extra } }),
+        401,
+        'unauthorized',
+      );
+    }
+    expect(await storedOrders(202)).toBe(0);
+    const deliveries = await ctx.database.read.selectFrom('shop_webhook_deliveries').select('delivery_id').execute();
+    expect(deliveries.map((d) => d.delivery_id)).not.toContain(Object.values(headers).find((v) => v.endsWith('202')));
+  });
+
+  it('an inactive store is store_not_found even when signed', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live, { [r.secretField]: 'secret-a' });
+    await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { status: 'inactive' } });
+    const { headers, raw } = r.delivery(303);
+    const signed = { ...headers, [r.header]: hmac(raw, 'secret-a') };
+    expectError(await call(ctx.app, 'POST', r.url(storeId), { rawBody: raw, headers: signed }), 404, 'store_not_found');
+    expect(await storedOrders(303)).toBe(0);
+  });
+});
+
 describe('the suite covers every /v1 route of the OpenAPI document', () => {
   it('has one row per documented operation', async () => {
     const ctx = await createTestContext();
@@ -748,7 +851,8 @@ describe('the suite covers every /v1 route of the OpenAPI document', () => {
       const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
         .filter(([path]) => path.startsWith('/v1/'))
         .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`));
-      expect(ROUTES.map((x) => `${x.method} ${x.path}`).sort()).toEqual(documented.sort());
+      const rows = [...ROUTES.map((x) => `${x.method} ${x.path}`), ...SIGNED_ROUTES.map((x) => `POST ${x.path}`)];
+      expect(rows.sort()).toEqual(documented.sort());
     } finally {
       await ctx.close();
     }

@@ -68,6 +68,8 @@ describe('stores', () => {
         attributionWindowDays: 7,
         minConfidence: 50,
         capiConfigured: false,
+        shopifyWebhookConfigured: false,
+        woocommerceWebhookConfigured: false,
         createdAt: store.createdAt,
         updatedAt: store.createdAt,
       });

@@ -1007,6 +1007,10 @@ export interface Operations {
         capiConfigured: boolean;
         /** Only when set */
         capiTestEventCode?: string;
+        /** shopifyWebhookSecret is set: POST /v1/webhooks/shopify/{storeId} accepts deliveries signed with it */
+        shopifyWebhookConfigured: boolean;
+        /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
+        woocommerceWebhookConfigured: boolean;
         /** Creation time */
         createdAt: string;
         /** Last change */
@@ -1033,6 +1037,10 @@ export interface Operations {
       capiAccessToken?: string | null | '';
       /** Meta's test_event_code, used for test-mode conversions (null or "" is the same as leaving it out) */
       capiTestEventCode?: string | null | '';
+      /** The secret Shopify signs its webhooks with (the custom app’s client secret, or the key shown under Settings → Notifications → Webhooks); POST /v1/webhooks/shopify/{storeId} checks every delivery against it. Write-only: sealed at rest, never returned (see shopifyWebhookConfigured) (null or "" is the same as leaving it out) */
+      shopifyWebhookSecret?: string | null | '';
+      /** The secret WooCommerce signs its webhooks with (the Secret of the webhook under WooCommerce → Settings → Advanced → Webhooks); POST /v1/webhooks/woocommerce/{storeId} checks every delivery against it. Write-only: sealed at rest, never returned (see woocommerceWebhookConfigured) (null or "" is the same as leaving it out) */
+      woocommerceWebhookSecret?: string | null | '';
       /** ISO 4217 code the store’s metrics are reported in (also accepted in lower case); default USD (null or "" is the same as leaving it out) */
       currency?: string | null | '';
       /** IANA time zone name (Europe/Berlin) whose calendar days the metrics use; default UTC. A legacy alias (US/Eastern) is refused with the name to use. (null or "" is the same as leaving it out) */
@@ -1062,6 +1070,10 @@ export interface Operations {
       capiConfigured: boolean;
       /** Only when set */
       capiTestEventCode?: string;
+      /** shopifyWebhookSecret is set: POST /v1/webhooks/shopify/{storeId} accepts deliveries signed with it */
+      shopifyWebhookConfigured: boolean;
+      /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
+      woocommerceWebhookConfigured: boolean;
       /** Creation time */
       createdAt: string;
       /** Last change */
@@ -1094,6 +1106,10 @@ export interface Operations {
       capiConfigured: boolean;
       /** Only when set */
       capiTestEventCode?: string;
+      /** shopifyWebhookSecret is set: POST /v1/webhooks/shopify/{storeId} accepts deliveries signed with it */
+      shopifyWebhookConfigured: boolean;
+      /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
+      woocommerceWebhookConfigured: boolean;
       /** Creation time */
       createdAt: string;
       /** Last change */
@@ -1119,6 +1135,10 @@ export interface Operations {
       capiAccessToken?: string | null;
       /** Meta's test_event_code, used for test-mode conversions */
       capiTestEventCode?: string | null;
+      /** The secret Shopify signs its webhooks with (the custom app’s client secret, or the key shown under Settings → Notifications → Webhooks); POST /v1/webhooks/shopify/{storeId} checks every delivery against it. Write-only: sealed at rest, never returned (see shopifyWebhookConfigured) */
+      shopifyWebhookSecret?: string | null;
+      /** The secret WooCommerce signs its webhooks with (the Secret of the webhook under WooCommerce → Settings → Advanced → Webhooks); POST /v1/webhooks/woocommerce/{storeId} checks every delivery against it. Write-only: sealed at rest, never returned (see woocommerceWebhookConfigured) */
+      woocommerceWebhookSecret?: string | null;
       /** ISO 4217 code the store’s metrics are reported in (also accepted in lower case); default USD */
       currency?: string;
       /** IANA time zone name (Europe/Berlin) whose calendar days the metrics use; default UTC. A legacy alias (US/Eastern) is refused with the name to use. */
@@ -1150,6 +1170,10 @@ export interface Operations {
       capiConfigured: boolean;
       /** Only when set */
       capiTestEventCode?: string;
+      /** shopifyWebhookSecret is set: POST /v1/webhooks/shopify/{storeId} accepts deliveries signed with it */
+      shopifyWebhookConfigured: boolean;
+      /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
+      woocommerceWebhookConfigured: boolean;
       /** Creation time */
       createdAt: string;
       /** Last change */
@@ -1803,7 +1827,7 @@ export interface Operations {
         status: number;
         error: {
           /** One of a closed list, each with one HTTP status: switch on it (the message may change) */
-          code: 'invalid_request' | 'missing_required_field' | 'invalid_fbclid' | 'invalid_click_id' | 'invalid_currency' | 'unauthorized' | 'forbidden' | 'https_required' | 'store_not_found' | 'conversion_not_found' | 'not_found' | 'payload_too_large' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
+          code: 'invalid_request' | 'missing_required_field' | 'invalid_fbclid' | 'invalid_click_id' | 'invalid_currency' | 'unauthorized' | 'forbidden' | 'https_required' | 'store_not_found' | 'conversion_not_found' | 'not_found' | 'payload_too_large' | 'unprocessable_payload' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
           /** For people: what went wrong and how to fix it */
           message: string;
           /** Present when one parameter is at fault; some errors add more (requiredScope on 403, retryAfterSeconds on 429) */
@@ -2021,6 +2045,80 @@ export interface Operations {
       duplicate: boolean;
       /** Only on a duplicate whose request differs from the original: the differing field names; the original is kept */
       differences?: string[];
+    };
+  };
+  /** Receive a Shopify webhook (orders/paid, refunds/create) */
+  'POST /v1/webhooks/shopify/{storeId}': {
+    params: {
+      /** The Waytrack store the shop’s webhooks are for (its id is in the webhook URL you give the shop) */
+      storeId: string;
+    };
+    body: Record<string, unknown>;
+    response: {
+      received: true;
+      /** This delivery id was answered before: the first answer, nothing done again */
+      duplicate: boolean;
+      /** The topic header as sent */
+      topic: string | null;
+      /** Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded), `no_money_refunded` (a refund that only restocks) */
+      ignored?: string;
+      /** The mode it was recorded in (Shopify: `test: true` orders are test mode) */
+      livemode?: boolean;
+      conversion?: {
+        conversionId: string;
+        attributed: boolean;
+        /** The order was recorded before (by an earlier delivery or by your backend) */
+        duplicate: boolean;
+      };
+      refunds?: Array<{
+        /** The shop’s refund id */
+        refundId: string;
+        /** The refunded conversion */
+        conversionId?: string;
+        /** The amount recorded */
+        amount?: number;
+        /** The refund was recorded before (the first result) */
+        duplicate?: boolean;
+        /** Only when not recorded: the order has no conversion in this store and mode, or nothing is left to refund */
+        skipped?: 'order_not_recorded' | 'nothing_left';
+      }>;
+    };
+  };
+  /** Receive a WooCommerce webhook (order created / updated) */
+  'POST /v1/webhooks/woocommerce/{storeId}': {
+    params: {
+      /** The Waytrack store the shop’s webhooks are for (its id is in the webhook URL you give the shop) */
+      storeId: string;
+    };
+    body: Record<string, unknown>;
+    response: {
+      received: true;
+      /** This delivery id was answered before: the first answer, nothing done again */
+      duplicate: boolean;
+      /** The topic header as sent */
+      topic: string | null;
+      /** Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded), `no_money_refunded` (a refund that only restocks) */
+      ignored?: string;
+      /** The mode it was recorded in (Shopify: `test: true` orders are test mode) */
+      livemode?: boolean;
+      conversion?: {
+        conversionId: string;
+        attributed: boolean;
+        /** The order was recorded before (by an earlier delivery or by your backend) */
+        duplicate: boolean;
+      };
+      refunds?: Array<{
+        /** The shop’s refund id */
+        refundId: string;
+        /** The refunded conversion */
+        conversionId?: string;
+        /** The amount recorded */
+        amount?: number;
+        /** The refund was recorded before (the first result) */
+        duplicate?: boolean;
+        /** Only when not recorded: the order has no conversion in this store and mode, or nothing is left to refund */
+        skipped?: 'order_not_recorded' | 'nothing_left';
+      }>;
     };
   };
 }

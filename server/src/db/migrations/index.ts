@@ -11,6 +11,7 @@ import * as publishableKeys from './0008_publishable_keys.js';
 import * as dashboard from './0009_dashboard.js';
 import * as destinations from './0010_destinations.js';
 import * as refunds from './0011_refunds.js';
+import * as shopWebhooks from './0012_shop_webhooks.js';
 import * as refundRollups from './0014_refund_rollups.js';
 import * as fxMatchQuality from './0015_fx_match_quality.js';
 
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0009_dashboard': dashboard,
   '0010_destinations': destinations,
   '0011_refunds': refunds,
+  '0012_shop_webhooks': shopWebhooks,
   '0014_refund_rollups': refundRollups,
   '0015_fx_match_quality': fxMatchQuality,
 };

@@ -1,0 +1,31 @@
+import type { Reader, Writer } from '../database.js';
+import type { ShopWebhookDeliveriesTable, StoresTable } from '../schema.js';
+
+/**
+ * A store by id alone, whichever its account: a shop webhook carries no API key, only the
+ * store id in its URL and a signature made with the store's secret (shops/webhooks.ts).
+ */
+export async function findStoreForWebhook(db: Reader, storeId: string): Promise<StoresTable | undefined> {
+  return db.selectFrom('stores').selectAll().where('id', '=', storeId).executeTakeFirst();
+}
+
+type DeliveryKey = Pick<ShopWebhookDeliveriesTable, 'store_id' | 'platform' | 'delivery_id'>;
+
+export async function findDelivery(db: Reader, key: DeliveryKey): Promise<ShopWebhookDeliveriesTable | undefined> {
+  return db
+    .selectFrom('shop_webhook_deliveries')
+    .selectAll()
+    .where('store_id', '=', key.store_id)
+    .where('platform', '=', key.platform)
+    .where('delivery_id', '=', key.delivery_id)
+    .executeTakeFirst();
+}
+
+/** Records a delivery's answer; a concurrent twin that committed first keeps its own (same effects). */
+export async function recordDelivery(db: Writer, row: ShopWebhookDeliveriesTable): Promise<void> {
+  await db
+    .insertInto('shop_webhook_deliveries')
+    .values(row)
+    .onConflict((oc) => oc.columns(['store_id', 'platform', 'delivery_id']).doNothing())
+    .execute();
+}

@@ -1,0 +1,110 @@
+import { Type } from 'typebox';
+import { describeResponses, EXAMPLE, errorResponse, STORE_NOT_FOUND } from '../../http/openapi.js';
+
+/** Schemas and examples of POST /v1/webhooks/shopify|woocommerce/:storeId (routes/shop-webhooks.ts). */
+
+export const WebhookParams = Type.Object({
+  storeId: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'The Waytrack store the shop’s webhooks are for (its id is in the webhook URL you give the shop)',
+    examples: [EXAMPLE.storeId],
+  }),
+});
+
+/**
+ * The body is the shop's own JSON, read as raw bytes (the signature covers them exactly): this
+ * schema documents it and is not used to validate (`x-raw-body`, http/validation.ts).
+ */
+export const WebhookBody = (shop: string, what: string) =>
+  Type.Object(
+    {},
+    {
+      additionalProperties: true,
+      'x-raw-body': true,
+      description: `${shop}’s webhook payload as ${shop} sends it (${what}), signed over its exact bytes. Fields Waytrack does not use are ignored.`,
+    },
+  );
+
+const RefundOutcome = Type.Object({
+  refundId: Type.String({ description: 'The shop’s refund id', examples: ['929361465'] }),
+  conversionId: Type.Optional(Type.String({ description: 'The refunded conversion', examples: [EXAMPLE.conversionId] })),
+  amount: Type.Optional(Type.Number({ description: 'The amount recorded', examples: [10] })),
+  duplicate: Type.Optional(Type.Boolean({ description: 'The refund was recorded before (the first result)' })),
+  skipped: Type.Optional(
+    Type.Union([Type.Literal('order_not_recorded'), Type.Literal('nothing_left')], {
+      description: 'Only when not recorded: the order has no conversion in this store and mode, or nothing is left to refund',
+    }),
+  ),
+});
+
+export const WebhookAnswer = Type.Object({
+  received: Type.Literal(true),
+  duplicate: Type.Boolean({ description: 'This delivery id was answered before: the first answer, nothing done again' }),
+  topic: Type.Union([Type.String(), Type.Null()], { description: 'The topic header as sent', examples: ['orders/paid'] }),
+  ignored: Type.Optional(
+    Type.String({
+      description:
+        'Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded), `no_money_refunded` (a refund that only restocks)',
+      examples: ['unknown_topic'],
+    }),
+  ),
+  livemode: Type.Optional(
+    Type.Boolean({ description: 'The mode it was recorded in (Shopify: `test: true` orders are test mode)' }),
+  ),
+  conversion: Type.Optional(
+    Type.Object({
+      conversionId: Type.String({ examples: [EXAMPLE.conversionId] }),
+      attributed: Type.Boolean(),
+      duplicate: Type.Boolean({ description: 'The order was recorded before (by an earlier delivery or by your backend)' }),
+    }),
+  ),
+  refunds: Type.Optional(Type.Array(RefundOutcome)),
+});
+
+const UNMAPPABLE = errorResponse(
+  'The payload is signed but lacks what a conversion or refund needs (code `unprocessable_payload`, `details.field` names the payload field). Redelivering the same payload fails the same way.',
+  {
+    missingTotal: {
+      summary: 'An order without total_price',
+      code: 'unprocessable_payload',
+      message: 'total_price is missing or not a decimal amount',
+      details: { field: 'total_price', reason: 'required_field_missing' },
+    },
+  },
+);
+
+const BAD_SIGNATURE = errorResponse(
+  'The signature header is missing, or does not verify with the store’s secret for this shop (unknown stores and stores without the secret answer the same); nothing is stored',
+  {
+    invalidSignature: {
+      summary: 'Signed with another secret',
+      code: 'unauthorized',
+      message: "X-Shopify-Hmac-Sha256 does not verify with this store's shopify webhook secret (or the store has none)",
+      details: { field: 'X-Shopify-Hmac-Sha256', reason: 'invalid_signature' },
+    },
+  },
+);
+
+export function webhookResponses(examples: Parameters<typeof describeResponses>[1]['examples']) {
+  const responses = describeResponses(WebhookAnswer, {
+    description: 'Received: recorded (durably, before this answer), already answered (`duplicate`), or ignored with the reason',
+    examples,
+    public: true,
+    write: true,
+    json: true,
+    invalid: {
+      badJson: {
+        summary: 'A signed body that is not JSON',
+        code: 'invalid_request',
+        message: 'The request body is not valid JSON',
+        details: { reason: 'malformed_json' },
+      },
+    },
+    notFound: {
+      ...STORE_NOT_FOUND,
+    },
+  });
+  // Typed as the described map: the 401 and 422 added here are errors, which every route serializes alike.
+  return { ...responses, 401: BAD_SIGNATURE, 422: UNMAPPABLE } as typeof responses;
+}
