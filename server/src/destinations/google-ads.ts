@@ -1,11 +1,13 @@
-import { createHash } from 'node:crypto';
-import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
 import { zoneOf } from '../calendar/zone.js';
 import type { CustomerData } from '../capi/pii.js';
+import { consentView } from '../consent/consent.js';
 import { fieldError } from '../http/errors.js';
 import { fromMinorUnits } from '../money.js';
 import { type Adapter, all, clip, type Outcome, parseJson, post, retryAfterMs } from './adapter.js';
 import { object, onlyFields, text } from './fields.js';
+import { hashedEmail, hashedPhone, sha256 } from './identifiers.js';
+
+export { e164, googleEmail, hashedEmail, hashedPhone } from './identifiers.js';
 
 /**
  * Google Ads: offline click conversions through `ConversionUploadService.UploadClickConversions`
@@ -48,44 +50,6 @@ const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_]{0,49}$/;
 export const GOOGLE_MAX_CLICK_AGE_MS = 90 * 86_400_000;
 /** UploadClickConversions takes at most 2000 conversions per request. */
 const MAX_BATCH = 2000;
-const SHA256_HEX = /^[a-f0-9]{64}$/i;
-
-const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
-
-/** Google's enhanced-conversions email rule: trim, lower-case; for gmail.com/googlemail.com no dots in the local part. */
-export function googleEmail(raw: string): string {
-  const email = raw.trim().toLowerCase();
-  const at = email.lastIndexOf('@');
-  if (at < 0) return email;
-  const domain = email.slice(at + 1);
-  if (domain !== 'gmail.com' && domain !== 'googlemail.com') return email;
-  return `${email.slice(0, at).replace(/\./g, '')}@${domain}`;
-}
-
-/** E.164 (`+16505551212`), the country from the customer data when the number has no code; undefined when it cannot be told. */
-export function e164(raw: string, country?: string): string | undefined {
-  const trimmed = raw.trim();
-  const international = trimmed.startsWith('+') || trimmed.startsWith('00');
-  const region = country && /^[a-z]{2}$/i.test(country.trim()) ? (country.trim().toUpperCase() as CountryCode) : undefined;
-  const parsed = parsePhoneNumberFromString(trimmed.replace(/^00/, '+'), international ? undefined : region);
-  if (parsed?.number) return parsed.number;
-  const digits = trimmed.replace(/\D/g, '').replace(/^00/, '');
-  return international && digits.length >= 8 ? `+${digits}` : undefined;
-}
-
-/** SHA-256 hex of the normalized value; a value already hashed passes through (lower-cased). */
-export function hashedEmail(raw: string): string | undefined {
-  if (SHA256_HEX.test(raw.trim())) return raw.trim().toLowerCase();
-  const email = googleEmail(raw);
-  return email ? sha256(email) : undefined;
-}
-
-export function hashedPhone(raw: string, country?: string): string | undefined {
-  if (SHA256_HEX.test(raw.trim())) return raw.trim().toLowerCase();
-  const phone = e164(raw, country);
-  return phone ? sha256(phone) : undefined;
-}
-
 /** `yyyy-mm-dd hh:mm:ss+hh:mm` in the store's time zone. */
 export function conversionDateTime(ms: number, timezone: string): string {
   const offset = zoneOf(timezone).offset(ms);
@@ -108,6 +72,13 @@ function userIdentifiers(data: CustomerData | undefined): ClickConversion['userI
   const phone = data.phone ? hashedPhone(data.phone, data.country) : undefined;
   if (phone) ids.push({ hashedPhoneNumber: phone });
   return ids.length > 0 ? ids : undefined;
+}
+
+/** Whether a click, or a conversion's named ids, carried a gclid, gbraid or wbraid. */
+function hasGoogleId(row: { gclid?: string | null; gbraid?: string | null; wbraid?: string | null; ref_ids?: string | null }) {
+  if (row.gclid || row.gbraid || row.wbraid) return true;
+  const refs = row.ref_ids ? (JSON.parse(row.ref_ids) as Record<string, string>) : {};
+  return Boolean(refs.gclid || refs.gbraid || refs.wbraid);
 }
 
 /** Access tokens per OAuth client and refresh token, until shortly before they expire. */
@@ -270,7 +241,10 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
     };
   },
 
-  plan({ store, settings, conversion, click, customerData }) {
+  plan({ store, settings, conversion: recorded, click: attributedClick, customerData: given }) {
+    // Consent (api.md §10): the ids and identifiers below are only those the stored consent allows.
+    const view = consentView(recorded, attributedClick, given);
+    const { conversion, click, customerData } = view;
     const action =
       typeof settings.conversionAction === 'string'
         ? settings.conversionAction
@@ -294,7 +268,17 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
         }
       }
     }
-    if (!id) return undefined;
+    if (!id) {
+      // A Google id was there but its ad storage was denied: said, not silently dropped.
+      const withheld = [attributedClick, recorded].some((row) => row && hasGoogleId(row));
+      return withheld && view.clickIdsWithheld
+        ? {
+            skip: 'consent_denied',
+            message:
+              'Not sent to Google Ads: its only Google click id came with ad storage (adStorage) denied, so it is used for attribution but never sent',
+          }
+        : undefined;
+    }
     const expiresAt = id.from + GOOGLE_MAX_CLICK_AGE_MS;
     if (expiresAt <= conversion.created_at) {
       return { skip: 'expired', message: 'Not sent to Google Ads: Google accepts conversions of clicks up to 90 days old' };
@@ -308,8 +292,7 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
       orderId: conversion.order_id,
       // Google accepts user identifiers with a gclid only (not with gbraid or wbraid).
       ...(id.kind === 'gclid' && { userIdentifiers: userIdentifiers(customerData) }),
-      // api.md §10 consent arrives with a later issue; until then the store's default, granted.
-      consent: { adUserData: 'GRANTED' },
+      consent: { adUserData: view.adUserData },
     };
     if (!payload.userIdentifiers) delete payload.userIdentifiers;
     return { payload, expiresAt };

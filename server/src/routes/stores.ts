@@ -15,6 +15,7 @@ import {
 import { listContext, PageQuery } from '../http/pagination.js';
 import { createStore, getStore, listStores, PLATFORMS, presentStore, updateStore } from '../stores/stores.js';
 import { bearer, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
+import { DefaultConsentBody, DefaultConsentShown, EXAMPLE_CONSENT } from './schemas/consent.js';
 
 const STATUS = Type.Enum(['active', 'inactive'], {
   description: 'active, or inactive: refused for tracking (store_not_found), still listed and readable',
@@ -91,6 +92,7 @@ const CreateStoreBody = Type.Object(
     timezone: Type.Optional(fields.timezone),
     attributionWindowDays: Type.Optional(fields.attributionWindowDays),
     minConfidence: Type.Optional(fields.minConfidence),
+    defaultConsent: Type.Optional(DefaultConsentBody),
   },
   {
     additionalProperties: false,
@@ -132,10 +134,12 @@ const UpdateStoreBody = Type.Object(
     attributionWindowDays: Type.Optional(fields.attributionWindowDays),
     minConfidence: Type.Optional(fields.minConfidence),
     status: Type.Optional(STATUS),
+    defaultConsent: Type.Optional(Nullable(DefaultConsentBody)),
   },
   {
     additionalProperties: false,
-    description: 'Any subset; null clears pixelId, capiAccessToken or capiTestEventCode',
+    description:
+      'Any subset; null clears pixelId, capiAccessToken or capiTestEventCode, and sets defaultConsent back to all granted',
     'x-examples': {
       settings: { summary: 'Stricter attribution', value: { attributionWindowDays: 3, minConfidence: 70 } },
       deactivate: { summary: 'Deactivate the store', value: { status: 'inactive' } },
@@ -157,6 +161,7 @@ const Store = Type.Object({
   minConfidence: Type.Integer({ examples: [50] }),
   capiConfigured: Type.Boolean({ description: 'pixelId and capiAccessToken are both set: conversions are forwarded to Meta' }),
   capiTestEventCode: Type.Optional(Type.String({ description: 'Only when set' })),
+  defaultConsent: DefaultConsentShown,
   createdAt: Timestamp('Creation time'),
   updatedAt: Timestamp('Last change'),
 });
@@ -183,6 +188,7 @@ const EXAMPLE_STORE = {
   minConfidence: 50,
   capiConfigured: true,
   capiTestEventCode: 'TEST12345',
+  defaultConsent: EXAMPLE_CONSENT,
   createdAt: '2026-10-03T08:14:00.000Z',
   updatedAt: '2026-11-02T16:40:12.530Z',
 };
