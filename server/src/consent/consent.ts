@@ -65,12 +65,10 @@ export function storeDefaultOf(column: string | null | undefined): ConsentInput 
 export function limitedDataUseColumn(value: LimitedDataUse | undefined): string | null {
   if (value === undefined) return null;
   if (value === true) return 'true';
-  const normalized: { country?: string; state?: string } = {};
-  if (value.country) normalized.country = value.country.toUpperCase();
-  if (value.state) normalized.state = value.state.toUpperCase();
+  const state = value.state?.toUpperCase();
   // A state is a US state: the country is the United States even when not given.
-  if (normalized.state && !normalized.country) normalized.country = 'US';
-  return JSON.stringify(normalized);
+  const country = value.country?.toUpperCase() ?? (state ? 'US' : undefined);
+  return JSON.stringify({ ...(country && { country }), ...(state && { state }) });
 }
 
 export function limitedDataUseOf(column: string | null | undefined): LimitedDataUse | undefined {
