@@ -77,6 +77,12 @@ export function limitedDataUseOf(column: string | null | undefined): LimitedData
   return value === true ? true : (value as { country?: string; state?: string });
 }
 
+/** The 50 states and DC: limited data use is about US state privacy laws. */
+export const US_STATE_CODES =
+  'AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY'.split(
+    ' ',
+  );
+
 /**
  * Meta's state codes for Limited Data Use (`data_processing_options_state`), as Meta documents
  * them; any other state is sent as 0: Meta then decides from the event's location.

@@ -5,16 +5,10 @@ import {
   limitedDataUseColumn,
   resolveConsent,
   storeDefaultOf,
+  US_STATE_CODES,
 } from '../consent/consent.js';
 import type { StoresTable } from '../db/schema.js';
 import { invalid } from '../http/errors.js';
-
-/** The 50 states and DC: limited data use is about US state privacy laws. */
-const US_STATES = new Set(
-  'AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY'.split(
-    ' ',
-  ),
-);
 
 /** An event's consent fields as the API takes them (api.md §10). */
 export interface ConsentFields {
@@ -30,7 +24,7 @@ export function checkLimitedDataUse(value: LimitedDataUse | undefined, path = 'l
     throw invalid(`${path}.country`, 'unknown_value', `${path}.country must be US: limited data use applies to US states only`);
   }
   const state = value.state?.toUpperCase();
-  if (state !== undefined && !US_STATES.has(state)) {
+  if (state !== undefined && !US_STATE_CODES.includes(state)) {
     throw invalid(
       `${path}.state`,
       'unknown_value',

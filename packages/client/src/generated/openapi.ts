@@ -1202,12 +1202,12 @@ export interface Operations {
           adPersonalization?: 'granted' | 'denied' | null | '';
         } | null | '';
         /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
-        limitedDataUse?: true | {
-          /** ISO 3166 alpha-2 country: `US` (the only one with LDU) (null or "" is the same as leaving it out) */
+        limitedDataUse?: {
+          /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
           country?: string | null | '';
-          /** The visitor’s US state, 2 letters (`CA`) (null or "" is the same as leaving it out) */
+          /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
           state?: string | null | '';
-        } | null | '';
+        } | true | null | '';
       } | {
         /** The kind of event */
         type: 'conversion';
@@ -1285,12 +1285,12 @@ export interface Operations {
           adPersonalization?: 'granted' | 'denied' | null | '';
         } | null | '';
         /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
-        limitedDataUse?: true | {
-          /** ISO 3166 alpha-2 country: `US` (the only one with LDU) (null or "" is the same as leaving it out) */
+        limitedDataUse?: {
+          /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
           country?: string | null | '';
-          /** The visitor’s US state, 2 letters (`CA`) (null or "" is the same as leaving it out) */
+          /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
           state?: string | null | '';
-        } | null | '';
+        } | true | null | '';
         /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. (null or "" is the same as leaving it out) */
         ipAddress?: string | null | '';
         /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */
@@ -1467,12 +1467,12 @@ export interface Operations {
         adPersonalization?: 'granted' | 'denied' | null | '';
       } | null | '';
       /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
-      limitedDataUse?: true | {
-        /** ISO 3166 alpha-2 country: `US` (the only one with LDU) (null or "" is the same as leaving it out) */
+      limitedDataUse?: {
+        /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
         country?: string | null | '';
-        /** The visitor’s US state, 2 letters (`CA`) (null or "" is the same as leaving it out) */
+        /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
         state?: string | null | '';
-      } | null | '';
+      } | true | null | '';
     };
     response: {
       /** The click’s id (`clk_…`); the original one for a duplicate */
@@ -1574,12 +1574,12 @@ export interface Operations {
         adPersonalization?: 'granted' | 'denied' | null | '';
       } | null | '';
       /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
-      limitedDataUse?: true | {
-        /** ISO 3166 alpha-2 country: `US` (the only one with LDU) (null or "" is the same as leaving it out) */
+      limitedDataUse?: {
+        /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
         country?: string | null | '';
-        /** The visitor’s US state, 2 letters (`CA`) (null or "" is the same as leaving it out) */
+        /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
         state?: string | null | '';
-      } | null | '';
+      } | true | null | '';
       /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. (null or "" is the same as leaving it out) */
       ipAddress?: string | null | '';
       /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */

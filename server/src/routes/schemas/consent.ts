@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { US_STATE_CODES } from '../../consent/consent.js';
 
 // The consent fields of clicks, conversions (and batch events) and stores (api.md §10; docs/consent.md).
 
@@ -34,28 +35,40 @@ export const ConsentBody = Type.Optional(
   ),
 );
 
-const US_STATE = '^[A-Za-z]{2}$';
+/** `XY` in either case, as a pattern (JSON Schema patterns have no flags). */
+const anyCase = (code: string) => [...code].map((c) => `[${c}${c.toLowerCase()}]`).join('');
+const US = `^${anyCase('US')}$`;
+const US_STATE = `^(?:${US_STATE_CODES.map(anyCase).join('|')})$`;
 
 /** Limited data use (US state privacy laws): `true`, or where the visitor is. */
 export const LimitedDataUseBody = Type.Optional(
   Type.Union(
     [
-      Type.Literal(true, { description: 'Limited data use, the visitor’s place decided by Meta (geolocation)' }),
       Type.Object(
         {
           country: Type.Optional(
             Type.String({
-              pattern: US_STATE,
-              description: 'ISO 3166 alpha-2 country: `US` (the only one with LDU)',
+              pattern: US,
+              'x-error-message': 'must be US: limited data use applies to US states only',
+              'x-error-reason': 'unknown_value',
+              description: 'ISO 3166 alpha-2 country: `US` (the only one with LDU; either case)',
               examples: ['US'],
             }),
           ),
           state: Type.Optional(
-            Type.String({ pattern: US_STATE, description: 'The visitor’s US state, 2 letters (`CA`)', examples: ['CA'] }),
+            Type.String({
+              pattern: US_STATE,
+              'x-error-message': "must be a US state's 2-letter code like CA",
+              'x-error-reason': 'unknown_value',
+              description: 'The visitor’s US state or DC, its 2-letter code (`CA`; either case)',
+              examples: ['CA'],
+            }),
           ),
         },
         { additionalProperties: false },
       ),
+      // After the object: a bad field of an object is reported on that field (the first alternative's error is the one shown).
+      Type.Literal(true, { description: 'Limited data use, the visitor’s place decided by Meta (geolocation)' }),
     ],
     {
       description:
