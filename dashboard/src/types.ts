@@ -76,6 +76,9 @@ export interface Conversion {
   capi: { status: CapiStatus; attempts: number; lastError?: string; sentAt?: string; reason?: string; message?: string };
   /** Per destination that receives it (api.md §8); `meta` is `capi`. */
   forwarding?: Partial<Record<DestinationKind, ForwardingEntry>>;
+  /** The consent recorded with it (api.md §10). */
+  consent?: Record<'adStorage' | 'adUserData' | 'adPersonalization', 'granted' | 'denied'>;
+  limitedDataUse?: true | { country?: string; state?: string };
   livemode: boolean;
   timestamp: string;
   createdAt: string;
