@@ -39,9 +39,10 @@ export function parseJsonBody(_request: FastifyRequest, body: Buffer, done: (err
     return;
   }
   // No body of the API nests past a few levels; thousands would overflow the stack of every
-  // recursive step after parsing (JSON.stringify of the Idempotency-Key hash first): a 400, not a 500.
+  // recursive step after parsing (JSON.stringify of the Idempotency-Key hash first): a 400, not a
+  // 500, reported as a parse error as JSON parsers with a depth limit do.
   if (nestingDepth(text) > MAX_DEPTH) {
-    done(new ApiError('invalid_request', `The request body nests deeper than ${MAX_DEPTH} levels`, { reason: 'out_of_range' }));
+    done(new ApiError('invalid_request', `The request body nests deeper than ${MAX_DEPTH} levels`, { reason: 'malformed_json' }));
     return;
   }
   done(null, value);
