@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { useApp } from '../app-state.js';
+import { ConsentPanel } from '../components/consent-panel.js';
 import { DestinationsStatus } from '../components/destinations-status.js';
 import { PageTitle } from '../components/page-title.js';
 import { ErrorMessage, Loading } from '../components/status.js';
@@ -209,6 +210,7 @@ export function ConversionPage({ id }: { id: string }) {
       <Attribution conversion={c} store={store.data} />
       <Forwarding conversion={c} store={store.data} onResent={loaded.reload} />
       <DestinationsStatus conversion={c} />
+      <ConsentPanel conversion={c} />
       {c.products.length > 0 && (
         <section class="panel" aria-labelledby="products-heading">
           <h2 id="products-heading">Products</h2>

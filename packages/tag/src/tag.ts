@@ -1,4 +1,5 @@
 import { CLICK_ID_KINDS, type ClickIds, clickIdsOf, ID_COOKIES, sentKey } from './click-ids.js';
+import { consentOf, gtagConsent, hasConsent, mergeConsent, type PageConsent } from './consent.js';
 import { chooseFbc, chooseFbp, FBP, randomDigits, readCookie, serializeCookie } from './cookies.js';
 import { fingerprintOf } from './fingerprint.js';
 import { parseSent, withSent } from './sent.js';
@@ -11,6 +12,12 @@ import { parseSent, withSent } from './sent.js';
  * the click to the server the script came from, once per click per browser. `window.waytrack.identifiers()`
  * gives a checkout what its backend needs for POST /v1/track/conversion. Nothing here may
  * break the page: every step is guarded, and failures are silent.
+ *
+ * Consent (api.md §10, docs/consent.md): `waytrack('consent', {...})` (queued by the snippet's
+ * stub before the tag loads, or called later) and Google's Consent Mode state in `dataLayer`.
+ * With ad storage denied no ad cookie is written or read; the click is still sent with its
+ * consent (the server attributes with its ids and never forwards them). With
+ * `data-consent="wait"` on the script, the click waits for the first `waytrack('consent', …)`.
  */
 
 interface Identifiers {
@@ -23,10 +30,15 @@ interface Identifiers {
   msclkid: string | null;
   ttp: string | null;
   fingerprint: string | null;
+  /** The consent the page gave (fields it did not give are left out): pass it on with the conversion. */
+  consent: PageConsent;
 }
 
 interface WaytrackGlobal {
+  (command: string, value?: unknown): void;
   identifiers(): Identifiers;
+  /** Commands queued by the snippet's stub before the tag loaded. */
+  q?: ArrayLike<unknown>[];
 }
 
 const SENT_STORAGE_KEY = 'waytrack:sent-fbclids';
@@ -40,10 +52,11 @@ const NO_IDENTIFIERS: Identifiers = {
   msclkid: null,
   ttp: null,
   fingerprint: null,
+  consent: {},
 };
 
 /** The click ids this browser holds in first-party cookies (the last ad click of each platform). */
-function cookieIds(): Omit<Identifiers, 'fbc' | 'fbp' | 'fingerprint' | 'ttp'> {
+function cookieIds(): Omit<Identifiers, 'fbc' | 'fbp' | 'fingerprint' | 'ttp' | 'consent'> {
   const cookies = document.cookie;
   const read = (kind: keyof typeof ID_COOKIES) => {
     const raw = readCookie(cookies, ID_COOKIES[kind].name);
@@ -110,18 +123,29 @@ function rememberSent(fbclid: string): void {
   attempt(() => localStorage.setItem(SENT_STORAGE_KEY, JSON.stringify(withSent(sentFbclids(), fbclid))), undefined);
 }
 
-function sendClick(endpoint: string, key: string, ids: ClickIds, fingerprint: string | null, fbp: string | null): void {
+function sendClick(
+  endpoint: string,
+  key: string,
+  ids: ClickIds,
+  fingerprint: string | null,
+  fbp: string | null,
+  consent: PageConsent,
+): void {
   const sent = sentKey(ids) as string;
-  const body: Record<string, string> = {
+  const body: Record<string, unknown> = {
     ...(ids as Record<string, string>),
     landingPage: location.href.slice(0, 2048),
     userAgent: navigator.userAgent.slice(0, 1024),
   };
   if (fingerprint) body.fingerprint = fingerprint;
   if (document.referrer) body.referrer = document.referrer.slice(0, 2048);
-  if (fbp && FBP.test(fbp)) body.fbp = fbp;
-  const ttp = readCookie(document.cookie, '_ttp');
-  if (ttp && ttp.length <= 256) body.ttp = ttp;
+  if (hasConsent(consent)) body.consent = consent;
+  // Browser ids are ad cookies, and user data: only with both allowed.
+  if (consent.adStorage !== 'denied' && consent.adUserData !== 'denied') {
+    if (fbp && FBP.test(fbp)) body.fbp = fbp;
+    const ttp = readCookie(document.cookie, '_ttp');
+    if (ttp && ttp.length <= 256) body.ttp = ttp;
+  }
   fetch(endpoint, {
     method: 'POST',
     // Survives the visitor leaving the landing page at once.
@@ -140,56 +164,79 @@ function sendClick(endpoint: string, key: string, ids: ClickIds, fingerprint: st
 }
 
 function start(): void {
-  const global = window as Window & { waytrack?: WaytrackGlobal };
+  const global = window as Window & { waytrack?: WaytrackGlobal; dataLayer?: unknown };
+  const stub = global.waytrack;
   // Included twice: the first copy does the work.
-  if (global.waytrack) return;
+  if (stub && typeof stub.identifiers === 'function') return;
+  let given: PageConsent = {};
+  let consentGiven = false;
+  let pending: (() => void) | undefined;
+  const consent = () => mergeConsent(gtagConsent(global.dataLayer), given);
+  const storage = () => consent().adStorage !== 'denied';
   let fingerprint: string | null = null;
   const fingerprintNow = () => {
     fingerprint ??= attempt(browserFingerprint, null);
     return fingerprint;
   };
-  global.waytrack = {
-    identifiers: () =>
-      attempt(
-        () => ({
-          fbc: readCookie(document.cookie, '_fbc'),
-          fbp: readCookie(document.cookie, '_fbp'),
-          ...cookieIds(),
-          ttp: readCookie(document.cookie, '_ttp'),
-          fingerprint: fingerprintNow(),
-        }),
-        NO_IDENTIFIERS,
-      ),
-  };
+  const cookie = (name: string) => (storage() ? readCookie(document.cookie, name) : null);
+  const api = ((command: string, value?: unknown) =>
+    attempt(() => {
+      if (command !== 'consent') return;
+      given = mergeConsent(given, consentOf(value));
+      consentGiven = true;
+      const send = pending;
+      pending = undefined;
+      send?.();
+    }, undefined)) as WaytrackGlobal;
+  api.identifiers = () =>
+    attempt(
+      () => ({
+        fbc: cookie('_fbc'),
+        fbp: cookie('_fbp'),
+        ...(storage() ? cookieIds() : { gclid: null, gbraid: null, wbraid: null, ttclid: null, msclkid: null }),
+        ttp: cookie('_ttp'),
+        fingerprint: fingerprintNow(),
+        consent: consent(),
+      }),
+      NO_IDENTIFIERS,
+    );
+  global.waytrack = api;
+  // The snippet's stub may have queued calls (waytrack('consent', …)) before the tag loaded.
+  for (const args of Array.from(stub?.q ?? [])) attempt(() => api(args[0] as string, args[1]), undefined);
 
+  const script = ownScript();
   const ids = clickIdsOf(location.search);
   const sent = sentKey(ids);
   if (!sent) return;
-  const now = Date.now();
-  let fbp: string | null = null;
-  if (ids.fbclid) {
-    const existingFbc = readCookie(document.cookie, '_fbc');
-    const fbc = chooseFbc(existingFbc, ids.fbclid, now);
-    if (fbc !== existingFbc) setCookie('_fbc', fbc);
-    const existingFbp = readCookie(document.cookie, '_fbp');
-    fbp = chooseFbp(existingFbp, now, () => randomDigits(10, randomInt));
-    if (fbp !== existingFbp) setCookie('_fbp', fbp);
-  } else {
-    fbp = readCookie(document.cookie, '_fbp');
-  }
-  for (const kind of CLICK_ID_KINDS) {
-    const value = ids[kind];
-    if (!value || kind === 'fbclid') continue;
-    const cookie = ID_COOKIES[kind];
-    const existing = readCookie(document.cookie, cookie.name);
-    // The same id again keeps its cookie (and its click time).
-    if (existing === null || cookie.read(existing) !== value) setCookie(cookie.name, cookie.write(value, now));
-  }
-
-  const script = ownScript();
-  const key = script?.getAttribute('data-key');
-  if (!script || !key || typeof fetch !== 'function' || sentFbclids().includes(sent)) return;
-  sendClick(new URL('/v1/track/click', script.src).href, key, ids, fingerprintNow(), fbp);
+  const record = () => {
+    const allowed = storage();
+    const now = Date.now();
+    let fbp: string | null = null;
+    // Ad storage denied: no ad cookie is written (the ids still reach the server, for attribution only).
+    if (allowed && ids.fbclid) {
+      const existingFbc = readCookie(document.cookie, '_fbc');
+      const fbc = chooseFbc(existingFbc, ids.fbclid, now);
+      if (fbc !== existingFbc) setCookie('_fbc', fbc);
+      const existingFbp = readCookie(document.cookie, '_fbp');
+      fbp = chooseFbp(existingFbp, now, () => randomDigits(10, randomInt));
+      if (fbp !== existingFbp) setCookie('_fbp', fbp);
+    } else {
+      fbp = cookie('_fbp');
+    }
+    for (const kind of CLICK_ID_KINDS) {
+      const value = ids[kind];
+      if (!allowed || !value || kind === 'fbclid') continue;
+      const idCookie = ID_COOKIES[kind];
+      const existing = readCookie(document.cookie, idCookie.name);
+      // The same id again keeps its cookie (and its click time).
+      if (existing === null || idCookie.read(existing) !== value) setCookie(idCookie.name, idCookie.write(value, now));
+    }
+    const key = script?.getAttribute('data-key');
+    if (!script || !key || typeof fetch !== 'function' || sentFbclids().includes(sent)) return;
+    sendClick(new URL('/v1/track/click', script.src).href, key, ids, fingerprintNow(), fbp, consent());
+  };
+  if (script?.getAttribute('data-consent') === 'wait' && !consentGiven) pending = () => attempt(record, undefined);
+  else record();
 }
 
 attempt(start, undefined);

@@ -84,6 +84,24 @@ class TrackingTest(unittest.TestCase):
         with self.assertRaises(AttributeError):
             _ = result.attributed_to
 
+    def test_consent_is_sent_and_shown(self):
+        clicked = self.click(consent={"adStorage": "denied"}, limited_data_use=True)
+        self.assertEqual(self.wt.clicks.retrieve(clicked.click_id).consent.ad_storage, "denied")
+        result = self.wt.track.conversion(
+            store_id=self.store.id,
+            event_type="Purchase",
+            order_id=unique("consent-"),
+            event_value=1,
+            currency="usd",
+            consent={"adUserData": "denied"},
+            limited_data_use={"country": "US", "state": "CA"},
+        )
+        stored = self.wt.conversions.retrieve(result.conversion_id)
+        self.assertEqual(
+            dict(stored.consent), {"adStorage": "granted", "adUserData": "denied", "adPersonalization": "granted"}
+        )
+        self.assertEqual(dict(stored.limited_data_use), {"country": "US", "state": "CA"})
+
     def test_test_mode_is_separate(self):
         click = self.click()
         test_wt = client(api_key=TEST_KEY)

@@ -1,9 +1,10 @@
+import { consentView, type MetaProcessingOptions } from '../consent/consent.js';
 import type { ClicksTable, ConversionsTable } from '../db/schema.js';
 import { fromMinorUnits } from '../money.js';
 import type { HashedUserData } from './pii.js';
 
 /** A server event as Meta's Conversions API reads it (api.md §2, "Event mapping"). */
-export interface MetaEvent {
+export interface MetaEvent extends Partial<MetaProcessingOptions> {
   event_name: string;
   event_time: number;
   event_id: string;
@@ -53,7 +54,9 @@ const FBC = /^fb\.\d\.\d+\.[A-Za-z0-9_.-]{1,500}$/;
  * (`fb.1.<click ms>.<fbclid>`, fbclid verbatim) and fills the page, IP and user agent the
  * conversion did not carry.
  */
-export function buildMetaEvent(conversion: ConversionsTable, click: ClicksTable | undefined): MetaEvent {
+export function buildMetaEvent(recorded: ConversionsTable, attributedClick: ClicksTable | undefined): MetaEvent {
+  // Consent (api.md §10): only what the stored consent allows is read below; LDU fields at the end.
+  const { conversion, click, meta: processingOptions } = consentView(recorded, attributedClick);
   const hashes = JSON.parse(conversion.user_data) as HashedUserData;
   const userData: MetaUserData = {};
   for (const key of HASHED_KEYS) {
@@ -96,5 +99,6 @@ export function buildMetaEvent(conversion: ConversionsTable, click: ClicksTable 
     ...(sourceUrl && { event_source_url: sourceUrl }),
     user_data: userData,
     custom_data: customData,
+    ...processingOptions,
   };
 }

@@ -60,6 +60,8 @@ export interface StoresTable {
   min_confidence: number;
   created_at: number;
   updated_at: number;
+  /** Migration 0016: JSON of the consent fields the store sets for events that leave them out; null = all granted. */
+  default_consent?: string | null;
 }
 
 export interface ClicksTable {
@@ -94,6 +96,10 @@ export interface ClicksTable {
   ttclid?: string | null;
   msclkid?: string | null;
   ttp?: string | null;
+  /** Migration 0016: the click's resolved consent as JSON (consent/consent.ts); null = all granted. */
+  consent?: string | null;
+  /** Migration 0016: limited data use asked for with the click: `true` or JSON `{country, state}`; null = not asked. */
+  limited_data_use?: string | null;
 }
 
 export interface ConversionsTable {
@@ -142,6 +148,10 @@ export interface ConversionsTable {
   forwarding?: string | null;
   /** Sum of the conversion's refunds, in its minor units (migration 0011); left out on insert (default 0). */
   refunded_minor?: number;
+  /** Migration 0016: the conversion's resolved consent as JSON (consent/consent.ts); null = all granted. */
+  consent?: string | null;
+  /** Migration 0016: limited data use asked for with the conversion; null = not asked. */
+  limited_data_use?: string | null;
   /** Migration 0015: the store currency a foreign-currency conversion was converted to, the rate's date, the rate, the value. */
   fx_currency?: string | null;
   fx_rate_date?: string | null;

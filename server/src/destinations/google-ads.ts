@@ -1,5 +1,6 @@
 import { zoneOf } from '../calendar/zone.js';
 import type { CustomerData } from '../capi/pii.js';
+import { consentView } from '../consent/consent.js';
 import { fieldError } from '../http/errors.js';
 import { fromMinorUnits } from '../money.js';
 import { type Adapter, all, clip, type Outcome, parseJson, post, retryAfterMs } from './adapter.js';
@@ -70,6 +71,13 @@ function userIdentifiers(data: CustomerData | undefined): ClickConversion['userI
   const phone = data.phone ? hashedPhone(data.phone, data.country) : undefined;
   if (phone) ids.push({ hashedPhoneNumber: phone });
   return ids.length > 0 ? ids : undefined;
+}
+
+/** Whether a click, or a conversion's named ids, carried a gclid, gbraid or wbraid. */
+function hasGoogleId(row: { gclid?: string | null; gbraid?: string | null; wbraid?: string | null; ref_ids?: string | null }) {
+  if (row.gclid || row.gbraid || row.wbraid) return true;
+  const refs = row.ref_ids ? (JSON.parse(row.ref_ids) as Record<string, string>) : {};
+  return Boolean(refs.gclid || refs.gbraid || refs.wbraid);
 }
 
 /** Access tokens per OAuth client and refresh token, until shortly before they expire. */
@@ -233,7 +241,10 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
     };
   },
 
-  plan({ store, settings, conversion, click, customerData }) {
+  plan({ store, settings, conversion: recorded, click: attributedClick, customerData: given }) {
+    // Consent (api.md §10): the ids and identifiers below are only those the stored consent allows.
+    const view = consentView(recorded, attributedClick, given);
+    const { conversion, click, customerData } = view;
     const action =
       typeof settings.conversionAction === 'string'
         ? settings.conversionAction
@@ -257,7 +268,17 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
         }
       }
     }
-    if (!id) return undefined;
+    if (!id) {
+      // A Google id was there but its ad storage was denied: said, not silently dropped.
+      const withheld = [attributedClick, recorded].some((row) => row && hasGoogleId(row));
+      return withheld && view.clickIdsWithheld
+        ? {
+            skip: 'consent_denied',
+            message:
+              'Not sent to Google Ads: its only Google click id came with ad storage (adStorage) denied, so it is used for attribution but never sent',
+          }
+        : undefined;
+    }
     const expiresAt = id.from + GOOGLE_MAX_CLICK_AGE_MS;
     if (expiresAt <= conversion.created_at) {
       return { skip: 'expired', message: 'Not sent to Google Ads: Google accepts conversions of clicks up to 90 days old' };
@@ -271,8 +292,7 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
       orderId: conversion.order_id,
       // Google accepts user identifiers with a gclid only (not with gbraid or wbraid).
       ...(id.kind === 'gclid' && { userIdentifiers: userIdentifiers(customerData) }),
-      // api.md §10 consent arrives with a later issue; until then the store's default, granted.
-      consent: { adUserData: 'GRANTED' },
+      consent: { adUserData: view.adUserData },
     };
     if (!payload.userIdentifiers) delete payload.userIdentifiers;
     return { payload, expiresAt };

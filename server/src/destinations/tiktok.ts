@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CustomerData } from '../capi/pii.js';
+import { consentView } from '../consent/consent.js';
+import type { ClicksTable, ConversionsTable } from '../db/schema.js';
 import { fromMinorUnits } from '../money.js';
 import { type Adapter, all, clip, parseJson, post, retryAfterMs } from './adapter.js';
 import { onlyFields, text } from './fields.js';
@@ -93,6 +95,12 @@ interface StoredProduct {
   quantity: number;
 }
 
+/** TikTok's ids of a conversion: the attributed click's ttclid (else one named), and the ttp. */
+function tiktokIds(conversion: ConversionsTable, click: ClicksTable | undefined) {
+  const refs = conversion.ref_ids ? (JSON.parse(conversion.ref_ids) as Record<string, string>) : {};
+  return { ttclid: click?.ttclid || refs.ttclid || undefined, ttp: conversion.ttp || click?.ttp || undefined };
+}
+
 export const tiktok: Adapter<TikTokSettings, TikTokSecrets> = {
   kind: 'tiktok',
   label: 'TikTok',
@@ -120,11 +128,18 @@ export const tiktok: Adapter<TikTokSettings, TikTokSecrets> = {
     return { pixelCode: settings.pixelCode, testEventCode: settings.testEventCode ?? null, accessTokenConfigured: true };
   },
 
-  plan({ settings, conversion, click, customerData, now }) {
-    const refs = conversion.ref_ids ? (JSON.parse(conversion.ref_ids) as Record<string, string>) : {};
-    const ttclid = click?.ttclid ?? refs.ttclid;
-    const ttp = conversion.ttp ?? click?.ttp ?? undefined;
-    if (!ttclid && !ttp) return undefined;
+  plan({ settings, conversion: recorded, click: attributedClick, customerData: given, now }) {
+    if (!tiktokIds(recorded, attributedClick).ttclid && !tiktokIds(recorded, attributedClick).ttp) return undefined;
+    // Consent (api.md §10): the ids and identifiers below are only those the stored consent allows.
+    const { conversion, click, customerData } = consentView(recorded, attributedClick, given);
+    const { ttclid, ttp } = tiktokIds(conversion, click);
+    if (!ttclid && !ttp) {
+      return {
+        skip: 'consent_denied',
+        message:
+          'Not sent to TikTok: the visitor’s consent allows neither of its TikTok ids (a ttclid needs adStorage granted, a ttp adUserData granted)',
+      };
+    }
     if (conversion.livemode === 0 && !settings.testEventCode) {
       return {
         skip: 'test_event_code_missing',

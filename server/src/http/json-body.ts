@@ -38,7 +38,36 @@ export function parseJsonBody(_request: FastifyRequest, body: Buffer, done: (err
     done(new ApiError('invalid_request', 'The request body is not valid JSON', { reason: 'malformed_json' }));
     return;
   }
+  // No body of the API nests past a few levels; thousands would overflow the stack of every
+  // recursive step after parsing (JSON.stringify of the Idempotency-Key hash first): a 400, not a
+  // 500, reported as a parse error as JSON parsers with a depth limit do.
+  if (nestingDepth(text) > MAX_DEPTH) {
+    done(new ApiError('invalid_request', `The request body nests deeper than ${MAX_DEPTH} levels`, { reason: 'malformed_json' }));
+    return;
+  }
   done(null, value);
+}
+
+const MAX_DEPTH = 64;
+
+/** The deepest nesting of arrays and objects in valid JSON text (brackets inside strings ignored). */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
 }
 
 /** The offset where the first ill-formed UTF-8 sequence starts. */

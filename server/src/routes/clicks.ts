@@ -8,6 +8,7 @@ import { listContext, PageQuery } from '../http/pagination.js';
 import { getClick, listClicksOf, presentClick, trackClick } from '../tracking/clicks.js';
 import { fillClickStore, publishableClick } from '../tracking/publishable-click.js';
 import { bearer, ClientTime, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
+import { ConsentBody, ConsentShown, EXAMPLE_CONSENT, LimitedDataUseBody, LimitedDataUseShown } from './schemas/consent.js';
 
 export const FBCLID_PATTERN = '^[A-Za-z0-9_.-]+$';
 
@@ -118,6 +119,8 @@ export const ClickBody = Type.Object(
         examples: [EXAMPLE.fbp],
       }),
     ),
+    consent: ConsentBody,
+    limitedDataUse: LimitedDataUseBody,
   },
   {
     description:
@@ -201,6 +204,8 @@ const Click = Type.Object({
   adsetId: Nullable(Type.String({ description: 'The landing page’s adset_id parameter' })),
   adId: Nullable(Type.String({ description: 'The landing page’s ad_id parameter' })),
   isBot: Type.Boolean({ description: 'Bot user agents are recorded but excluded from metrics and attribution' }),
+  consent: ConsentShown,
+  limitedDataUse: LimitedDataUseShown,
   livemode: Type.Boolean({ description: 'true for live data (a wt_live_ key), false for test data' }),
   timestamp: Timestamp('Click time'),
   recordedAt: Timestamp('When the click was recorded'),
@@ -234,6 +239,7 @@ const EXAMPLE_CLICK = {
   adsetId: null,
   adId: null,
   isBot: false,
+  consent: EXAMPLE_CONSENT,
   livemode: true,
   timestamp: EXAMPLE.clickTime,
   recordedAt: EXAMPLE.recordedAt,

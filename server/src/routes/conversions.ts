@@ -24,6 +24,7 @@ import {
 import { FBCLID_PATTERN, OTHER_CLICK_ID_FIELDS } from './clicks.js';
 import { bearer, ClientTime, DateQuery, ForwardingState, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
 import { Forwarding } from './destinations.js';
+import { ConsentBody, ConsentShown, EXAMPLE_CONSENT, LimitedDataUseBody, LimitedDataUseShown } from './schemas/consent.js';
 import { ForwardingListQuery } from './schemas/forwarding-query.js';
 import { EXAMPLE_MATCH_QUALITY, FxRecorded, MatchQualityMap } from './schemas/quality.js';
 
@@ -139,6 +140,8 @@ export const ConversionBody = Type.Object(
     // gclid, gbraid, wbraid, ttclid, msclkid: explicit references (confidence 100), api.md §8.
     ...OTHER_CLICK_ID_FIELDS,
     ttp: Text(256, '(Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching.', 'ttp-1234567890'),
+    consent: ConsentBody,
+    limitedDataUse: LimitedDataUseBody,
     ipAddress: Type.Optional(
       Type.String({
         maxLength: 64,
@@ -281,6 +284,8 @@ const Conversion = Type.Object({
   forwarding: Forwarding,
   matchQuality: MatchQualityMap,
   fx: Type.Optional(FxRecorded),
+  consent: ConsentShown,
+  limitedDataUse: LimitedDataUseShown,
   livemode: Type.Boolean({ description: 'true for live data, false for test data' }),
   timestamp: Timestamp('Event time'),
   createdAt: Timestamp('When the conversion was recorded'),
@@ -366,6 +371,7 @@ const EXAMPLE_CONVERSION = {
   capi: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' },
   forwarding: { meta: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' } },
   matchQuality: EXAMPLE_MATCH_QUALITY,
+  consent: EXAMPLE_CONSENT,
   livemode: true,
   timestamp: EXAMPLE.conversionTime,
   createdAt: '2026-11-22T09:58:01.377Z',

@@ -246,7 +246,7 @@ const ForwardingEntry = Type.Object({
   lastError: Type.Optional(Type.String({ description: 'The platform’s last error message' })),
   sentAt: Type.Optional(Type.String({ description: 'When the platform acknowledged it' })),
   reason: Type.Optional(
-    Type.String({ description: 'Only when skipped: why (not_configured, test_event_code_missing, expired)' }),
+    Type.String({ description: 'Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied)' }),
   ),
   message: Type.Optional(Type.String({ description: 'Only when skipped: the reason in a sentence' })),
 });

@@ -15,6 +15,7 @@ import {
 import { listContext, PageQuery } from '../http/pagination.js';
 import { createStore, getStore, listStores, PLATFORMS, presentStore, updateStore } from '../stores/stores.js';
 import { bearer, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
+import { DefaultConsentBody, DefaultConsentShown, EXAMPLE_CONSENT } from './schemas/consent.js';
 
 const STATUS = Type.Enum(['active', 'inactive'], {
   description: 'active, or inactive: refused for tracking (store_not_found), still listed and readable',
@@ -110,6 +111,7 @@ const CreateStoreBody = Type.Object(
     timezone: Type.Optional(fields.timezone),
     attributionWindowDays: Type.Optional(fields.attributionWindowDays),
     minConfidence: Type.Optional(fields.minConfidence),
+    defaultConsent: Type.Optional(DefaultConsentBody),
   },
   {
     additionalProperties: false,
@@ -153,11 +155,12 @@ const UpdateStoreBody = Type.Object(
     attributionWindowDays: Type.Optional(fields.attributionWindowDays),
     minConfidence: Type.Optional(fields.minConfidence),
     status: Type.Optional(STATUS),
+    defaultConsent: Type.Optional(Nullable(DefaultConsentBody)),
   },
   {
     additionalProperties: false,
     description:
-      'Any subset; null clears pixelId, capiAccessToken, capiTestEventCode, shopifyWebhookSecret or woocommerceWebhookSecret',
+      'Any subset; null clears pixelId, capiAccessToken, capiTestEventCode, shopifyWebhookSecret or woocommerceWebhookSecret, and sets defaultConsent back to all granted',
     'x-examples': {
       settings: { summary: 'Stricter attribution', value: { attributionWindowDays: 3, minConfidence: 70 } },
       deactivate: { summary: 'Deactivate the store', value: { status: 'inactive' } },
@@ -185,6 +188,7 @@ const Store = Type.Object({
   woocommerceWebhookConfigured: Type.Boolean({
     description: 'woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it',
   }),
+  defaultConsent: DefaultConsentShown,
   createdAt: Timestamp('Creation time'),
   updatedAt: Timestamp('Last change'),
 });
@@ -213,6 +217,7 @@ const EXAMPLE_STORE = {
   capiTestEventCode: 'TEST12345',
   shopifyWebhookConfigured: true,
   woocommerceWebhookConfigured: false,
+  defaultConsent: EXAMPLE_CONSENT,
   createdAt: '2026-10-03T08:14:00.000Z',
   updatedAt: '2026-11-02T16:40:12.530Z',
 };

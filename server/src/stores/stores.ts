@@ -1,5 +1,6 @@
 import { checkTimeZone } from '../calendar/time-zones.js';
 import type { SecretBox } from '../capi/secrets.js';
+import { type ConsentInput, consentColumn, resolveConsent, storeDefaultOf } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
 import { insertStore, listStores as listStoreRows, updateStore as updateStoreRow } from '../db/repositories/stores.js';
@@ -28,6 +29,8 @@ export interface StoreInput {
   timezone?: string;
   attributionWindowDays?: number;
   minConfidence?: number;
+  /** The consent of events that leave a field out (api.md §10); null on PATCH: all granted again. */
+  defaultConsent?: ConsentInput | null;
 }
 
 export type StorePatch = Partial<StoreInput> & { status?: 'active' | 'inactive' };
@@ -61,6 +64,11 @@ function checkStoreTimeZone(timezone: string): string {
   throw invalid('timezone', 'unknown_value', `"${timezone}" is not an IANA time zone like America/New_York`);
 }
 
+/** Stored as the resolved default (null: all granted): a field left out of the body is granted. */
+function defaultConsentColumn(value: ConsentInput | null): string | null {
+  return value === null ? null : consentColumn(resolveConsent(value, undefined));
+}
+
 /** Store fields from a create or update body; only the fields present are returned. */
 function columnsOf(input: StorePatch): Partial<StoresTable> {
   const columns: Partial<StoresTable> = {};
@@ -77,6 +85,7 @@ function columnsOf(input: StorePatch): Partial<StoresTable> {
   if (input.attributionWindowDays !== undefined) columns.attribution_window_days = input.attributionWindowDays;
   if (input.minConfidence !== undefined) columns.min_confidence = input.minConfidence;
   if (input.status !== undefined) columns.status = input.status;
+  if (input.defaultConsent !== undefined) columns.default_consent = defaultConsentColumn(input.defaultConsent);
   return columns;
 }
 
@@ -121,6 +130,7 @@ export async function createStore(database: Database, tenant: Tenant, input: Sto
     timezone: columns.timezone ?? 'UTC',
     attribution_window_days: columns.attribution_window_days ?? DEFAULT_ATTRIBUTION_WINDOW_DAYS,
     min_confidence: columns.min_confidence ?? DEFAULT_MIN_CONFIDENCE,
+    default_consent: columns.default_consent ?? null,
     created_at: now,
     updated_at: now,
   };
@@ -175,6 +185,7 @@ export function presentStore(row: StoresTable) {
     ...(row.capi_test_event_code !== null && { capiTestEventCode: row.capi_test_event_code }),
     shopifyWebhookConfigured: Boolean(row.shopify_webhook_secret),
     woocommerceWebhookConfigured: Boolean(row.woocommerce_webhook_secret),
+    defaultConsent: resolveConsent(undefined, storeDefaultOf(row.default_consent)),
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),
   };

@@ -1,5 +1,6 @@
 import { isbot } from 'isbot';
 import { sha256Hex } from '../capi/pii.js';
+import { presentConsent } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
 import { insertMultiIdClickOnce } from '../db/repositories/click-ids.js';
 import { findClick, INSERT_CLICK, listClicks } from '../db/repositories/clicks.js';
@@ -18,11 +19,12 @@ import {
   type OtherClickIdKind,
   realFbclid,
 } from './click-ids.js';
+import { type ConsentFields, checkLimitedDataUse, consentColumns } from './consent-input.js';
 import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
 
 export const CLICK_MAX_AGE_MS = 90 * 24 * 60 * 60 * 1000;
 
-export interface ClickInput {
+export interface ClickInput extends ConsentFields {
   /** At least one of fbclid, gclid, gbraid, wbraid, ttclid, msclkid (here or in landingPage's query). */
   fbclid?: string;
   gclid?: string;
@@ -100,6 +102,7 @@ function validate(input: ClickInput, now: number): { clickTime: number; ids: Cli
   const ids = clickIdsOf(input, params);
   if (input.referrer !== undefined) checkHttpUrl('referrer', input.referrer);
   if (input.ipAddress !== undefined) checkIpAddress('ipAddress', input.ipAddress);
+  checkLimitedDataUse(input.limitedDataUse);
   const clickTime = parseEventTime('timestamp', input.timestamp, now);
   if (now - clickTime > CLICK_MAX_AGE_MS) {
     if (ids.fbclid) {
@@ -155,6 +158,8 @@ export async function prepareClick(database: Database, tenant: Tenant, input: Cl
     fbc: fbclid ? fbcOf(clickTime, fbclid) : '',
     ...campaignParams(params),
     is_bot: input.userAgent !== undefined && isBot(input.userAgent) ? 1 : 0,
+    // Always present (null when all granted): clicks batched into one statement share one column list.
+    ...consentColumns(input, store),
   };
   for (const kind of OTHER_CLICK_ID_KINDS) if (ids[kind]) row[kind] = ids[kind] as string;
   if (input.ttp !== undefined) row.ttp = input.ttp;
@@ -232,6 +237,7 @@ export function presentClick(row: ClicksTable) {
     adsetId: row.adset_id,
     adId: row.ad_id,
     isBot: row.is_bot === 1,
+    ...presentConsent(row),
     livemode: row.livemode === 1,
     timestamp: new Date(row.click_time).toISOString(),
     recordedAt: new Date(row.created_at).toISOString(),

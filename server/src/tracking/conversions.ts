@@ -3,6 +3,7 @@ import { type ClickInOtherMode, clickInOtherMode } from '../attribution/other-mo
 import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
 import { type Forwarder, planDelivery, presentForwarding, skippedColumns } from '../capi/forwarding.js';
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
+import { CONSENT_FIELDS, consentOf, presentConsent } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
 import { type ConversionFilter, findConversion, listConversions, RECORD_CONVERSION } from '../db/repositories/conversions.js';
 import type { Page } from '../db/repositories/keyset.js';
@@ -17,6 +18,7 @@ import { setMatchQuality } from '../quality/record.js';
 import { requireActiveStore, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
+import { type ConsentFields, checkLimitedDataUse, consentColumns } from './consent-input.js';
 import {
   attributionColumns,
   cluesOf,
@@ -38,7 +40,7 @@ export interface ProductInput {
   category?: string;
 }
 
-export interface ConversionInput {
+export interface ConversionInput extends ConsentFields {
   storeId: string;
   eventType: string;
   orderId: string;
@@ -122,6 +124,7 @@ function validate(input: ConversionInput, now: number) {
     if (value !== undefined) checkClickId(kind, value);
   }
   if (input.eventSourceUrl !== undefined) checkHttpUrl('eventSourceUrl', input.eventSourceUrl);
+  checkLimitedDataUse(input.limitedDataUse);
   const eventTime = parseEventTime('timestamp', input.timestamp, now);
   const products: StoredProduct[] = (input.products ?? []).map((p) => ({
     productId: p.productId,
@@ -181,6 +184,8 @@ function differencesFrom(original: ConversionsTable, input: ConversionInput, giv
   compare('ipAddress', input.ipAddress, original.ip_address);
   compare('userAgent', input.userAgent, original.user_agent);
   compare('eventSourceUrl', input.eventSourceUrl, original.event_source_url);
+  const consent = consentOf(original.consent);
+  for (const field of CONSENT_FIELDS) compare(`consent.${field}`, input.consent?.[field], consent[field]);
   return differences;
 }
 
@@ -258,6 +263,8 @@ export async function recordConversion(
     capi_sent_at: null,
     // Only when given: a conversion without them keeps the row shape (and statements) it had.
     ...refColumns(input),
+    // Resolved now against the store's default and kept: every send and resend applies this consent.
+    ...consentColumns(input, store),
   };
   const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store));
   const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };
@@ -375,6 +382,7 @@ export function presentConversion(row: ConversionsTable) {
     ...withDestinations(row),
     matchQuality: row.match_quality ? (JSON.parse(row.match_quality) as Record<string, unknown>) : {},
     ...(row.fx_currency && { fx: presentFx(row) }),
+    ...presentConsent(row),
     livemode: row.livemode === 1,
     timestamp: new Date(row.event_time).toISOString(),
     createdAt: new Date(row.created_at).toISOString(),

@@ -234,7 +234,16 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     }
     const conversion = await request(server, 'POST', '/v1/track/conversion', {
       key: createdKey,
-      body: { storeId, eventType: 'Purchase', orderId: 'order-1001', eventValue: 49.99, currency: 'USD', fbclid },
+      body: {
+        storeId,
+        eventType: 'Purchase',
+        orderId: 'order-1001',
+        eventValue: 49.99,
+        currency: 'USD',
+        fbclid,
+        consent: { adUserData: 'denied' },
+        limitedDataUse: { country: 'US', state: 'CA' },
+      },
     });
     expect(conversion.body.data.attributed).toBe(true);
     conversionId = conversion.body.data.conversionId;
@@ -327,6 +336,11 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
         .getByRole('row')
         .count(),
     ).resolves.toBe(2);
+    // The consent recorded with it (api.md §10).
+    const consent = text(page.getByRole('region', { name: 'Consent' }));
+    await expect(consent).resolves.toMatch(/Ad storage\s*Granted/);
+    await expect(consent).resolves.toMatch(/Ad user data\s*Denied — no customer data/);
+    await expect(consent).resolves.toMatch(/Limited data use\s*Yes \(CA, US\)/);
     const forwarding = page.getByRole('region', { name: 'Forwarding to Meta' });
     await expect(text(forwarding)).resolves.toMatch(/Status\s+Skipped/);
     // Why it was not sent, in the API's own words (capi.message).

@@ -35,6 +35,26 @@ function landingHtml(tagUrl: string, key: string): string {
 <body><h1>Tent</h1></body></html>`;
 }
 
+/** The snippet's stub (docs/consent.md): queues waytrack(...) calls made before the tag loads. */
+const STUB = 'window.waytrack=window.waytrack||function(){(window.waytrack.q=window.waytrack.q||[]).push(arguments)};';
+
+/** Pages with a consent banner's calls (docs/consent.md), by path; undefined for the plain landing page. */
+function consentHtml(pathname: string, tagUrl: string, key: string): string | undefined {
+  const pages: Record<string, [string, string]> = {
+    '/consent-stub': [`${STUB}waytrack('consent',{adStorage:'denied',adUserData:'granted'});`, ''],
+    '/consent-gtag': [
+      "window.dataLayer=window.dataLayer||[];function gtag(){dataLayer.push(arguments)}gtag('consent','default',{ad_storage:'granted',ad_user_data:'granted',ad_personalization:'granted'});gtag('consent','update',{ad_user_data:'denied',ad_personalization:'denied'});",
+      '',
+    ],
+    '/consent-wait': [STUB, ' data-consent="wait"'],
+  };
+  const page = pages[pathname];
+  if (!page) return undefined;
+  return `<!doctype html><html><head><meta charset="utf-8"><title>Shop</title>
+<script>${page[0]}</script><script async src="${tagUrl}" data-key="${key}"${page[1]}></script></head>
+<body><h1>Tent</h1></body></html>`;
+}
+
 /** base64(SHA-256(SubjectPublicKeyInfo)) of a PEM certificate: what Chromium's SPKI pin takes. */
 function spkiPin(certPem: Buffer): string {
   const der = createPublicKey(certPem).export({ type: 'spki', format: 'der' });
@@ -114,9 +134,10 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
 
     // The shop: https with the server's own key and certificate, and a plain-http development copy.
     const tagUrl = `${server.url}/tag.js`;
-    const page = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    const page = (req: http.IncomingMessage, res: http.ServerResponse) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(landingHtml(tagUrl, publishableKey));
+      const pathname = new URL(req.url ?? '/', 'https://shop.example').pathname;
+      res.end(consentHtml(pathname, tagUrl, publishableKey) ?? landingHtml(tagUrl, publishableKey));
     };
     const tlsDir = path.join(dataDir, 'tls');
     const cert = readFileSync(path.join(tlsDir, 'localhost-cert.pem'));
@@ -215,6 +236,7 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
       msclkid: null,
       ttp: null,
       fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/),
+      consent: {},
     });
 
     const [click] = await clicksWith(fbclid);
@@ -244,6 +266,57 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
     await page.waitForFunction('"waytrack" in window');
     expect(await identifiersOf(page)).toEqual(identifiers);
     expect(clickRequests).toHaveLength(0);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('consent queued before the tag: ad storage denied writes no ad cookie; the click carries its consent', async () => {
+    const fbclid = `stub-${Date.now()}`;
+    const answer = await land(`https://shop.example:${shopPort}/consent-stub?fbclid=${fbclid}&gclid=G-${fbclid}`);
+    expect(answer.status()).toBe(200);
+    const names = (await context.cookies()).map((c) => c.name);
+    for (const name of ['_fbc', '_fbp', '_gcl_aw']) expect(names).not.toContain(name);
+    const [click] = await clicksWith(fbclid);
+    expect(click).toMatchObject({
+      fbclid,
+      gclid: `G-${fbclid}`,
+      fbp: null,
+      consent: { adStorage: 'denied', adUserData: 'granted', adPersonalization: 'granted' },
+    });
+    const identifiers = (await identifiersOf(page)) as Identifiers & { consent: unknown; gclid: unknown };
+    expect(identifiers).toMatchObject({
+      fbc: null,
+      fbp: null,
+      gclid: null,
+      consent: { adStorage: 'denied', adUserData: 'granted' },
+    });
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("reads Google's Consent Mode state from dataLayer (default, then update)", async () => {
+    const fbclid = `gtag-${Date.now()}`;
+    const answer = await land(`https://shop.example:${shopPort}/consent-gtag?fbclid=${fbclid}`);
+    expect(answer.status()).toBe(200);
+    const [click] = await clicksWith(fbclid);
+    expect(click?.consent).toEqual({ adStorage: 'granted', adUserData: 'denied', adPersonalization: 'denied' });
+    // Ad storage granted: the cookies are set; user data denied: the browser id is not sent.
+    expect((await cookie('_fbc'))?.value).toContain(fbclid);
+    expect(click?.fbp).toBeNull();
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('data-consent="wait": the click waits for the banner’s answer', async () => {
+    const fbclid = `wait-${Date.now()}`;
+    await page.goto(`https://shop.example:${shopPort}/consent-wait?fbclid=${fbclid}`);
+    await page.waitForFunction('typeof window.waytrack.identifiers === "function"');
+    await page.waitForTimeout(300);
+    expect(clickRequests).toHaveLength(0);
+    expect(await cookie('_fbc')).toBeUndefined();
+    const answer = page.waitForResponse((res) => res.request().method() === 'POST' && res.url().endsWith('/v1/track/click'));
+    await page.evaluate("waytrack('consent', {ad_storage: 'granted', ad_user_data: 'granted', ad_personalization: 'denied'})");
+    expect((await answer).status()).toBe(200);
+    const [click] = await clicksWith(fbclid);
+    expect(click?.consent).toEqual({ adStorage: 'granted', adUserData: 'granted', adPersonalization: 'denied' });
+    expect((await cookie('_fbc'))?.value).toContain(fbclid);
     expect(pageErrors).toEqual([]);
   });
 

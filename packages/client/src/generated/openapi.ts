@@ -288,6 +288,20 @@ export interface Operations {
         adId: string | null;
         /** Bot user agents are recorded but excluded from metrics and attribution */
         isBot: boolean;
+        /** The consent stored with the event (the store’s default filled in when it was recorded) */
+        consent: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+          adStorage: 'granted' | 'denied';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+          adUserData: 'granted' | 'denied';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+          adPersonalization: 'granted' | 'denied';
+        };
+        /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+        limitedDataUse?: true | {
+          country?: string;
+          state?: string;
+        };
         /** true for live data (a wt_live_ key), false for test data */
         livemode: boolean;
         /** Click time */
@@ -356,6 +370,20 @@ export interface Operations {
       adId: string | null;
       /** Bot user agents are recorded but excluded from metrics and attribution */
       isBot: boolean;
+      /** The consent stored with the event (the store’s default filled in when it was recorded) */
+      consent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
+      /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+      limitedDataUse?: true | {
+        country?: string;
+        state?: string;
+      };
       /** true for live data (a wt_live_ key), false for test data */
       livemode: boolean;
       /** Click time */
@@ -444,7 +472,7 @@ export interface Operations {
             lastError?: string;
             /** When the platform acknowledged it */
             sentAt?: string;
-            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
             reason?: string;
             /** Only when skipped: the reason in a sentence */
             message?: string;
@@ -457,7 +485,7 @@ export interface Operations {
             lastError?: string;
             /** When the platform acknowledged it */
             sentAt?: string;
-            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
             reason?: string;
             /** Only when skipped: the reason in a sentence */
             message?: string;
@@ -470,7 +498,7 @@ export interface Operations {
             lastError?: string;
             /** When the platform acknowledged it */
             sentAt?: string;
-            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
             reason?: string;
             /** Only when skipped: the reason in a sentence */
             message?: string;
@@ -534,6 +562,20 @@ export interface Operations {
           rateDate: string;
           /** eventValue in the store currency, rounded half to even to its minor units */
           value: number;
+        };
+        /** The consent stored with the event (the store’s default filled in when it was recorded) */
+        consent: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+          adStorage: 'granted' | 'denied';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+          adUserData: 'granted' | 'denied';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+          adPersonalization: 'granted' | 'denied';
+        };
+        /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+        limitedDataUse?: true | {
+          country?: string;
+          state?: string;
         };
         /** true for live data, false for test data */
         livemode: boolean;
@@ -609,7 +651,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -622,7 +664,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -635,7 +677,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -699,6 +741,20 @@ export interface Operations {
         rateDate: string;
         /** eventValue in the store currency, rounded half to even to its minor units */
         value: number;
+      };
+      /** The consent stored with the event (the store’s default filled in when it was recorded) */
+      consent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
+      /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+      limitedDataUse?: true | {
+        country?: string;
+        state?: string;
       };
       /** true for live data, false for test data */
       livemode: boolean;
@@ -807,7 +863,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -820,7 +876,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -833,7 +889,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -897,6 +953,20 @@ export interface Operations {
         rateDate: string;
         /** eventValue in the store currency, rounded half to even to its minor units */
         value: number;
+      };
+      /** The consent stored with the event (the store’s default filled in when it was recorded) */
+      consent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
+      /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+      limitedDataUse?: true | {
+        country?: string;
+        state?: string;
       };
       /** true for live data, false for test data */
       livemode: boolean;
@@ -1011,6 +1081,15 @@ export interface Operations {
         shopifyWebhookConfigured: boolean;
         /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
         woocommerceWebhookConfigured: boolean;
+        /** The consent events of this store get for the fields they leave out (granted unless set) */
+        defaultConsent: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+          adStorage: 'granted' | 'denied';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+          adUserData: 'granted' | 'denied';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+          adPersonalization: 'granted' | 'denied';
+        };
         /** Creation time */
         createdAt: string;
         /** Last change */
@@ -1049,6 +1128,15 @@ export interface Operations {
       attributionWindowDays?: number | null | '';
       /** The lowest score that attributes a conversion; default 50 (100 = explicit references only) (null or "" is the same as leaving it out) */
       minConfidence?: number | null | '';
+      /** The consent of events that do not carry it (each field left out: granted). E.g. a store whose visitors are in the EEA and whose banner reports consent with every event may set all three to `denied`, so an event sent without consent is never shared. (null or "" is the same as leaving it out) */
+      defaultConsent?: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adStorage?: 'granted' | 'denied' | null | '';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adUserData?: 'granted' | 'denied' | null | '';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adPersonalization?: 'granted' | 'denied' | null | '';
+      } | null | '';
     };
     response: {
       /** The store’s id */
@@ -1074,6 +1162,15 @@ export interface Operations {
       shopifyWebhookConfigured: boolean;
       /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
       woocommerceWebhookConfigured: boolean;
+      /** The consent events of this store get for the fields they leave out (granted unless set) */
+      defaultConsent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
       /** Creation time */
       createdAt: string;
       /** Last change */
@@ -1110,6 +1207,15 @@ export interface Operations {
       shopifyWebhookConfigured: boolean;
       /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
       woocommerceWebhookConfigured: boolean;
+      /** The consent events of this store get for the fields they leave out (granted unless set) */
+      defaultConsent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
       /** Creation time */
       createdAt: string;
       /** Last change */
@@ -1149,6 +1255,15 @@ export interface Operations {
       minConfidence?: number;
       /** active, or inactive: refused for tracking (store_not_found), still listed and readable */
       status?: 'active' | 'inactive';
+      /** The consent of events that do not carry it (each field left out: granted). E.g. a store whose visitors are in the EEA and whose banner reports consent with every event may set all three to `denied`, so an event sent without consent is never shared. */
+      defaultConsent?: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage?: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData?: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization?: 'granted' | 'denied';
+      } | null;
     };
     response: {
       /** The store’s id */
@@ -1174,6 +1289,15 @@ export interface Operations {
       shopifyWebhookConfigured: boolean;
       /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
       woocommerceWebhookConfigured: boolean;
+      /** The consent events of this store get for the fields they leave out (granted unless set) */
+      defaultConsent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
       /** Creation time */
       createdAt: string;
       /** Last change */
@@ -1642,6 +1766,22 @@ export interface Operations {
         fingerprint?: string | null | '';
         /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. (null or "" is the same as leaving it out) */
         fbp?: string | null | '';
+        /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
+        consent?: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adStorage?: 'granted' | 'denied' | null | '';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adUserData?: 'granted' | 'denied' | null | '';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adPersonalization?: 'granted' | 'denied' | null | '';
+        } | null | '';
+        /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
+        limitedDataUse?: {
+          /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
+          country?: string | null | '';
+          /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
+          state?: string | null | '';
+        } | true | null | '';
       } | {
         /** The kind of event */
         type: 'conversion';
@@ -1709,6 +1849,22 @@ export interface Operations {
         msclkid?: string | null | '';
         /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
         ttp?: string | null | '';
+        /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
+        consent?: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adStorage?: 'granted' | 'denied' | null | '';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adUserData?: 'granted' | 'denied' | null | '';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adPersonalization?: 'granted' | 'denied' | null | '';
+        } | null | '';
+        /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
+        limitedDataUse?: {
+          /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
+          country?: string | null | '';
+          /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
+          state?: string | null | '';
+        } | true | null | '';
         /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. (null or "" is the same as leaving it out) */
         ipAddress?: string | null | '';
         /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */
@@ -1875,6 +2031,22 @@ export interface Operations {
       fingerprint?: string | null | '';
       /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. (null or "" is the same as leaving it out) */
       fbp?: string | null | '';
+      /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
+      consent?: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adStorage?: 'granted' | 'denied' | null | '';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adUserData?: 'granted' | 'denied' | null | '';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adPersonalization?: 'granted' | 'denied' | null | '';
+      } | null | '';
+      /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
+      limitedDataUse?: {
+        /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
+        country?: string | null | '';
+        /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
+        state?: string | null | '';
+      } | true | null | '';
     };
     response: {
       /** The click’s id (`clk_…`); the original one for a duplicate */
@@ -1966,6 +2138,22 @@ export interface Operations {
       msclkid?: string | null | '';
       /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
       ttp?: string | null | '';
+      /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
+      consent?: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adStorage?: 'granted' | 'denied' | null | '';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adUserData?: 'granted' | 'denied' | null | '';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adPersonalization?: 'granted' | 'denied' | null | '';
+      } | null | '';
+      /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
+      limitedDataUse?: {
+        /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
+        country?: string | null | '';
+        /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
+        state?: string | null | '';
+      } | true | null | '';
       /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. (null or "" is the same as leaving it out) */
       ipAddress?: string | null | '';
       /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */

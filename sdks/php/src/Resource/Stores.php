@@ -40,7 +40,7 @@ final class Stores extends Resource
     /**
      * POST /v1/stores — create a store.
      *
-     * @param array<string, mixed> $params name, domain, platform, pixelId?, capiAccessToken?, capiTestEventCode?, currency?, timezone?, attributionWindowDays?, minConfidence?
+     * @param array<string, mixed> $params name, domain, platform, pixelId?, capiAccessToken?, capiTestEventCode?, currency?, timezone?, attributionWindowDays?, minConfidence?, defaultConsent?
      * @param array{idempotencyKey?: string} $options
      * @return array<string, mixed> the store
      */

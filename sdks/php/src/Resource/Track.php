@@ -10,7 +10,7 @@ final class Track extends Resource
     /**
      * POST /v1/track/click — record an ad click.
      *
-     * @param array<string, mixed> $params fbclid, storeId, landingPage, referrer?, ipAddress?, userAgent?, timestamp?, fingerprint?, fbp?
+     * @param array<string, mixed> $params fbclid, storeId, landingPage, referrer?, ipAddress?, userAgent?, timestamp?, fingerprint?, fbp?, consent?, limitedDataUse? (docs/consent.md)
      * @param array{idempotencyKey?: string} $options
      * @return array<string, mixed> clickId, fbclid, tracked, timestamp, duplicate
      */
@@ -22,7 +22,7 @@ final class Track extends Resource
     /**
      * POST /v1/track/conversion — record a conversion and attribute it.
      *
-     * @param array<string, mixed> $params storeId, eventType, orderId, eventValue, currency, customerData?, products?, fingerprint?, clickId?, fbclid?, fbc?, fbp?, ipAddress?, userAgent?, eventSourceUrl?, eventId?, timestamp?
+     * @param array<string, mixed> $params storeId, eventType, orderId, eventValue, currency, customerData?, products?, fingerprint?, clickId?, fbclid?, fbc?, fbp?, ipAddress?, userAgent?, eventSourceUrl?, eventId?, timestamp?, consent?, limitedDataUse? (docs/consent.md)
      * @param array{idempotencyKey?: string} $options
      * @return array<string, mixed> conversionId, eventType, attributed, attributedTo?, capiSent, timestamp, duplicate
      */

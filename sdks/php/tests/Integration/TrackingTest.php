@@ -6,6 +6,24 @@ namespace Waytrack\Tests\Integration;
 
 final class TrackingTest extends IntegrationTestCase
 {
+    public function testConsentIsSentAndShown(): void
+    {
+        $wt = self::client();
+        $store = self::newStore($wt);
+        $result = $wt->track->conversion([
+            'storeId' => $store['id'],
+            'eventType' => 'Purchase',
+            'orderId' => 'php-consent-' . self::fbclid(),
+            'eventValue' => 1,
+            'currency' => 'usd',
+            'consent' => ['adUserData' => 'denied'],
+            'limitedDataUse' => true,
+        ]);
+        $stored = $wt->conversions->retrieve($result['conversionId']);
+        self::assertSame(['adStorage' => 'granted', 'adUserData' => 'denied', 'adPersonalization' => 'granted'], $stored['consent']);
+        self::assertTrue($stored['limitedDataUse']);
+    }
+
     public function testAClickThenAnAttributedConversionAndItsDuplicate(): void
     {
         $wt = self::client();

@@ -14,6 +14,7 @@ import * as refunds from './0011_refunds.js';
 import * as shopWebhooks from './0012_shop_webhooks.js';
 import * as refundRollups from './0014_refund_rollups.js';
 import * as fxMatchQuality from './0015_fx_match_quality.js';
+import * as consent from './0016_consent.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0012_shop_webhooks': shopWebhooks,
   '0014_refund_rollups': refundRollups,
   '0015_fx_match_quality': fxMatchQuality,
+  '0016_consent': consent,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

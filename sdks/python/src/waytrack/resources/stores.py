@@ -44,6 +44,7 @@ class Stores(Resource):
         timezone: Optional[str] = UNSET,
         attribution_window_days: Optional[int] = UNSET,
         min_confidence: Optional[int] = UNSET,
+        default_consent: Optional[Mapping[str, str]] = UNSET,
     ) -> ApiObject:
         """Creates a store and returns it. ``platform`` is one of shopify, woocommerce,
         bigcommerce, magento, wix, squarespace, custom."""
@@ -59,6 +60,7 @@ class Stores(Resource):
                 "timezone": timezone,
                 "attribution_window_days": attribution_window_days,
                 "min_confidence": min_confidence,
+                "default_consent": default_consent,
             }
         )
         return self._post("/stores", body)
@@ -81,9 +83,10 @@ class Stores(Resource):
         attribution_window_days: int = UNSET,
         min_confidence: int = UNSET,
         status: str = UNSET,
+        default_consent: Optional[Mapping[str, str]] = UNSET,
     ) -> ApiObject:
         """Changes the given fields only. ``None`` clears ``pixel_id``, ``capi_access_token`` or
-        ``capi_test_event_code``; ``status="inactive"`` deactivates, ``"active"`` reactivates."""
+        ``capi_test_event_code``, and sets ``default_consent`` back to all granted; ``status="inactive"`` deactivates, ``"active"`` reactivates."""
         body = api_fields(
             {
                 "name": name,
@@ -97,6 +100,7 @@ class Stores(Resource):
                 "attribution_window_days": attribution_window_days,
                 "min_confidence": min_confidence,
                 "status": status,
+                "default_consent": default_consent,
             },
             keep_none=True,
         )

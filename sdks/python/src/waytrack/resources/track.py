@@ -29,12 +29,16 @@ class Track(Resource):
         timestamp: Optional[Time] = UNSET,
         fingerprint: Optional[str] = UNSET,
         fbp: Optional[str] = UNSET,
+        consent: Optional[Mapping[str, str]] = UNSET,
+        limited_data_use: Optional[Union[bool, Mapping[str, str]]] = UNSET,
     ) -> ApiObject:
         """Records an ad click. Returns ``clickId``, each click id given, ``tracked``, ``timestamp``, ``duplicate``.
 
         At least one click id (``fbclid``, ``gclid``, ``gbraid``, ``wbraid``, ``ttclid``,
         ``msclkid``) is needed, here or in ``landing_page``'s query. Re-sending an id already
         recorded for the store returns the original click with ``duplicate: True``.
+        ``consent`` (``{"adStorage": "denied", ...}``) and ``limited_data_use`` (``True`` or
+        ``{"country": "US", "state": "CA"}``) are sent as given (docs/consent.md).
         """
         body = api_fields(
             {
@@ -53,6 +57,8 @@ class Track(Resource):
                 "timestamp": timestamp,
                 "fingerprint": fingerprint,
                 "fbp": fbp,
+                "consent": consent,
+                "limited_data_use": limited_data_use,
             }
         )
         return self._post("/track/click", body)
@@ -83,11 +89,14 @@ class Track(Resource):
         event_source_url: Optional[str] = UNSET,
         event_id: Optional[str] = UNSET,
         timestamp: Optional[Time] = UNSET,
+        consent: Optional[Mapping[str, str]] = UNSET,
+        limited_data_use: Optional[Union[bool, Mapping[str, str]]] = UNSET,
     ) -> ApiObject:
         """Records a conversion and attributes it to the click that caused it.
 
         ``customer_data`` and ``products`` are sent as given, with the API's names inside
-        (``{"email": ..., "firstName": ...}``, ``[{"productId": ..., "quantity": 2}]``).
+        (``{"email": ..., "firstName": ...}``, ``[{"productId": ..., "quantity": 2}]``), and so
+        are ``consent`` (``{"adUserData": "denied"}``) and ``limited_data_use`` (docs/consent.md).
         ``event_value`` may be an int, float or ``decimal.Decimal``. Returns ``conversionId``,
         ``eventType``, ``attributed``, ``attributedTo`` (when attributed), ``capiSent``,
         ``timestamp``, ``duplicate``; the same (store, eventType, orderId) again returns the
@@ -118,6 +127,8 @@ class Track(Resource):
                 "event_source_url": event_source_url,
                 "event_id": event_id,
                 "timestamp": timestamp,
+                "consent": consent,
+                "limited_data_use": limited_data_use,
             }
         )
         return self._post("/track/conversion", body)
