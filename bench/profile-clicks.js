@@ -2,6 +2,8 @@
 // `waytrack serve` (SQLite) with a V8 CPU profile per thread written into DIR when it stops,
 // driven by wrk with clicks only (BENCH_DURATION s, BENCH_CONNECTIONS connections), so the
 // profile holds the click path and nothing else. Summarize with `node bench/profile-summary.js FILE`.
+// BENCH_BATCH_EVENTS=N profiles `POST /v1/track/batch` instead: N clicks a request, over a fifth
+// of the connections (as bench/run.js's batch run).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,14 +25,17 @@ try {
   const storeId = (await response.json()).data.id;
   const wrkPath = findWrk();
   if (!wrkPath) throw new Error('wrk is needed (apt-get install wrk)');
+  const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+  const events = Number(process.env.BENCH_BATCH_EVENTS ?? 0);
   const result = await wrkRun({
     wrkPath,
-    url: `${server.url}/v1/track/click`,
-    connections: Number(process.env.BENCH_CONNECTIONS ?? 50),
+    url: `${server.url}/v1/track/${events ? 'batch' : 'click'}`,
+    connections: events ? Math.max(2, Math.round(connections / 5)) : connections,
     duration: Number(process.env.BENCH_DURATION ?? 8),
-    click: { key, storeId },
+    ...(events ? { batch: { key, storeId, events } } : { click: { key, storeId } }),
   });
-  console.log(`${Math.round(result.average)} clicks/s, non-2xx ${result.non2xx}; profiles in ${dir}`);
+  const rate = events ? `${Math.round(result.average * events)} events/s` : `${Math.round(result.average)} clicks/s`;
+  console.log(`${rate}, non-2xx ${result.non2xx}; profiles in ${dir}`);
 } finally {
   await server.stop();
 }

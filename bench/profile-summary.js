@@ -1,7 +1,8 @@
 // node bench/profile-summary.js FILE.cpuprofile [N] — a V8 CPU profile (bench/profile-clicks.js,
 // BENCH_CPU_PROF) as two tables: the N functions with the most self time, and the N with the
 // most inclusive time (each function counted once per sample however deep it recurses), as %
-// of the profile's wall time (idle included, so the busy share is 100 − idle).
+// of the profile's wall time (idle included, so the busy share is 100 − idle). PROFILE_SKIP_MS=N
+// leaves out the first N ms sampled (the start-up, before the load begins).
 import { readFileSync } from 'node:fs';
 
 const file = process.argv[2];
@@ -20,8 +21,12 @@ const nameOf = (node) => {
 // Time per sampled node (µs), from the samples and their deltas.
 const timeOf = new Map();
 let total = 0;
+const skipUs = Number(process.env.PROFILE_SKIP_MS ?? 0) * 1000;
+let elapsed = 0;
 profile.samples.forEach((id, i) => {
   const delta = profile.timeDeltas[i] ?? 0;
+  elapsed += delta;
+  if (elapsed < skipUs) return;
   timeOf.set(id, (timeOf.get(id) ?? 0) + delta);
   total += delta;
 });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt, scryptSync, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomInt, scryptSync, timingSafeEqual } from 'node:crypto';
 
 export const SCOPES = [
   'clicks:write',
@@ -33,7 +33,7 @@ export function keyKindOf(key: string): KeyKind | undefined {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex'); // one-shot (no Hash object): every authenticated request hashes its key
 }
 
 /** A new key from the CSPRNG (uniform base62, no modulo bias), its hash and display hint. */

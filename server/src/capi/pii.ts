@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
 
 /**
@@ -29,7 +29,7 @@ export interface HashedUserData {
 }
 
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
+  return hash('sha256', value, 'hex'); // one-shot (no Hash object): about half the time of createHash
 }
 
 const SHA256_HEX = /^[a-f0-9]{64}$/i;

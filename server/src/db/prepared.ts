@@ -44,8 +44,14 @@ function planner<V extends object, R>(build: (db: Builder, values: V) => Compila
     }
     return { compiled, slots };
   };
+  // The plan of the last call per dialect, with its names: calls of a hot path repeat the same
+  // names in the same order, and comparing them (~0.3 µs for a click's 24 columns) costs a tenth
+  // of joining them into a key and hashing it (~3 µs, measured).
+  const last = new WeakMap<object, { names: string[]; plan: Plan }>();
   return (db: Reader, names: string[]): Plan => {
     const adapter = adapterOf(db);
+    const previous = last.get(adapter);
+    if (previous && sameNames(previous.names, names)) return previous.plan;
     let byShape = plans.get(adapter);
     if (!byShape) {
       byShape = new Map();
@@ -57,8 +63,15 @@ function planner<V extends object, R>(build: (db: Builder, values: V) => Compila
       plan = compile(db, names);
       byShape.set(shape, plan);
     }
+    last.set(adapter, { names, plan });
     return plan;
   };
+}
+
+function sameNames(a: string[], b: string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function execute<R>(db: Reader, plan: Plan, parameters: unknown[]): Promise<QueryResult<R>> {

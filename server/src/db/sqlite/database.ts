@@ -250,7 +250,7 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
     { ...testWalOptions(), ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs), thread },
     (error) => options.onError?.(error, 'database log checkpoint failed; retrying'),
   );
-  const writer = new SqliteWorker(file, thread);
+  const writer = new SqliteWorker(file, { ...thread, busyAllocator: true });
   const committer: GroupCommitter = new GroupCommitter(db, wal, writer);
   const background = new SqliteWorker(file, { ...thread, lowPriority: true });
   return {
