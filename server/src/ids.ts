@@ -9,6 +9,9 @@ const PREFIXES = {
   key: 'key',
   account: 'acct',
   spend: 'spend',
+  webhook: 'wh',
+  webhookEvent: 'msg',
+  webhookDelivery: 'whd',
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

@@ -424,6 +424,8 @@ const SCOPES = [
   ['stores:write', 'POST /v1/stores, PATCH /v1/stores/{id}'],
   ['analytics:read', 'GET /v1/analytics/*, GET /v1/stores/{id}/ad-spend'],
   ['spend:write', 'POST /v1/stores/{id}/ad-spend'],
+  ['webhooks:read', 'GET /v1/webhooks, GET /v1/webhooks/{id}/deliveries'],
+  ['webhooks:write', 'POST and DELETE /v1/webhooks, resend a delivery (and everything webhooks:read allows)'],
 ] as const;
 
 const INFO = {

@@ -14,6 +14,7 @@ import { ApiError, fieldError } from '../http/errors.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { requireActiveStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { refundRecordedEvent, webhookEvents } from '../webhooks/events.js';
 import { parseEventTime } from './input.js';
 
 export interface RefundInput {
@@ -139,6 +140,8 @@ export async function trackRefund(
       return { kind: 'duplicate', row: winner };
     }
     await setRefunded(trx, target.id, target.event_time, row.refunded_after_minor);
+    // refund.recorded (api.md §9): its webhook messages commit with the refund.
+    await webhookEvents.emit(trx, refundRecordedEvent(row, target.value_minor));
     return { kind: 'recorded', row, valueMinor: target.value_minor };
   };
 

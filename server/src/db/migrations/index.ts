@@ -11,6 +11,7 @@ import * as publishableKeys from './0008_publishable_keys.js';
 import * as dashboard from './0009_dashboard.js';
 import * as destinations from './0010_destinations.js';
 import * as refunds from './0011_refunds.js';
+import * as webhooks from './0013_webhooks.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0009_dashboard': dashboard,
   '0010_destinations': destinations,
   '0011_refunds': refunds,
+  '0013_webhooks': webhooks,
 };
 
 class CodeMigrationProvider implements MigrationProvider {
