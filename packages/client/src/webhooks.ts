@@ -11,9 +11,7 @@ export interface WebhookEvent<T = Record<string, unknown>> {
 }
 
 /** Request headers as Node (`req.headers`), the Fetch API (`Headers`) or a plain object give them. */
-export type WebhookHeaders =
-  | { get(name: string): string | null }
-  | Record<string, string | string[] | undefined>;
+export type WebhookHeaders = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 const NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
 
