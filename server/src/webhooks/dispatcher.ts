@@ -30,7 +30,7 @@ export interface WebhookTuning {
   resolve?: SendOptions['resolve'];
 }
 
-export const DEFAULT_WEBHOOK_TUNING: WebhookTuning = { maxInFlight: 8, leaseMs: 30_000, pollMs: 1000, timeoutMs: 15_000 };
+export const DEFAULT_WEBHOOK_TUNING: WebhookTuning = { maxInFlight: 8, leaseMs: 20_000, pollMs: 1000, timeoutMs: 15_000 };
 
 interface Log {
   warn(obj: object, msg: string): void;
