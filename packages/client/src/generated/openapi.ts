@@ -1473,4 +1473,163 @@ export interface Operations {
       differences?: string[];
     };
   };
+  /** List webhook endpoints */
+  'GET /v1/webhooks': {
+    query: {
+      /** Items per page, 1–100 */
+      limit?: number;
+      /** nextCursor of the previous page */
+      cursor?: string;
+    };
+    response: {
+      /** This page, newest first */
+      webhooks: Array<{
+        id: string;
+        url: string;
+        /** The events it receives */
+        events: string[];
+        description: string | null;
+        /** disabled after its deliveries failed for 3 days (disabledReason says why); nothing more is sent */
+        status: 'enabled' | 'disabled';
+        /** Why it was disabled; null while enabled */
+        disabledReason: string | null;
+        /** When it was disabled; null while enabled */
+        disabledAt: string | null;
+        /** true: it receives live events; false: test events (the mode of the key that made it) */
+        livemode: boolean;
+        /** When it was created */
+        createdAt: string;
+      }>;
+      /** true when another page follows */
+      hasMore: boolean;
+      /** Pass as `cursor` for the next page; null on the last page */
+      nextCursor: string | null;
+    };
+  };
+  /** Add a webhook endpoint */
+  'POST /v1/webhooks': {
+    body: {
+      /** Where events are POSTed: an https URL that is not, and does not resolve to, a private, loopback or link-local address (unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
+      url: string;
+      /** The events to receive (at least one) */
+      events: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated'>;
+      /** For people (null or "" is the same as leaving it out) */
+      description?: string | null | '';
+    };
+    response: {
+      id: string;
+      url: string;
+      /** The events it receives */
+      events: string[];
+      description: string | null;
+      /** disabled after its deliveries failed for 3 days (disabledReason says why); nothing more is sent */
+      status: 'enabled' | 'disabled';
+      /** Why it was disabled; null while enabled */
+      disabledReason: string | null;
+      /** When it was disabled; null while enabled */
+      disabledAt: string | null;
+      /** true: it receives live events; false: test events (the mode of the key that made it) */
+      livemode: boolean;
+      /** When it was created */
+      createdAt: string;
+      /** The signing secret (Standard Webhooks `whsec_…`); shown only in this answer: keep it */
+      secret: string;
+    };
+  };
+  /** Remove a webhook endpoint */
+  'DELETE /v1/webhooks/{id}': {
+    params: {
+      /** The endpoint’s id */
+      id: string;
+    };
+    response: {
+      id: string;
+      url: string;
+      /** The events it receives */
+      events: string[];
+      description: string | null;
+      /** disabled after its deliveries failed for 3 days (disabledReason says why); nothing more is sent */
+      status: 'enabled' | 'disabled';
+      /** Why it was disabled; null while enabled */
+      disabledReason: string | null;
+      /** When it was disabled; null while enabled */
+      disabledAt: string | null;
+      /** true: it receives live events; false: test events (the mode of the key that made it) */
+      livemode: boolean;
+      /** When it was created */
+      createdAt: string;
+      deleted: true;
+    };
+  };
+  /** List an endpoint’s delivery attempts */
+  'GET /v1/webhooks/{id}/deliveries': {
+    params: {
+      /** The endpoint’s id */
+      id: string;
+    };
+    query: {
+      /** Items per page, 1–100 */
+      limit?: number;
+      /** nextCursor of the previous page */
+      cursor?: string;
+    };
+    response: {
+      /** This page, newest first */
+      deliveries: Array<{
+        /** This attempt’s id */
+        id: string;
+        webhookId: string;
+        /** The message’s `webhook-id`, the same on every attempt */
+        eventId: string;
+        /** The event type */
+        event: string;
+        /** Which attempt of the message this was (1 = the first) */
+        attempt: number;
+        /** succeeded: a 2xx within 15 s */
+        status: 'succeeded' | 'failed';
+        /** The endpoint’s HTTP status; null when none came */
+        responseCode: number | null;
+        /** Why it failed; null when it succeeded */
+        error: string | null;
+        /** How long the attempt took */
+        durationMs: number;
+        /** When the attempt ended */
+        at: string;
+      }>;
+      /** true when another page follows */
+      hasMore: boolean;
+      /** Pass as `cursor` for the next page; null on the last page */
+      nextCursor: string | null;
+    };
+  };
+  /** Resend a message */
+  'POST /v1/webhooks/{id}/deliveries/{deliveryId}/resend': {
+    params: {
+      /** The endpoint’s id */
+      id: string;
+      /** An attempt’s id */
+      deliveryId: string;
+    };
+    response: {
+      /** This attempt’s id */
+      id: string;
+      webhookId: string;
+      /** The message’s `webhook-id`, the same on every attempt */
+      eventId: string;
+      /** The event type */
+      event: string;
+      /** Which attempt of the message this was (1 = the first) */
+      attempt: number;
+      /** succeeded: a 2xx within 15 s */
+      status: 'succeeded' | 'failed';
+      /** The endpoint’s HTTP status; null when none came */
+      responseCode: number | null;
+      /** Why it failed; null when it succeeded */
+      error: string | null;
+      /** How long the attempt took */
+      durationMs: number;
+      /** When the attempt ended */
+      at: string;
+    };
+  };
 }
