@@ -37,6 +37,14 @@ export interface WebhookRouteDeps extends RouteDeps {
 }
 
 const READ = { anyScope: ['webhooks:read' as const, 'webhooks:write' as const] };
+const READ_FORBIDDEN = {
+  noWebhookScope: {
+    summary: 'A key with neither webhooks:read nor webhooks:write',
+    code: 'forbidden' as const,
+    message: 'This API key needs at least one of the scopes webhooks:read, webhooks:write',
+    details: { requiredScopes: ['webhooks:read', 'webhooks:write'] },
+  },
+};
 const Page = <T extends Parameters<typeof Type.Array>[0]>(name: string, item: T, description: string) =>
   Type.Object({
     [name]: Type.Array(item, { description }),
@@ -103,7 +111,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteDeps> = async 
         tags: ['Webhooks'],
         operationId: 'listWebhooks',
         summary: 'List webhook endpoints',
-        description: 'The endpoints of the key’s account and mode, newest first, paginated. Secrets are never shown again.',
+        description:
+          'The endpoints of the key’s account and mode, newest first, paginated. Secrets are never shown again.\n\n**Scope:** `webhooks:read` or `webhooks:write` (or `*`).',
         security: bearer,
         querystring: Query({ ...PageQuery }),
         response: describeResponses(Page('webhooks', Webhook, 'This page, newest first'), {
@@ -112,6 +121,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteDeps> = async 
             page: { summary: 'One endpoint', data: { webhooks: [EXAMPLE_WEBHOOK], hasMore: false, nextCursor: null } },
           },
           invalid: PAGE_ERRORS,
+          forbidden: READ_FORBIDDEN,
         }),
       },
     },
@@ -160,7 +170,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteDeps> = async 
         operationId: 'listWebhookDeliveries',
         summary: 'List an endpoint’s delivery attempts',
         description:
-          'Every attempt to deliver a message to the endpoint (the retries and the resends), newest first, paginated: its status, the endpoint’s response code and the time.',
+          'Every attempt to deliver a message to the endpoint (the retries and the resends), newest first, paginated: its status, the endpoint’s response code and the time.\n\n**Scope:** `webhooks:read` or `webhooks:write` (or `*`).',
         security: bearer,
         params: WebhookParams,
         querystring: Query({ ...PageQuery }),
@@ -170,6 +180,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteDeps> = async 
             page: { summary: 'One attempt', data: { deliveries: [EXAMPLE_DELIVERY], hasMore: false, nextCursor: null } },
           },
           invalid: { ...ID_TOO_LONG, ...PAGE_ERRORS },
+          forbidden: READ_FORBIDDEN,
           notFound: WEBHOOK_NOT_FOUND,
         }),
       },

@@ -113,7 +113,16 @@ describe(`the OpenAPI document (${ENGINE})`, () => {
  * destinations issue; docs/api.md "Reference documentation"). Their errors are covered by
  * server/test/destinations/ and the security suite.
  */
-const UNDOCUMENTED_BODIES = new Set(['PUT /v1/stores/{id}/destinations/{kind}', 'DELETE /v1/stores/{id}/destinations/{kind}']);
+const UNDOCUMENTED_BODIES = new Set([
+  'PUT /v1/stores/{id}/destinations/{kind}',
+  'DELETE /v1/stores/{id}/destinations/{kind}',
+  // The fuzz world (requests.ts) has no webhook endpoint nor attempt to name yet, so it would
+  // send a store id where a webhook id goes: open work of the webhooks-out issue. These three
+  // are covered by server/test/webhooks/ and the security suite.
+  'DELETE /v1/webhooks/{id}',
+  'GET /v1/webhooks/{id}/deliveries',
+  'POST /v1/webhooks/{id}/deliveries/{deliveryId}/resend',
+]);
 
 describe(`schema fuzzing (${ENGINE}, seed ${SEED})`, () => {
   memory.sample(0);

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { type ErrorExample, EXAMPLE } from '../../http/openapi.js';
+import { type ErrorExample, EXAMPLE, serverRules } from '../../http/openapi.js';
 import { WEBHOOK_EVENTS } from '../../webhooks/events.js';
 import { Nullable, Timestamp } from '../common.js';
 
@@ -16,8 +16,14 @@ export const CreateWebhookBody = Type.Object(
     url: Type.String({
       minLength: 1,
       maxLength: 2048,
+      format: 'uri',
+      // https, no user name or password, no #fragment; the address is checked by the server (x-rules).
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]://[^\\s/?#@]+([/?][^\\s#]*)?$',
+      'x-error-reason': 'invalid_url',
+      'x-error-message': 'must be an absolute https URL',
+      ...serverRules('public-address'),
       description:
-        'Where events are POSTed: an https URL that is not, and does not resolve to, a private, loopback or link-local address (unless the server sets WEBHOOKS_ALLOW_PRIVATE)',
+        'Where events are POSTed: an https URL without user name, password or #fragment that is not, and does not resolve to, a private, loopback or link-local address (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE)',
       examples: ['https://shop.acme-outdoor.com/hooks/waytrack'],
     }),
     events: Type.Array(EventName, {
