@@ -1509,7 +1509,7 @@ export interface Operations {
   /** Add a webhook endpoint */
   'POST /v1/webhooks': {
     body: {
-      /** Where events are POSTed: an https URL that is not, and does not resolve to, a private, loopback or link-local address (unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
+      /** Where events are POSTed: an https URL without user name, password or #fragment that is not, and does not resolve to, a private, loopback or link-local address (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
       url: string;
       /** The events to receive (at least one) */
       events: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated'>;
