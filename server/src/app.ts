@@ -42,6 +42,8 @@ import { shopWebhookRoutes } from './routes/shop-webhooks.js';
 import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
 import { tagRoutes } from './routes/tag.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { WebhookDispatcher, type WebhookTuning } from './webhooks/dispatcher.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -49,6 +51,8 @@ declare module 'fastify' {
     forwarding: Dispatcher;
     /** The dispatcher of every destination other than Meta (destinations/dispatcher.ts). */
     destinations: DestinationDispatcher;
+    /** The webhooks-out dispatcher (webhooks/dispatcher.ts). */
+    webhooks: WebhookDispatcher;
   }
   interface FastifyContextConfig {
     /** Keep null values in the body (PATCH uses null to clear a field). */
@@ -112,6 +116,8 @@ export interface AppDeps {
   forwarding?: Partial<DispatcherTuning>;
   /** Timings of the other destinations' dispatcher (tests shorten them too). */
   destinations?: Partial<DestinationTuning>;
+  /** Webhooks-out dispatcher timings and trusted CAs (tests shorten polling and trust their receiver). */
+  webhooks?: Partial<WebhookTuning>;
   /** Connection limits (tests shorten the timeouts). */
   limits?: Partial<ConnectionLimits>;
 }
@@ -216,15 +222,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tuning: deps.destinations ?? (deps.forwarding && destinationTuningFrom(deps.forwarding)),
   });
   forwarding.destinationsQueued = () => destinations.wake();
+  const webhooks = new WebhookDispatcher({
+    database,
+    secrets,
+    retryScale: config.webhookRetryScale,
+    allowPrivate: config.webhooksAllowPrivate,
+    log: app.log,
+    tuning: deps.webhooks,
+  });
   app.decorate('forwarding', forwarding);
   app.decorate('destinations', destinations);
+  app.decorate('webhooks', webhooks);
   app.addHook('onReady', async () => {
     forwarding.start();
     destinations.start();
+    webhooks.start();
   });
   app.addHook('onClose', async () => {
     await forwarding.stop();
     await destinations.stop();
+    await webhooks.stop();
   });
   await app.register(dashboard, { database, cursors, secrets, forwarding, limiter });
 
@@ -257,6 +274,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(analyticsRoutes, routeDeps);
       await v1.register(spendRoutes, routeDeps);
       await v1.register(reconciliationRoutes, routeDeps);
+      await v1.register(webhookRoutes, { ...routeDeps, webhooks, webhookPolicy: { allowPrivate: config.webhooksAllowPrivate } });
     },
     { prefix: '/v1' },
   );

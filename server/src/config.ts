@@ -48,6 +48,10 @@ export interface Config {
   metricsToken: string | undefined;
   /** RETENTION_DAYS: clicks and conversions older than this are deleted; unset → kept forever. */
   retentionDays: number | undefined;
+  /** WEBHOOK_RETRY_SCALE: multiplies every webhook retry delay and the 3-day limit (api.md §9); tests set it small. */
+  webhookRetryScale: number;
+  /** WEBHOOKS_ALLOW_PRIVATE: webhook endpoints may be on private and loopback addresses (tests, local development). */
+  webhooksAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -170,6 +174,17 @@ function destinations(env: Env) {
   };
 }
 
+/** WEBHOOK_RETRY_SCALE: a positive decimal number (0.001 makes the 5 s first retry 5 ms). */
+function retryScale(env: Env): number {
+  const raw = env.WEBHOOK_RETRY_SCALE;
+  if (raw === undefined || raw === '') return 1;
+  const value = /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value > 0 && value <= 1000)) {
+    throw new ConfigError(`WEBHOOK_RETRY_SCALE must be a number greater than 0 and at most 1000, got "${raw}"`);
+  }
+  return value;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Config {
@@ -207,5 +222,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     ...metrics(env, { port, httpPort }),
     retentionDays,
+    webhookRetryScale: retryScale(env),
+    webhooksAllowPrivate: bool(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
   };
 }

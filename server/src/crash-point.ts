@@ -15,8 +15,10 @@ import { writeSync } from 'node:fs';
  *               transaction, which is not committed
  *   forward     capi/dispatcher.ts — jobs are claimed (leased in the database) and their Graph
  *               API request is about to be sent
- *   webhook     shops/webhooks.ts — a shop webhook's conversion or refunds are durable, its
+ *   shop-webhook  shops/webhooks.ts — a shop webhook's conversion or refunds are durable, its
  *               delivery is neither recorded nor answered
+ *   webhook     webhooks/dispatcher.ts — a webhook endpoint has answered an attempt, which is
+ *               not recorded yet (the message is sent again, with the same webhook-id)
  * It writes one line to stderr first (`crash point <point> reached`): the evidence that the kill
  * landed there. Counts are per thread (checkpoints run on their own worker thread).
  *
@@ -48,7 +50,7 @@ function parseCrashAt(raw: string | undefined): [string | undefined, number] {
 }
 
 /** Kills the process here when WAYTRACK_TEST_CRASH_AT names this point (see above); else nothing. */
-export function crashPoint(point: 'commit' | 'checkpoint' | 'fold' | 'forward' | 'webhook'): void {
+export function crashPoint(point: 'commit' | 'checkpoint' | 'fold' | 'forward' | 'shop-webhook' | 'webhook'): void {
   if (point !== armed || ++reached < nth) return;
   writeSync(2, `crash point ${point} reached (${reached}): SIGKILL\n`);
   process.kill(process.pid, 'SIGKILL');

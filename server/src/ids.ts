@@ -10,6 +10,9 @@ const PREFIXES = {
   account: 'acct',
   spend: 'spend',
   refund: 'rfd',
+  webhook: 'wh',
+  webhookEvent: 'msg',
+  webhookDelivery: 'whd',
 } as const;
 
 export type IdKind = keyof typeof PREFIXES;

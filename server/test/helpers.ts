@@ -10,6 +10,7 @@ import type { Database } from '../src/db/database.js';
 import type { ClicksTable } from '../src/db/schema.js';
 import type { RateLimiter } from '../src/http/rate-limit.js';
 import { newId } from '../src/ids.js';
+import type { WebhookTuning } from '../src/webhooks/dispatcher.js';
 import { openTestDatabase, type TestDatabase, type TestDatabaseOptions } from './engine.js';
 
 export interface TestAccount {
@@ -41,6 +42,8 @@ export async function createTestContext(
     env?: Record<string, string>;
     limiter?: RateLimiter;
     forwarding?: Partial<DispatcherTuning>;
+    /** Webhooks-out dispatcher timings and the CA of a test receiver. */
+    webhooks?: Partial<WebhookTuning>;
     /** Puts something between the app and the database (a fault, a wrapper under test). */
     wrapDatabase?: (database: Database) => Database;
   } & TestDatabaseOptions = {},
@@ -60,7 +63,14 @@ export async function createTestContext(
   const store = await openTestDatabase(dataDir, { threadEntry: options.threadEntry, migrated: true });
   const database = options.wrapDatabase ? options.wrapDatabase(store.database) : store.database;
   await database.migrate();
-  const app = await buildApp({ config, database, logger: false, limiter: options.limiter, forwarding: options.forwarding });
+  const app = await buildApp({
+    config,
+    database,
+    logger: false,
+    limiter: options.limiter,
+    forwarding: options.forwarding,
+    webhooks: options.webhooks,
+  });
   await app.ready();
   const make = async (email: string): Promise<TestAccount> => {
     const created = await createAccount(database, { email });

@@ -6,3 +6,4 @@ export type { RequestOptions } from './request.js';
 export type { FetchLike } from './transport/types.js';
 export * from './types.js';
 export { VERSION } from './version.js';
+export { verifyWebhook, type WebhookEvent, type WebhookHeaders, WebhookVerificationError } from './webhooks.js';

@@ -9,6 +9,8 @@ export const SCOPES = [
   'stores:write',
   'analytics:read',
   'spend:write',
+  'webhooks:read',
+  'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 export type Mode = 'live' | 'test';

@@ -14,6 +14,7 @@ import {
 } from '../db/repositories/outbox.js';
 import { findStore } from '../db/repositories/stores.js';
 import type { CapiOutboxTable } from '../db/schema.js';
+import { webhookEvents } from '../webhooks/events.js';
 import { DeliveryWaiters } from './delivery-waiters.js';
 import { type DispatcherMetrics, dispatcherMetrics, modeOf } from './dispatcher-metrics.js';
 import type { Forwarder } from './forwarding.js';
@@ -426,9 +427,11 @@ export class Dispatcher implements Forwarder {
     const ids = jobs.map((j) => j.conversion_id);
     const now = Date.now();
     const text = fbtraceId ? `${error} (fbtrace_id ${fbtraceId})` : error;
-    const changed = await this.options.database.write((trx) =>
-      markFailed(trx, ids, this.owner, { now, attempts, error: text, fbtraceId }),
-    );
+    const changed = await this.options.database.write(async (trx) => {
+      const failed = await markFailed(trx, ids, this.owner, { now, attempts, error: text, fbtraceId });
+      await webhookEvents.forwardingFailed(trx, 'meta', failed, text);
+      return failed;
+    });
     this.metrics.failed.inc({ mode: modeOf(group.livemode) }, changed.length);
     this.waiters.settle(ids, false);
   }
@@ -451,15 +454,15 @@ export class Dispatcher implements Forwarder {
     const giveUp = jobs.filter((j) => next > j.expires_at).map((j) => j.conversion_id);
     const retry = jobs.filter((j) => next <= j.expires_at).map((j) => j.conversion_id);
     const text = error !== undefined && fbtraceId ? `${error} (fbtrace_id ${fbtraceId})` : error;
-    const [retried, failed] = await this.options.database.write(async (trx) => [
-      await markRetry(trx, retry, this.owner, { now, attempts, nextAttemptAt: next, error: text, fbtraceId }),
-      await markFailed(trx, giveUp, this.owner, {
-        now,
-        attempts,
-        error: `Not delivered within 7 days of the event; last error: ${text ?? 'none'}`,
-        fbtraceId,
-      }),
-    ]);
+    const expiredError = `Not delivered within 7 days of the event; last error: ${text ?? 'none'}`;
+    const [retried, failed] = await this.options.database.write(async (trx) => {
+      const marked: [string[], string[]] = [
+        await markRetry(trx, retry, this.owner, { now, attempts, nextAttemptAt: next, error: text, fbtraceId }),
+        await markFailed(trx, giveUp, this.owner, { now, attempts, error: expiredError, fbtraceId }),
+      ];
+      await webhookEvents.forwardingFailed(trx, 'meta', marked[1], expiredError);
+      return marked;
+    });
     if (error !== undefined) this.metrics.retried.inc({ mode: modeOf(group.livemode) }, retried.length);
     this.metrics.failed.inc({ mode: modeOf(group.livemode) }, failed.length);
     this.waiters.settle([...retry, ...giveUp], false);

@@ -399,4 +399,53 @@ export interface DB {
   click_ids: ClickIdsTable;
   store_destinations: StoreDestinationsTable;
   destination_jobs: DestinationJobsTable;
+  webhooks: WebhooksTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+}
+
+/** Webhooks out (migration 0013): an account's endpoint, in one mode. */
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  livemode: number;
+  url: string;
+  events: string; // JSON array of event types
+  description: string | null;
+  secret: string; // sealed `whsec_…`
+  status: 'enabled' | 'disabled';
+  disabled_reason: string | null;
+  disabled_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The webhook outbox: one event for one endpoint; `event_id` is the `webhook-id` of every attempt. */
+export interface WebhookMessagesTable {
+  webhook_id: string;
+  event_id: string;
+  account_id: string;
+  livemode: number;
+  event_type: string;
+  payload: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  next_attempt_at: number;
+  claimed_by: string | null;
+  last_error: string | null;
+  created_at: number;
+}
+
+/** One attempt to deliver a message (the dispatcher's or a resend). */
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  attempt: number;
+  status: 'succeeded' | 'failed';
+  response_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  at: number;
 }

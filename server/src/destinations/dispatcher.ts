@@ -15,6 +15,7 @@ import {
   showOnConversions,
 } from '../db/repositories/destinations.js';
 import type { DestinationJobsTable } from '../db/schema.js';
+import { webhookEvents } from '../webhooks/events.js';
 import type { DestinationEnv, Outcome } from './adapter.js';
 import { adapterOf } from './registry.js';
 import { openDestination } from './settings.js';
@@ -355,6 +356,7 @@ export class DestinationDispatcher {
             .execute();
         }
         await showOnConversions(trx, rows);
+        await webhookEvents.jobsFailed(trx, destination, rows); // conversion.forwarding_failed for the rows now failed
         return rows;
       }),
     );

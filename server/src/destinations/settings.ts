@@ -10,9 +10,11 @@ import { findStore } from '../db/repositories/stores.js';
 import type { StoreDestinationsTable, StoresTable } from '../db/schema.js';
 import { ApiError, fieldError } from '../http/errors.js';
 import { requireStore } from '../stores/lookup.js';
-import { updateStore } from '../stores/stores.js';
+import { presentStore, updateStore } from '../stores/stores.js';
 import type { Tenant } from '../tenancy.js';
 import { metaSettings } from './meta.js';
+import { storeUpdatedEvent, webhookEvents } from '../webhooks/events.js';
+import { onlyFields, text } from './fields.js';
 import { ADAPTERS, adapterOf, DESTINATION_KINDS, type DestinationKind } from './registry.js';
 
 /** The PUT body's schema of each kind (the OpenAPI document shows one operation per kind). */
@@ -95,6 +97,8 @@ export async function putDestination(
         capiTestEventCode: testEventCode,
       },
       secrets,
+      undefined,
+      ['destinations.meta'],
     );
     return metaView((await findStore(database.read, tenant.accountId, store.id)) ?? store);
   }
@@ -117,7 +121,10 @@ export async function putDestination(
     created_at: now,
     updated_at: now,
   };
-  await database.write((trx) => putStoreDestination(trx, row));
+  await database.write(async (trx) => {
+    await putStoreDestination(trx, row);
+    await webhookEvents.emit(trx, storeUpdatedEvent(tenant.accountId, presentStore(store), [`destinations.${kind}`], now));
+  });
   forgetDestinations(store.id);
   return view(kind, row);
 }
@@ -132,10 +139,16 @@ export async function deleteDestination(
   const kind = checkKind(kindParam);
   const store = await requireStore(database.read, tenant, storeId);
   if (kind === 'meta') {
-    await updateStore(database, tenant, store.id, { pixelId: null, capiAccessToken: null, capiTestEventCode: null }, secrets);
+    const cleared = { pixelId: null, capiAccessToken: null, capiTestEventCode: null };
+    await updateStore(database, tenant, store.id, cleared, secrets, undefined, ['destinations.meta']);
     return { kind, configured: false, settings: null, updatedAt: null };
   }
-  const deleted = await database.write((trx) => deleteStoreDestination(trx, store.id, kind));
+  const deleted = await database.write(async (trx) => {
+    const removed = await deleteStoreDestination(trx, store.id, kind);
+    if (removed)
+      await webhookEvents.emit(trx, storeUpdatedEvent(tenant.accountId, presentStore(store), [`destinations.${kind}`]));
+    return removed;
+  });
   forgetDestinations(store.id);
   if (!deleted) throw new ApiError('not_found', `Store ${store.id} has no ${kind} destination`);
   return { kind, configured: false, settings: null, updatedAt: null };

@@ -117,7 +117,7 @@ export async function receiveShopWebhook(
     throw new ApiError('invalid_request', 'The request body is not valid JSON', { reason: 'malformed_json' });
   }
   const outcome = await handle(database, store, hook.platform, topic, payload, now, forwarding);
-  crashPoint('webhook'); // test hook (crash-point.ts): recorded durably, not acknowledged
+  crashPoint('shop-webhook'); // test hook (crash-point.ts): recorded durably, not acknowledged
   if (key) {
     await database.write((trx) => recordDelivery(trx, { ...key, topic, received_at: now, result: JSON.stringify(outcome) }));
   }

@@ -9,6 +9,7 @@ import { fieldError, invalid } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { normalizeCurrency } from '../money.js';
 import type { Tenant } from '../tenancy.js';
+import { storeUpdatedEvent, webhookEvents } from '../webhooks/events.js';
 import { forgetStore, requireStore } from './lookup.js';
 
 export const PLATFORMS = ['shopify', 'woocommerce', 'bigcommerce', 'magento', 'wix', 'squarespace', 'custom'] as const;
@@ -145,11 +146,17 @@ export async function updateStore(
   patch: StorePatch,
   secrets: SecretBox,
   now = Date.now(),
+  /** What the store.updated event names as changed (default: the fields of the patch). */
+  changes?: string[],
 ) {
   const columns = sealToken(columnsOf(patch), secrets, storeId);
   const updated = await database.write(async (trx) => {
     await requireStore(trx, tenant, storeId);
-    return updateStoreRow(trx, tenant.accountId, storeId, { ...columns, updated_at: now });
+    const row = await updateStoreRow(trx, tenant.accountId, storeId, { ...columns, updated_at: now });
+    // store.updated (api.md §9), in the transaction of the change.
+    if (row)
+      await webhookEvents.emit(trx, storeUpdatedEvent(tenant.accountId, presentStore(row), changes ?? Object.keys(patch), now));
+    return row;
   });
   forgetStore(database.read, tenant.accountId, storeId);
   return presentStore(updated as StoresTable);

@@ -17,6 +17,7 @@ import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { setMatchQuality } from '../quality/record.js';
 import { requireActiveStore, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { conversionAttributedEvent } from '../webhooks/events.js';
 import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
 import { type ConsentFields, checkLimitedDataUse, consentColumns } from './consent-input.js';
 import {
@@ -286,7 +287,15 @@ export async function recordConversion(
   await setMatchQuality(database.read, row, { meta, others: Object.keys(destinations.forwarding) }, input.customerData);
   if (currency !== store.currency) Object.assign(row, await fxFor(database.read, row, store));
   // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
-  const stored = await database.runWrite(RECORD_CONVERSION, { conversion: row, touchpoints, delivery, ...(jobs && { jobs }) });
+  // conversion.attributed (api.md §9): its webhook messages commit with the conversion too.
+  const webhook = row.attributed === 1 ? conversionAttributedEvent(row) : undefined;
+  const stored = await database.runWrite(RECORD_CONVERSION, {
+    conversion: row,
+    touchpoints,
+    delivery,
+    ...(jobs && { jobs }),
+    ...(webhook && { webhook }),
+  });
   // The order was recorded before (a resend, or a concurrent identical request that committed
   // first): this one is its duplicate, answered after the original's commit is durable.
   if (stored.duplicate) return { result: await withModeHint(database, stored.row, duplicateResult(stored.row, input, given)) };

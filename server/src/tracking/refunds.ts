@@ -16,6 +16,7 @@ import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { requireActiveStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { refundRecordedEvent, webhookEvents } from '../webhooks/events.js';
 import { parseEventTime } from './input.js';
 
 export interface RefundInput {
@@ -144,6 +145,8 @@ export async function trackRefund(
     await setRefunded(trx, target.id, target.event_time, row.refunded_after_minor);
     // Counted in the analytics rollups by the next fold (analytics/rollups.ts).
     await enqueueForRollups(trx, 'refund', [row]);
+    // refund.recorded (api.md §9): its webhook messages commit with the refund.
+    await webhookEvents.emit(trx, refundRecordedEvent(row, target.value_minor));
     return { kind: 'recorded', row, valueMinor: target.value_minor };
   };
 

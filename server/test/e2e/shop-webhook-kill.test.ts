@@ -11,7 +11,7 @@ import { cli, request, type ServerProcess, serve } from './process.js';
 /**
  * kill -9 between receipt and acknowledgement of a shop webhook (api.md §9: durable first, then
  * acknowledged): the real server is killed with SIGKILL once the order's conversion is durable
- * and before the delivery is recorded or answered (crash point `webhook`, server/src/crash-point.ts).
+ * and before the delivery is recorded or answered (crash point `shop-webhook`, server/src/crash-point.ts).
  * Shopify, unanswered, delivers the same webhook again to the restarted server: the order is
  * there exactly once, and a third delivery is answered from the delivery record.
  */
@@ -86,13 +86,13 @@ describe(`kill -9 between a shop webhook's receipt and its acknowledgement (${EN
   it('the redelivery after the kill records the order exactly once', async () => {
     const orderId = '9007199254740995555';
     const raw = shopifyOrderJson({ id: orderId });
-    server = await serve({ ...env, WAYTRACK_TEST_CRASH_AT: 'webhook' });
+    server = await serve({ ...env, WAYTRACK_TEST_CRASH_AT: 'shop-webhook' });
     const killed = server;
     const exited = new Promise((resolve) => killed.child.once('exit', (_code, signal) => resolve(signal)));
     const unanswered = await deliver(killed, storeId, raw, 'kill-delivery-1');
     expect(unanswered.status, killed.output()).toBe(0);
     expect(await exited).toBe('SIGKILL');
-    expect(killed.output()).toContain('crash point webhook reached');
+    expect(killed.output()).toContain('crash point shop-webhook reached');
 
     server = await serve(env);
     const again = await deliver(server, storeId, raw, 'kill-delivery-1');

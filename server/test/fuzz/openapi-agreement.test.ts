@@ -71,6 +71,11 @@ function ruleArbitrary(rules: string[]): fc.Arbitrary<unknown> | undefined {
       return fc.constantFrom(...TIME_ZONES);
     case 'date-exists':
       return time(now - 400 * DAY, now + 400 * DAY).map((t) => t.slice(0, 10));
+    case 'public-address':
+      // Names under .invalid never resolve (RFC 6761), so never to a private address.
+      return fc
+        .tuple(fc.stringMatching(/^[a-z][a-z0-9-]{0,20}$/), fc.stringMatching(/^[A-Za-z0-9/_.-]{0,40}$/))
+        .map(([host, rest]) => `https://${host}.invalid/${rest}`);
     default:
       return undefined;
   }
@@ -104,6 +109,8 @@ function keepsRule(rule: string, value: unknown): boolean | undefined {
           : undefined;
     case 'iana-time-zone':
       return TIME_ZONES.includes(value) ? true : undefined;
+    case 'public-address':
+      return /^https:\/\/[a-z][a-z0-9-]{0,20}\.invalid\/[A-Za-z0-9/_.-]{0,40}$/.test(value) ? true : undefined;
     case 'date-exists': {
       const day = value.slice(0, 10);
       const date = new Date(`${day}T00:00:00Z`);

@@ -125,6 +125,17 @@ describe(`the OpenAPI document (${ENGINE})`, () => {
   });
 });
 
+/**
+ * The fuzz world (requests.ts) has no webhook endpoint nor attempt to name yet, so it would send a
+ * store id where a webhook id goes: these three are covered by server/test/webhooks/ and the
+ * security suite.
+ */
+const UNDOCUMENTED_BODIES = new Set([
+  'DELETE /v1/webhooks/{id}',
+  'GET /v1/webhooks/{id}/deliveries',
+  'POST /v1/webhooks/{id}/deliveries/{deliveryId}/resend',
+]);
+
 describe(`schema fuzzing (${ENGINE}, seed ${SEED})`, () => {
   memory.sample(0);
   for (const op of operations) {

@@ -31,6 +31,9 @@ interface Seed {
   conversionId: string;
   spendId: string;
   spendDate: string;
+  /** Set by the webhook rows' `prepare` (webhookSeed): an endpoint of the owner and one attempt. */
+  webhookId?: string;
+  deliveryId?: string;
 }
 
 /** What a tenancy or mode check is given. */
@@ -97,6 +100,29 @@ async function seedWith(app: FastifyInstance, key: string): Promise<Seed> {
     spendDate: today(),
   };
 }
+
+/**
+ * An endpoint of `key`'s account and mode with one recorded attempt (store.updated, sent to a
+ * name that never resolves, so it fails at once), for the webhook rows.
+ */
+async function webhookSeed(app: FastifyInstance, key: string): Promise<{ webhookId: string; deliveryId: string }> {
+  const storeId = await makeStore(app, key);
+  const body = { url: 'https://hooks.invalid/security', events: ['store.updated'] };
+  const webhookId = (await ok(await call(app, 'POST', '/v1/webhooks', { key, body }), 201)).body.data.id as string;
+  await ok(await call(app, 'PATCH', `/v1/stores/${storeId}`, { key, body: { name: 'Webhook seed' } }));
+  app.webhooks.wake();
+  for (let i = 0; i < 100; i++) {
+    const res = await ok(await call(app, 'GET', `/v1/webhooks/${webhookId}/deliveries`, { key }));
+    const first = res.body.data.deliveries[0] as { id: string } | undefined;
+    if (first) return { webhookId, deliveryId: first.id };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('no delivery attempt recorded');
+}
+
+const prepareWebhook = async (app: FastifyInstance, owner: string, seed: Seed) => {
+  Object.assign(seed, await webhookSeed(app, owner));
+};
 
 /** The outsider gets `code` when it names the seed's store or resource. */
 const rejectsForeignId =
@@ -621,6 +647,98 @@ const ROUTES: RouteCase[] = [
       },
     },
   ]),
+  {
+    method: 'POST',
+    path: '/v1/webhooks',
+    scope: 'webhooks:write',
+    url: () => '/v1/webhooks',
+    body: () => ({ url: 'https://hooks.invalid/created', events: ['refund.recorded'] }),
+    status: 201,
+    // An endpoint belongs to the account of the key that made it: the owner's list does not show it.
+    async otherAccount({ app, owner, outsider }) {
+      const body = { url: 'https://hooks.invalid/outsider', events: ['refund.recorded'] };
+      const made = (await ok(await call(app, 'POST', '/v1/webhooks', { key: outsider, body }), 201)).body.data.id;
+      expect(await listIds(app, owner, '/v1/webhooks?limit=100', 'webhooks', 'id')).not.toContain(made);
+    },
+    async otherMode({ app, owner, outsider }) {
+      const body = { url: 'https://hooks.invalid/other-mode', events: ['refund.recorded'] };
+      const made = (await ok(await call(app, 'POST', '/v1/webhooks', { key: outsider, body }), 201)).body.data.id;
+      expect(await listIds(app, owner, '/v1/webhooks?limit=100', 'webhooks', 'id')).not.toContain(made);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks',
+    scope: 'webhooks:read',
+    url: () => '/v1/webhooks',
+    status: 200,
+    prepare: prepareWebhook,
+    async otherAccount({ app, owner, outsider }) {
+      const { webhookId } = await webhookSeed(app, owner);
+      expect(await listIds(app, owner, '/v1/webhooks?limit=100', 'webhooks', 'id')).toContain(webhookId);
+      expect(await listIds(app, outsider, '/v1/webhooks?limit=100', 'webhooks', 'id')).not.toContain(webhookId);
+    },
+    async otherMode({ app, owner, outsider }) {
+      const { webhookId } = await webhookSeed(app, owner);
+      expect(await listIds(app, outsider, '/v1/webhooks?limit=100', 'webhooks', 'id')).not.toContain(webhookId);
+    },
+    // webhooks:write also lets a key list (api.md §9): every scope but webhooks:read still lists.
+    missingScope: (res) => expect(res.status).toBe(200),
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/webhooks/:id',
+    scope: 'webhooks:write',
+    url: (s) => `/v1/webhooks/${s.webhookId}`,
+    status: 200,
+    prepare: prepareWebhook,
+    async otherAccount({ app, owner, outsider }) {
+      const { webhookId } = await webhookSeed(app, owner);
+      expectError(await call(app, 'DELETE', `/v1/webhooks/${webhookId}`, { key: outsider }), 404, 'not_found');
+      expect(await listIds(app, owner, '/v1/webhooks?limit=100', 'webhooks', 'id')).toContain(webhookId);
+    },
+    async otherMode({ app, owner, outsider }) {
+      const { webhookId } = await webhookSeed(app, owner);
+      expectError(await call(app, 'DELETE', `/v1/webhooks/${webhookId}`, { key: outsider }), 404, 'not_found');
+      expect(await listIds(app, owner, '/v1/webhooks?limit=100', 'webhooks', 'id')).toContain(webhookId);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/:id/deliveries',
+    scope: 'webhooks:read',
+    url: (s) => `/v1/webhooks/${s.webhookId}/deliveries`,
+    status: 200,
+    prepare: prepareWebhook,
+    async otherAccount({ app, owner, outsider }) {
+      const { webhookId } = await webhookSeed(app, owner);
+      expectError(await call(app, 'GET', `/v1/webhooks/${webhookId}/deliveries`, { key: outsider }), 404, 'not_found');
+    },
+    async otherMode({ app, owner, outsider }) {
+      const { webhookId } = await webhookSeed(app, owner);
+      expectError(await call(app, 'GET', `/v1/webhooks/${webhookId}/deliveries`, { key: outsider }), 404, 'not_found');
+    },
+    // webhooks:write also lets a key list: past the scope check (to the lookup of an endpoint it does not have).
+    missingScope: (res) => expect(res.body.error?.code).not.toBe('forbidden'),
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/deliveries/:deliveryId/resend',
+    scope: 'webhooks:write',
+    url: (s) => `/v1/webhooks/${s.webhookId}/deliveries/${s.deliveryId}/resend`,
+    status: 201,
+    prepare: prepareWebhook,
+    async otherAccount({ app, owner, outsider }) {
+      const { webhookId, deliveryId } = await webhookSeed(app, owner);
+      const url = `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/resend`;
+      expectError(await call(app, 'POST', url, { key: outsider }), 404, 'not_found');
+    },
+    async otherMode({ app, owner, outsider }) {
+      const { webhookId, deliveryId } = await webhookSeed(app, owner);
+      const url = `/v1/webhooks/${webhookId}/deliveries/${deliveryId}/resend`;
+      expectError(await call(app, 'POST', url, { key: outsider }), 404, 'not_found');
+    },
+  },
 ];
 for (const r of ROUTES) byPath.set(`${r.method} ${r.path}`, r);
 

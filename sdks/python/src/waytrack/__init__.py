@@ -7,6 +7,8 @@ from ._version import __version__
 from .client import DEFAULT_BASE_URL, Waytrack
 from .errors import WaytrackConnectionError, WaytrackError
 from .objects import ApiObject, Page
+from .webhooks import WebhookVerificationError
+from .webhooks import verify as verify_webhook
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -15,5 +17,7 @@ __all__ = [
     "Waytrack",
     "WaytrackConnectionError",
     "WaytrackError",
+    "WebhookVerificationError",
     "__version__",
+    "verify_webhook",
 ]

@@ -12,6 +12,7 @@ import * as dashboard from './0009_dashboard.js';
 import * as destinations from './0010_destinations.js';
 import * as refunds from './0011_refunds.js';
 import * as shopWebhooks from './0012_shop_webhooks.js';
+import * as webhooks from './0013_webhooks.js';
 import * as refundRollups from './0014_refund_rollups.js';
 import * as fxMatchQuality from './0015_fx_match_quality.js';
 import * as consent from './0016_consent.js';
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0010_destinations': destinations,
   '0011_refunds': refunds,
   '0012_shop_webhooks': shopWebhooks,
+  '0013_webhooks': webhooks,
   '0014_refund_rollups': refundRollups,
   '0015_fx_match_quality': fxMatchQuality,
   '0016_consent': consent,

@@ -8,6 +8,7 @@ import { afterKeyset, type Page } from './keyset.js';
 import { insertOutboxJob } from './outbox.js';
 import { type ForwardingFilter, forwardingCondition } from './reconciliation.js';
 import { enqueueForRollups } from './rollup-queue.js';
+import { fanOut, type WebhookEventRow } from './webhooks.js';
 
 type ConversionKey = { storeId: string; livemode: number; eventType: string; orderId: string };
 
@@ -59,6 +60,8 @@ export interface ConversionRecord {
   delivery?: CapiOutboxTable;
   /** Delivery jobs of the other destinations (Google Ads, TikTok, …), api.md §8. */
   jobs?: DestinationJobsTable[];
+  /** Its `conversion.attributed` webhook event (api.md §9), written to the webhook outbox with it. */
+  webhook?: WebhookEventRow;
 }
 
 /**
@@ -93,6 +96,7 @@ export async function recordConversionOnce(
     await enqueueForRollups(db, 'conversion', [conversion]);
     if (delivery) await insertOutboxJob(db, delivery);
     if (record.jobs?.length) await db.insertInto('destination_jobs').values(record.jobs).execute();
+    if (record.webhook) await fanOut(db, record.webhook);
   }
   return { row: conversion, duplicate: false };
 }
@@ -119,6 +123,7 @@ async function recordConversionByKey(db: Writer, record: ConversionRecord): Prom
     JSON.stringify(touchpoints),
     ...(delivery ? [JSON.stringify(delivery)] : []),
     ...(record.jobs?.length ? [JSON.stringify(record.jobs)] : []),
+    ...(record.webhook ? [JSON.stringify(record.webhook)] : []),
   ];
   const compiled = recordStatementFor(db, record, parameters);
   const inserted = await db.executeQuery<{ id: string }>({ ...compiled, parameters });
@@ -133,7 +138,7 @@ async function recordConversionByKey(db: Writer, record: ConversionRecord): Prom
 const recordStatements = new Map<string, CompiledQuery>();
 
 function recordStatementFor(db: Writer, record: ConversionRecord, parameters: string[]): CompiledQuery {
-  const shape = `${Object.keys(record.conversion)}|${record.delivery ? Object.keys(record.delivery) : '-'}|${record.jobs?.length ? 'jobs' : '-'}`;
+  const shape = `${Object.keys(record.conversion)}|${record.delivery ? Object.keys(record.delivery) : '-'}|${record.jobs?.length ? 'jobs' : '-'}|${record.webhook ? 'webhook' : '-'}`;
   let compiled = recordStatements.get(shape);
   if (!compiled) {
     compiled = recordStatement(record).compile(db);
@@ -146,7 +151,7 @@ function recordStatementFor(db: Writer, record: ConversionRecord, parameters: st
   return compiled;
 }
 
-function recordStatement({ conversion, touchpoints, delivery, jobs }: ConversionRecord) {
+function recordStatement({ conversion, touchpoints, delivery, jobs, webhook }: ConversionRecord) {
   const columnsOf = (row: object) => sql.join(Object.keys(row).map((c) => sql.ref(c)));
   const columns = columnsOf(conversion);
   const outbox = delivery
@@ -160,6 +165,18 @@ function recordStatement({ conversion, touchpoints, delivery, jobs }: Conversion
     ? sql`, destination_job as (
       insert into destination_jobs
       select * from json_populate_recordset(null::destination_jobs, ${JSON.stringify(jobs)}::json)
+      where exists (select from conversion)
+    )`
+    : sql``;
+  // The webhook outbox: one row per enabled endpoint of the account and mode that subscribes.
+  const webhookMessages = webhook
+    ? sql`, webhook_message as (
+      insert into webhook_messages
+        (webhook_id, event_id, account_id, livemode, event_type, payload, status, attempts, next_attempt_at, created_at)
+      select w.id, e.event_id, w.account_id, w.livemode, e.event_type, e.payload, 'pending', 0, e.created_at, e.created_at
+      from json_populate_record(null::webhook_messages, ${JSON.stringify(webhook)}::json) e
+      join webhooks w on w.account_id = e.account_id and w.livemode = e.livemode and w.status = 'enabled'
+        and w.events like '%"' || e.event_type || '"%'
       where exists (select from conversion)
     )`
     : sql``;
@@ -180,7 +197,7 @@ function recordStatement({ conversion, touchpoints, delivery, jobs }: Conversion
       select conversion_id, click_id, signal, score, click_time
       from json_populate_recordset(null::touchpoints, ${JSON.stringify(touchpoints)}::json)
       where exists (select from conversion)
-    )${outbox}${destinationJobs}
+    )${outbox}${destinationJobs}${webhookMessages}
     insert into rollup_queue (id, store_id, kind, version)
     select id, store_id, 'conversion', 0 from conversion
     returning id`;

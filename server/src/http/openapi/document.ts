@@ -11,8 +11,10 @@ const SCOPES = [
   ['clicks:read', 'GET /v1/clicks, GET /v1/clicks/{id}'],
   ['stores:read', 'GET /v1/stores, GET /v1/stores/{id}'],
   ['stores:write', 'POST /v1/stores, PATCH /v1/stores/{id}'],
-  ['analytics:read', 'GET /v1/analytics/*, GET /v1/stores/{id}/ad-spend'],
+  ['analytics:read', 'GET /v1/analytics/*, GET /v1/stores/{id}/ad-spend, GET /v1/stores/{id}/reconciliation'],
   ['spend:write', 'POST /v1/stores/{id}/ad-spend'],
+  ['webhooks:read', 'GET /v1/webhooks, GET /v1/webhooks/{id}/deliveries'],
+  ['webhooks:write', 'POST and DELETE /v1/webhooks, resend a delivery (and everything webhooks:read allows)'],
 ] as const;
 
 const INFO = {

@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import type { SecretBox } from '../capi/secrets.js';
+import { crashPoint } from '../crash-point.js';
+import type { Database } from '../db/database.js';
+import {
+  claimMessages,
+  countAttempt,
+  disableWebhook,
+  insertDelivery,
+  markSucceeded,
+  markUnsucceeded,
+  nextMessageDueAt,
+  webhookById,
+} from '../db/repositories/webhooks.js';
+import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable } from '../db/schema.js';
+import { newId } from '../ids.js';
+import { nextAttemptAt } from './schedule.js';
+import { postMessage, type SendOptions } from './send.js';
+import { signedHeaders } from './signing.js';
+
+export interface WebhookTuning {
+  maxInFlight: number;
+  /** How long a claimed message stays reserved (longer than a request and its recording). */
+  leaseMs: number;
+  /** Longest sleep between looks at the outbox. */
+  pollMs: number;
+  timeoutMs: number;
+  /** Extra CAs (tests); production trusts the system's and NODE_EXTRA_CA_CERTS. */
+  ca?: SendOptions['ca'];
+  resolve?: SendOptions['resolve'];
+}
+
+export const DEFAULT_WEBHOOK_TUNING: WebhookTuning = { maxInFlight: 8, leaseMs: 20_000, pollMs: 1000, timeoutMs: 15_000 };
+
+interface Log {
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface WebhookDispatcherOptions {
+  database: Database;
+  secrets: SecretBox;
+  retryScale: number;
+  allowPrivate: boolean;
+  log?: Log;
+  tuning?: Partial<WebhookTuning>;
+}
+
+const SILENT: Log = { warn() {}, error() {} };
+
+/** The sealed secret's context: an endpoint's secret opens only on its own row. */
+export const secretContext = (webhookId: string) => `webhook:${webhookId}`;
+
+/**
+ * Delivers the webhook outbox at least once. A message is leased in the database before it is
+ * sent, so dispatchers sharing the database never send it at once, and one of a process killed
+ * mid-request is taken again after its lease, with the same `webhook-id`. Each attempt is
+ * recorded; a failed one is retried on the documented schedule (schedule.ts); past 3 days the
+ * endpoint is disabled with the reason shown.
+ */
+export class WebhookDispatcher {
+  readonly owner = `webhooks_${randomBytes(8).toString('hex')}`;
+  private readonly tuning: WebhookTuning;
+  private readonly log: Log;
+  private running = false;
+  private pumping = false;
+  private wakeScheduled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: WebhookDispatcherOptions) {
+    this.tuning = { ...DEFAULT_WEBHOOK_TUNING, ...options.tuning };
+    this.log = options.log ?? SILENT;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    while (this.pumping) await new Promise((resolve) => setImmediate(resolve));
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Messages may be due: look soon (coalesced). */
+  wake(): void {
+    if (!this.running || this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (!this.running || this.pumping) return;
+    this.pumping = true;
+    try {
+      const free = this.tuning.maxInFlight - this.inFlight.size;
+      const now = Date.now();
+      const due = free > 0 ? await nextMessageDueAt(this.options.database.read) : undefined;
+      if (due !== undefined && due <= now) {
+        const claimed = await this.options.database.write((trx) =>
+          claimMessages(trx, { owner: this.owner, now, leaseUntil: now + this.tuning.leaseMs, limit: free }),
+        );
+        for (const message of claimed) this.launch(message);
+      }
+    } catch (error) {
+      this.log.error({ err: error }, 'Webhook dispatcher could not read the outbox');
+    } finally {
+      this.pumping = false;
+      await this.scheduleNextLook();
+    }
+  }
+
+  private async scheduleNextLook(): Promise<void> {
+    if (!this.running) return;
+    let delay = this.tuning.pollMs;
+    if (this.inFlight.size < this.tuning.maxInFlight) {
+      try {
+        const next = await nextMessageDueAt(this.options.database.read);
+        if (next !== undefined) delay = Math.min(delay, Math.max(next - Date.now(), 1));
+      } catch {
+        // Unreachable database: look again after pollMs.
+      }
+    }
+    if (!this.running) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.wake(), delay);
+    this.timer.unref();
+  }
+
+  private launch(message: WebhookMessagesTable): void {
+    const run: Promise<void> = this.deliver(message)
+      .catch((error: unknown) => {
+        // Recording failed (database unreachable): the message stays leased and is taken again after the lease.
+        this.log.error({ err: error, webhookId: message.webhook_id, eventId: message.event_id }, 'Webhook delivery not recorded');
+      })
+      .finally(() => {
+        this.inFlight.delete(run);
+        this.wake();
+      });
+    this.inFlight.add(run);
+  }
+
+  private async deliver(message: WebhookMessagesTable): Promise<void> {
+    const endpoint = await webhookById(this.options.database.read, message.webhook_id);
+    if (endpoint?.status !== 'enabled') {
+      // Deleted (its messages went with it) or disabled meanwhile: nothing to send.
+      await this.options.database.write((trx) =>
+        markUnsucceeded(
+          trx,
+          { webhookId: message.webhook_id, eventId: message.event_id, owner: this.owner },
+          { status: 'failed', nextAttemptAt: Date.now(), error: 'The endpoint was disabled' },
+        ),
+      );
+      return;
+    }
+    const attempt = await this.attempt(endpoint, message);
+    if (attempt.status === 'succeeded') return;
+    const now = Date.now();
+    const next = nextAttemptAt(message.created_at, attempt.attempt, now, this.options.retryScale);
+    const error = attempt.error ?? 'failed';
+    await this.options.database.write(async (trx) => {
+      const key = { webhookId: message.webhook_id, eventId: message.event_id, owner: this.owner };
+      if (next !== undefined) {
+        await markUnsucceeded(trx, key, { status: 'pending', nextAttemptAt: next, error });
+        return;
+      }
+      if (await markUnsucceeded(trx, key, { status: 'failed', nextAttemptAt: now, error })) {
+        const reason = `Deliveries failed for ${describeLimit(this.options.retryScale)} (event ${message.event_id}, ${attempt.attempt} attempts); last error: ${error}`;
+        this.log.warn({ webhookId: endpoint.id, reason }, 'Webhook endpoint disabled');
+        await disableWebhook(trx, endpoint.id, reason, now);
+      }
+    });
+    this.wake();
+  }
+
+  /**
+   * Sends one attempt of a message and records it (its number, status, response code); an
+   * acknowledgement marks the message succeeded. Used by the loop and by a resend.
+   */
+  async attempt(endpoint: WebhooksTable, message: WebhookMessagesTable): Promise<WebhookDeliveriesTable> {
+    const secret = this.options.secrets.open(endpoint.secret, secretContext(endpoint.id));
+    const headers = signedHeaders(secret, message.event_id, message.payload);
+    const sent = await postMessage(endpoint.url, headers, message.payload, {
+      allowPrivate: this.options.allowPrivate,
+      timeoutMs: this.tuning.timeoutMs,
+      ca: this.tuning.ca,
+      resolve: this.tuning.resolve,
+    });
+    crashPoint('webhook'); // test hook: the endpoint has the message, the attempt is not recorded
+    const at = Date.now();
+    return this.options.database.write(async (trx) => {
+      const number = (await countAttempt(trx, message.webhook_id, message.event_id)) ?? message.attempts + 1;
+      const row: WebhookDeliveriesTable = {
+        id: newId('webhookDelivery', at),
+        webhook_id: message.webhook_id,
+        event_id: message.event_id,
+        event_type: message.event_type,
+        attempt: number,
+        status: sent.ok ? 'succeeded' : 'failed',
+        response_code: sent.responseCode,
+        error: sent.error,
+        duration_ms: sent.durationMs,
+        at,
+      };
+      await insertDelivery(trx, row);
+      if (sent.ok) await markSucceeded(trx, message.webhook_id, message.event_id);
+      return row;
+    });
+  }
+}
+
+function describeLimit(scale: number): string {
+  return scale === 1 ? '3 days' : `3 days × WEBHOOK_RETRY_SCALE ${scale}`;
+}
