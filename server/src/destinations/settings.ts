@@ -12,9 +12,8 @@ import { ApiError, fieldError } from '../http/errors.js';
 import { requireStore } from '../stores/lookup.js';
 import { presentStore, updateStore } from '../stores/stores.js';
 import type { Tenant } from '../tenancy.js';
-import { metaSettings } from './meta.js';
 import { storeUpdatedEvent, webhookEvents } from '../webhooks/events.js';
-import { onlyFields, text } from './fields.js';
+import { metaSettings } from './meta.js';
 import { ADAPTERS, adapterOf, DESTINATION_KINDS, type DestinationKind } from './registry.js';
 
 /** The PUT body's schema of each kind (the OpenAPI document shows one operation per kind). */

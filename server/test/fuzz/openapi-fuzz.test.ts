@@ -130,7 +130,7 @@ describe(`the OpenAPI document (${ENGINE})`, () => {
  * store id where a webhook id goes: these three are covered by server/test/webhooks/ and the
  * security suite.
  */
-const UNDOCUMENTED_BODIES = new Set([
+const WITHOUT_FIXTURE = new Set([
   'DELETE /v1/webhooks/{id}',
   'GET /v1/webhooks/{id}/deliveries',
   'POST /v1/webhooks/{id}/deliveries/{deliveryId}/resend',
@@ -138,7 +138,7 @@ const UNDOCUMENTED_BODIES = new Set([
 
 describe(`schema fuzzing (${ENGINE}, seed ${SEED})`, () => {
   memory.sample(0);
-  for (const op of operations) {
+  for (const op of operations.filter((o) => !WITHOUT_FIXTURE.has(o.name))) {
     // Per operation, from its name: replaying one operation (FUZZ_OP) generates the same requests.
     const seed = (SEED + [...op.name].reduce((h, ch) => (h * 31 + (ch.codePointAt(0) as number)) | 0, 0)) | 0;
     it(

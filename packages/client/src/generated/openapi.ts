@@ -38,17 +38,90 @@ export interface Operations {
         clicks: number;
         /** Conversions (any event type) in range credited to clicks with this value by the model, 2 decimals */
         attributedConversions: number;
-        /** Purchase value in the store currency credited by the model */
+        /** Purchase value in the store currency credited by the model (conversions with event time in range) */
         attributedRevenue: number;
+        /** Refunds with refund time in range, in the store currency, credited by the model in proportion to each touchpoint’s share of the refunded conversion */
+        refunds: number;
+        /** attributedRevenue − refunds (may be negative when refunds in range are of earlier sales) */
+        netRevenue: number;
         /** attributedConversions / clicks × 100, 2 decimals; 0 without clicks */
         conversionRate: number;
         /** by=campaign_id: spend recorded for this campaign in range (store currency) */
         spend: number | null;
-        /** by=campaign_id: attributedRevenue / spend, 2 decimals; null without spend */
+        /** by=campaign_id: netRevenue / spend (net of refunds), 2 decimals; null without spend */
         roas: number | null;
       }>;
       hasMore: boolean;
       nextCursor: string | null;
+    };
+  };
+  /** A store's match quality per destination over an inclusive date range in its time zone */
+  'GET /v1/analytics/match-quality': {
+    query: {
+      /** The store */
+      storeId: string;
+      /** Inclusive; default 29 days before endDate */
+      startDate?: string;
+      /** Inclusive; default today in the store time zone */
+      endDate?: string;
+    };
+    response: {
+      storeId: string;
+      startDate: string;
+      endDate: string;
+      timezone: string;
+      livemode: boolean;
+      /** Per destination with at least one conversion in range */
+      destinations: {
+        meta?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
+        google_ads?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
+        tiktok?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
+      };
     };
   };
   /** A store's metrics over an inclusive date range in its time zone */
@@ -97,6 +170,15 @@ export interface Operations {
       revenueByCurrency: Record<string, number>;
       /** Spend recorded in other currencies; never added into adSpend */
       adSpendByCurrency: Record<string, number>;
+      /** Revenue in the store currency including other currencies at their recorded exchange rates (waytrack fx load) */
+      converted: {
+        /** totalRevenue plus the Purchase revenue in other currencies, each converted at the rate recorded with it */
+        totalRevenue: number;
+        /** attributedRevenue plus attributed foreign-currency Purchases, converted likewise */
+        attributedRevenue: number;
+        /** Purchase revenue in other currencies recorded without a rate (none was loaded for its day): not in the two sums */
+        unconvertedByCurrency: Record<string, number>;
+      };
       /** true for live data (a wt_live_ key), false for test data */
       livemode: boolean;
     };
@@ -206,6 +288,20 @@ export interface Operations {
         adId: string | null;
         /** Bot user agents are recorded but excluded from metrics and attribution */
         isBot: boolean;
+        /** The consent stored with the event (the store’s default filled in when it was recorded) */
+        consent: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+          adStorage: 'granted' | 'denied';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+          adUserData: 'granted' | 'denied';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+          adPersonalization: 'granted' | 'denied';
+        };
+        /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+        limitedDataUse?: true | {
+          country?: string;
+          state?: string;
+        };
         /** true for live data (a wt_live_ key), false for test data */
         livemode: boolean;
         /** Click time */
@@ -274,6 +370,20 @@ export interface Operations {
       adId: string | null;
       /** Bot user agents are recorded but excluded from metrics and attribution */
       isBot: boolean;
+      /** The consent stored with the event (the store’s default filled in when it was recorded) */
+      consent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
+      /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+      limitedDataUse?: true | {
+        country?: string;
+        state?: string;
+      };
       /** true for live data (a wt_live_ key), false for test data */
       livemode: boolean;
       /** Click time */
@@ -293,6 +403,16 @@ export interface Operations {
       attributed?: 'true' | 'false';
       /** Forwarding to Meta: pending, sent, failed or skipped */
       capiStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
+      /** Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination) */
+      destination?: 'meta' | 'google_ads' | 'tiktok';
+      /** Only conversions in this state at the destination (or at any destination) */
+      forwardingStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
+      /** Only conversions failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`) for this reason */
+      forwardingReason?: string;
+      /** Only conversions delivered and acknowledged with a platform trace id (true), or received but not so acknowledged (false) */
+      acknowledged?: 'true' | 'false';
+      /** Only conversions with at least one refund (true) or with none (false) */
+      refunded?: 'true' | 'false';
       /** Inclusive, in the store time zone (UTC without storeId) */
       startDate?: string;
       /** Inclusive, in the store time zone (UTC without storeId) */
@@ -352,7 +472,7 @@ export interface Operations {
             lastError?: string;
             /** When the platform acknowledged it */
             sentAt?: string;
-            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
             reason?: string;
             /** Only when skipped: the reason in a sentence */
             message?: string;
@@ -365,7 +485,7 @@ export interface Operations {
             lastError?: string;
             /** When the platform acknowledged it */
             sentAt?: string;
-            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
             reason?: string;
             /** Only when skipped: the reason in a sentence */
             message?: string;
@@ -378,11 +498,84 @@ export interface Operations {
             lastError?: string;
             /** When the platform acknowledged it */
             sentAt?: string;
-            /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
             reason?: string;
             /** Only when skipped: the reason in a sentence */
             message?: string;
           };
+        };
+        /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
+        matchQuality: {
+          meta?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+          google_ads?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+          tiktok?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+        };
+        /** Only for a conversion in another currency than its store’s with a known rate: the rate recorded with it */
+        fx?: {
+          /** The store currency it was converted to */
+          currency: string;
+          /** Units of the store currency per unit of the conversion’s (10 decimals at most) */
+          rate: string;
+          /** The day whose rates were used */
+          rateDate: string;
+          /** eventValue in the store currency, rounded half to even to its minor units */
+          value: number;
+        };
+        /** The consent stored with the event (the store’s default filled in when it was recorded) */
+        consent: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+          adStorage: 'granted' | 'denied';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+          adUserData: 'granted' | 'denied';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+          adPersonalization: 'granted' | 'denied';
+        };
+        /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+        limitedDataUse?: true | {
+          country?: string;
+          state?: string;
         };
         /** true for live data, false for test data */
         livemode: boolean;
@@ -458,7 +651,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -471,7 +664,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -484,11 +677,84 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+      };
+      /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
+      matchQuality: {
+        meta?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        google_ads?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        tiktok?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+      };
+      /** Only for a conversion in another currency than its store’s with a known rate: the rate recorded with it */
+      fx?: {
+        /** The store currency it was converted to */
+        currency: string;
+        /** Units of the store currency per unit of the conversion’s (10 decimals at most) */
+        rate: string;
+        /** The day whose rates were used */
+        rateDate: string;
+        /** eventValue in the store currency, rounded half to even to its minor units */
+        value: number;
+      };
+      /** The consent stored with the event (the store’s default filled in when it was recorded) */
+      consent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
+      /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+      limitedDataUse?: true | {
+        country?: string;
+        state?: string;
       };
       /** true for live data, false for test data */
       livemode: boolean;
@@ -597,7 +863,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -610,7 +876,7 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
@@ -623,11 +889,84 @@ export interface Operations {
           lastError?: string;
           /** When the platform acknowledged it */
           sentAt?: string;
-          /** Only when skipped: why (not_configured, test_event_code_missing, expired) */
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
           reason?: string;
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+      };
+      /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
+      matchQuality: {
+        meta?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        google_ads?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        tiktok?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+      };
+      /** Only for a conversion in another currency than its store’s with a known rate: the rate recorded with it */
+      fx?: {
+        /** The store currency it was converted to */
+        currency: string;
+        /** Units of the store currency per unit of the conversion’s (10 decimals at most) */
+        rate: string;
+        /** The day whose rates were used */
+        rateDate: string;
+        /** eventValue in the store currency, rounded half to even to its minor units */
+        value: number;
+      };
+      /** The consent stored with the event (the store’s default filled in when it was recorded) */
+      consent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
+      /** Only when limited data use was asked for: `true` or `{country, state}` (upper-case) */
+      limitedDataUse?: true | {
+        country?: string;
+        state?: string;
       };
       /** true for live data, false for test data */
       livemode: boolean;
@@ -738,6 +1077,19 @@ export interface Operations {
         capiConfigured: boolean;
         /** Only when set */
         capiTestEventCode?: string;
+        /** shopifyWebhookSecret is set: POST /v1/webhooks/shopify/{storeId} accepts deliveries signed with it */
+        shopifyWebhookConfigured: boolean;
+        /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
+        woocommerceWebhookConfigured: boolean;
+        /** The consent events of this store get for the fields they leave out (granted unless set) */
+        defaultConsent: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+          adStorage: 'granted' | 'denied';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+          adUserData: 'granted' | 'denied';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+          adPersonalization: 'granted' | 'denied';
+        };
         /** Creation time */
         createdAt: string;
         /** Last change */
@@ -764,6 +1116,10 @@ export interface Operations {
       capiAccessToken?: string | null | '';
       /** Meta's test_event_code, used for test-mode conversions (null or "" is the same as leaving it out) */
       capiTestEventCode?: string | null | '';
+      /** The secret Shopify signs its webhooks with (the custom app’s client secret, or the key shown under Settings → Notifications → Webhooks); POST /v1/webhooks/shopify/{storeId} checks every delivery against it. Write-only: sealed at rest, never returned (see shopifyWebhookConfigured) (null or "" is the same as leaving it out) */
+      shopifyWebhookSecret?: string | null | '';
+      /** The secret WooCommerce signs its webhooks with (the Secret of the webhook under WooCommerce → Settings → Advanced → Webhooks); POST /v1/webhooks/woocommerce/{storeId} checks every delivery against it. Write-only: sealed at rest, never returned (see woocommerceWebhookConfigured) (null or "" is the same as leaving it out) */
+      woocommerceWebhookSecret?: string | null | '';
       /** ISO 4217 code the store’s metrics are reported in (also accepted in lower case); default USD (null or "" is the same as leaving it out) */
       currency?: string | null | '';
       /** IANA time zone name (Europe/Berlin) whose calendar days the metrics use; default UTC. A legacy alias (US/Eastern) is refused with the name to use. (null or "" is the same as leaving it out) */
@@ -772,6 +1128,15 @@ export interface Operations {
       attributionWindowDays?: number | null | '';
       /** The lowest score that attributes a conversion; default 50 (100 = explicit references only) (null or "" is the same as leaving it out) */
       minConfidence?: number | null | '';
+      /** The consent of events that do not carry it (each field left out: granted). E.g. a store whose visitors are in the EEA and whose banner reports consent with every event may set all three to `denied`, so an event sent without consent is never shared. (null or "" is the same as leaving it out) */
+      defaultConsent?: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adStorage?: 'granted' | 'denied' | null | '';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adUserData?: 'granted' | 'denied' | null | '';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adPersonalization?: 'granted' | 'denied' | null | '';
+      } | null | '';
     };
     response: {
       /** The store’s id */
@@ -793,6 +1158,19 @@ export interface Operations {
       capiConfigured: boolean;
       /** Only when set */
       capiTestEventCode?: string;
+      /** shopifyWebhookSecret is set: POST /v1/webhooks/shopify/{storeId} accepts deliveries signed with it */
+      shopifyWebhookConfigured: boolean;
+      /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
+      woocommerceWebhookConfigured: boolean;
+      /** The consent events of this store get for the fields they leave out (granted unless set) */
+      defaultConsent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
       /** Creation time */
       createdAt: string;
       /** Last change */
@@ -825,6 +1203,19 @@ export interface Operations {
       capiConfigured: boolean;
       /** Only when set */
       capiTestEventCode?: string;
+      /** shopifyWebhookSecret is set: POST /v1/webhooks/shopify/{storeId} accepts deliveries signed with it */
+      shopifyWebhookConfigured: boolean;
+      /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
+      woocommerceWebhookConfigured: boolean;
+      /** The consent events of this store get for the fields they leave out (granted unless set) */
+      defaultConsent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
       /** Creation time */
       createdAt: string;
       /** Last change */
@@ -850,6 +1241,10 @@ export interface Operations {
       capiAccessToken?: string | null;
       /** Meta's test_event_code, used for test-mode conversions */
       capiTestEventCode?: string | null;
+      /** The secret Shopify signs its webhooks with (the custom app’s client secret, or the key shown under Settings → Notifications → Webhooks); POST /v1/webhooks/shopify/{storeId} checks every delivery against it. Write-only: sealed at rest, never returned (see shopifyWebhookConfigured) */
+      shopifyWebhookSecret?: string | null;
+      /** The secret WooCommerce signs its webhooks with (the Secret of the webhook under WooCommerce → Settings → Advanced → Webhooks); POST /v1/webhooks/woocommerce/{storeId} checks every delivery against it. Write-only: sealed at rest, never returned (see woocommerceWebhookConfigured) */
+      woocommerceWebhookSecret?: string | null;
       /** ISO 4217 code the store’s metrics are reported in (also accepted in lower case); default USD */
       currency?: string;
       /** IANA time zone name (Europe/Berlin) whose calendar days the metrics use; default UTC. A legacy alias (US/Eastern) is refused with the name to use. */
@@ -860,6 +1255,15 @@ export interface Operations {
       minConfidence?: number;
       /** active, or inactive: refused for tracking (store_not_found), still listed and readable */
       status?: 'active' | 'inactive';
+      /** The consent of events that do not carry it (each field left out: granted). E.g. a store whose visitors are in the EEA and whose banner reports consent with every event may set all three to `denied`, so an event sent without consent is never shared. */
+      defaultConsent?: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage?: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData?: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization?: 'granted' | 'denied';
+      } | null;
     };
     response: {
       /** The store’s id */
@@ -881,6 +1285,19 @@ export interface Operations {
       capiConfigured: boolean;
       /** Only when set */
       capiTestEventCode?: string;
+      /** shopifyWebhookSecret is set: POST /v1/webhooks/shopify/{storeId} accepts deliveries signed with it */
+      shopifyWebhookConfigured: boolean;
+      /** woocommerceWebhookSecret is set: POST /v1/webhooks/woocommerce/{storeId} accepts deliveries signed with it */
+      woocommerceWebhookConfigured: boolean;
+      /** The consent events of this store get for the fields they leave out (granted unless set) */
+      defaultConsent: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` */
+        adStorage: 'granted' | 'denied';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` */
+        adUserData: 'granted' | 'denied';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` */
+        adPersonalization: 'granted' | 'denied';
+      };
       /** Creation time */
       createdAt: string;
       /** Last change */
@@ -992,15 +1409,31 @@ export interface Operations {
       }>;
     };
   };
-  /** Configure a destination */
-  'PUT /v1/stores/{id}/destinations/{kind}': {
+  /** Configure the Google Ads destination */
+  'PUT /v1/stores/{id}/destinations/google_ads': {
     params: {
       /** The store’s id */
       id: string;
-      /** meta, google_ads or tiktok */
-      kind: string;
     };
-    body: Record<string, unknown>;
+    body: {
+      /** The Google Ads customer id: 10 digits, without dashes */
+      customerId: string;
+      /** The manager account’s customer id, when the account is managed: 10 digits (null or "" is the same as leaving it out) */
+      loginCustomerId?: string | null | '';
+      /** The conversion action (`customers/<id>/conversionActions/<id>`) of every conversion, or an object from eventType to one (an eventType not named is not sent) */
+      conversionAction: string | Record<string, string>;
+      /** The Google Ads API developer token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      developerToken?: string | null | '';
+      /** The OAuth client and the refresh token granted to it (null or "" is the same as leaving it out) */
+      oauth?: {
+        /** The OAuth client id (kept when left out) (null or "" is the same as leaving it out) */
+        clientId?: string | null | '';
+        /** The OAuth client secret; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+        clientSecret?: string | null | '';
+        /** The OAuth refresh token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+        refreshToken?: string | null | '';
+      } | null | '';
+    };
     response: {
       /** The ad platform */
       kind: 'meta' | 'google_ads' | 'tiktok';
@@ -1012,13 +1445,11 @@ export interface Operations {
       updatedAt: string | null;
     };
   };
-  /** Remove a destination */
-  'DELETE /v1/stores/{id}/destinations/{kind}': {
+  /** Remove the Google Ads destination */
+  'DELETE /v1/stores/{id}/destinations/google_ads': {
     params: {
       /** The store’s id */
       id: string;
-      /** meta, google_ads or tiktok */
-      kind: string;
     };
     response: {
       /** The ad platform */
@@ -1029,6 +1460,273 @@ export interface Operations {
       settings: Record<string, unknown> | null;
       /** When the settings last changed; null when not configured */
       updatedAt: string | null;
+    };
+  };
+  /** Configure the Meta destination */
+  'PUT /v1/stores/{id}/destinations/meta': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The Meta pixel (dataset) id: 5–20 digits */
+      pixelId: string;
+      /** The Conversions API access token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** Meta’s test event code: test-mode conversions are sent only with one (null or "" is the same as leaving it out) */
+      testEventCode?: string | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the Meta destination */
+  'DELETE /v1/stores/{id}/destinations/meta': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the TikTok destination */
+  'PUT /v1/stores/{id}/destinations/tiktok': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The pixel code from TikTok Events Manager (capital letters and digits) */
+      pixelCode: string;
+      /** The Events API access token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** TikTok’s test event code: test-mode conversions are sent only with one (null or "" is the same as leaving it out) */
+      testEventCode?: string | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the TikTok destination */
+  'DELETE /v1/stores/{id}/destinations/tiktok': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Reconcile conversions with what each destination received */
+  'GET /v1/stores/{id}/reconciliation': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    query: {
+      /** Inclusive; default 29 days before endDate */
+      startDate?: string;
+      /** Inclusive; default today in the store time zone */
+      endDate?: string;
+      /** Only this destination; default all three */
+      destination?: 'meta' | 'google_ads' | 'tiktok';
+    };
+    response: {
+      storeId: string;
+      startDate: string;
+      endDate: string;
+      /** The store’s time zone the days are in */
+      timezone: string;
+      /** Every day of the range, oldest first (days without conversions too) */
+      days: Array<{
+        /** The day (YYYY-MM-DD) of the conversions’ event time in the store’s time zone */
+        date: string;
+        /** Conversions (any eventType) with event time that day */
+        received: number;
+        /** Of received, those attributed */
+        attributed: number;
+        /** Of received, those with at least one refund (by now) */
+        refunded: number;
+        /** Every destination (or the one asked for with `destination`), configured or not */
+        destinations: {
+          /** What became of the day’s conversions at one destination */
+          meta?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
+          /** What became of the day’s conversions at one destination */
+          google_ads?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
+          /** What became of the day’s conversions at one destination */
+          tiktok?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
+        };
+        /** Each count’s conversions-list query */
+        links: {
+          /** GET path of the conversions list that lists exactly the received ones */
+          received: string;
+          /** GET path of the conversions list that lists exactly the attributed ones */
+          attributed: string;
+          /** GET path of the conversions list that lists exactly the refunded ones */
+          refunded: string;
+        };
+      }>;
     };
   };
   /** Record many clicks and conversions in one request */
@@ -1068,6 +1766,22 @@ export interface Operations {
         fingerprint?: string | null | '';
         /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. (null or "" is the same as leaving it out) */
         fbp?: string | null | '';
+        /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
+        consent?: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adStorage?: 'granted' | 'denied' | null | '';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adUserData?: 'granted' | 'denied' | null | '';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adPersonalization?: 'granted' | 'denied' | null | '';
+        } | null | '';
+        /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
+        limitedDataUse?: {
+          /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
+          country?: string | null | '';
+          /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
+          state?: string | null | '';
+        } | true | null | '';
       } | {
         /** The kind of event */
         type: 'conversion';
@@ -1135,6 +1849,22 @@ export interface Operations {
         msclkid?: string | null | '';
         /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
         ttp?: string | null | '';
+        /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
+        consent?: {
+          /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adStorage?: 'granted' | 'denied' | null | '';
+          /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adUserData?: 'granted' | 'denied' | null | '';
+          /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+          adPersonalization?: 'granted' | 'denied' | null | '';
+        } | null | '';
+        /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
+        limitedDataUse?: {
+          /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
+          country?: string | null | '';
+          /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
+          state?: string | null | '';
+        } | true | null | '';
         /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. (null or "" is the same as leaving it out) */
         ipAddress?: string | null | '';
         /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */
@@ -1253,7 +1983,7 @@ export interface Operations {
         status: number;
         error: {
           /** One of a closed list, each with one HTTP status: switch on it (the message may change) */
-          code: 'invalid_request' | 'missing_required_field' | 'invalid_fbclid' | 'invalid_click_id' | 'invalid_currency' | 'unauthorized' | 'forbidden' | 'https_required' | 'store_not_found' | 'conversion_not_found' | 'not_found' | 'payload_too_large' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
+          code: 'invalid_request' | 'missing_required_field' | 'invalid_fbclid' | 'invalid_click_id' | 'invalid_currency' | 'unauthorized' | 'forbidden' | 'https_required' | 'store_not_found' | 'conversion_not_found' | 'not_found' | 'payload_too_large' | 'unprocessable_payload' | 'rate_limit_exceeded' | 'internal_error' | 'service_unavailable';
           /** For people: what went wrong and how to fix it */
           message: string;
           /** Present when one parameter is at fault; some errors add more (requiredScope on 403, retryAfterSeconds on 429) */
@@ -1301,6 +2031,22 @@ export interface Operations {
       fingerprint?: string | null | '';
       /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. (null or "" is the same as leaving it out) */
       fbp?: string | null | '';
+      /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
+      consent?: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adStorage?: 'granted' | 'denied' | null | '';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adUserData?: 'granted' | 'denied' | null | '';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adPersonalization?: 'granted' | 'denied' | null | '';
+      } | null | '';
+      /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
+      limitedDataUse?: {
+        /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
+        country?: string | null | '';
+        /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
+        state?: string | null | '';
+      } | true | null | '';
     };
     response: {
       /** The click’s id (`clk_…`); the original one for a duplicate */
@@ -1392,6 +2138,22 @@ export interface Operations {
       msclkid?: string | null | '';
       /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
       ttp?: string | null | '';
+      /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
+      consent?: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adStorage?: 'granted' | 'denied' | null | '';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adUserData?: 'granted' | 'denied' | null | '';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adPersonalization?: 'granted' | 'denied' | null | '';
+      } | null | '';
+      /** (Consent as data, api.md §10) Limited Data Use for US state privacy laws: `true` (Meta geolocates the visitor) or `{country: "US", state?: "CA"}`. Meta gets `data_processing_options: ["LDU"]` with the country and state as Meta’s codes (0 = geolocate). Leave out when it does not apply. (null or "" is the same as leaving it out) */
+      limitedDataUse?: {
+        /** ISO 3166 alpha-2 country: `US` (the only one with LDU; either case) (null or "" is the same as leaving it out) */
+        country?: string | null | '';
+        /** The visitor’s US state or DC, its 2-letter code (`CA`; either case) (null or "" is the same as leaving it out) */
+        state?: string | null | '';
+      } | true | null | '';
       /** (Extension) The buyer’s IPv4 or IPv6 address as the store saw it (e.g. a Shopify order’s browser IP): with userAgent a strong signal, alone the weakest; forwarded to Meta as client_ip_address. (null or "" is the same as leaving it out) */
       ipAddress?: string | null | '';
       /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */
@@ -1534,6 +2296,80 @@ export interface Operations {
       createdAt: string;
       /** The signing secret (Standard Webhooks `whsec_…`); shown only in this answer: keep it */
       secret: string;
+    };
+  };
+  /** Receive a Shopify webhook (orders/paid, refunds/create) */
+  'POST /v1/webhooks/shopify/{storeId}': {
+    params: {
+      /** The Waytrack store the shop’s webhooks are for (its id is in the webhook URL you give the shop) */
+      storeId: string;
+    };
+    body: Record<string, unknown>;
+    response: {
+      received: true;
+      /** This delivery id was answered before: the first answer, nothing done again */
+      duplicate: boolean;
+      /** The topic header as sent */
+      topic: string | null;
+      /** Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded), `no_money_refunded` (a refund that only restocks) */
+      ignored?: string;
+      /** The mode it was recorded in (Shopify: `test: true` orders are test mode) */
+      livemode?: boolean;
+      conversion?: {
+        conversionId: string;
+        attributed: boolean;
+        /** The order was recorded before (by an earlier delivery or by your backend) */
+        duplicate: boolean;
+      };
+      refunds?: Array<{
+        /** The shop’s refund id */
+        refundId: string;
+        /** The refunded conversion */
+        conversionId?: string;
+        /** The amount recorded */
+        amount?: number;
+        /** The refund was recorded before (the first result) */
+        duplicate?: boolean;
+        /** Only when not recorded: the order has no conversion in this store and mode, or nothing is left to refund */
+        skipped?: 'order_not_recorded' | 'nothing_left';
+      }>;
+    };
+  };
+  /** Receive a WooCommerce webhook (order created / updated) */
+  'POST /v1/webhooks/woocommerce/{storeId}': {
+    params: {
+      /** The Waytrack store the shop’s webhooks are for (its id is in the webhook URL you give the shop) */
+      storeId: string;
+    };
+    body: Record<string, unknown>;
+    response: {
+      received: true;
+      /** This delivery id was answered before: the first answer, nothing done again */
+      duplicate: boolean;
+      /** The topic header as sent */
+      topic: string | null;
+      /** Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded), `no_money_refunded` (a refund that only restocks) */
+      ignored?: string;
+      /** The mode it was recorded in (Shopify: `test: true` orders are test mode) */
+      livemode?: boolean;
+      conversion?: {
+        conversionId: string;
+        attributed: boolean;
+        /** The order was recorded before (by an earlier delivery or by your backend) */
+        duplicate: boolean;
+      };
+      refunds?: Array<{
+        /** The shop’s refund id */
+        refundId: string;
+        /** The refunded conversion */
+        conversionId?: string;
+        /** The amount recorded */
+        amount?: number;
+        /** The refund was recorded before (the first result) */
+        duplicate?: boolean;
+        /** Only when not recorded: the order has no conversion in this store and mode, or nothing is left to refund */
+        skipped?: 'order_not_recorded' | 'nothing_left';
+      }>;
     };
   };
   /** Remove a webhook endpoint */
