@@ -21,7 +21,8 @@ export interface MatchWarning {
     | 'email_invalid'
     | 'phone_without_country_code'
     | 'ip_user_agent_missing'
-    | 'user_data_denied';
+    | 'user_data_denied'
+    | 'ad_storage_denied';
   key: MatchKey;
   message: string;
 }

@@ -77,6 +77,31 @@ describe('match quality', () => {
     expect(item.matchQuality.meta.score).toBe(0);
   });
 
+  it('scores what consent lets through, naming what it withholds (api.md §10)', async () => {
+    const store = await makeStore(ctx.app, ctx.a.live, { pixelId: '123456789012345', capiAccessToken: 'EAAtoken' });
+    const click = await call(ctx.app, 'POST', '/v1/track/click', {
+      key: ctx.a.live,
+      body: {
+        ...clickBody(store, { fbclid: 'IwAR-mq-consent', fbp: 'fb.1.1700000000000.43' }),
+        consent: { adStorage: 'denied' },
+      },
+    });
+    expect(click.status, JSON.stringify(click.body)).toBe(200);
+    const item = await convert(store, {
+      orderId: 'mq-consent',
+      clickId: click.body.data.clickId,
+      customerData: { email: 'jane@example.com', phone: '+4930123456', city: 'Berlin' },
+      consent: { adUserData: 'denied' },
+    });
+    // Nothing of the buyer's data is sent, nor the click's id: the score counts none of them.
+    expect(item.matchQuality.meta.keys).toEqual([]);
+    expect(item.matchQuality.meta.score).toBe(0);
+    const warnings = item.matchQuality.meta.warnings as Array<{ code: string; message: string }>;
+    expect(warnings.map((w) => w.code)).toEqual(['user_data_denied', 'ad_storage_denied']);
+    expect(warnings[0]?.message).toContain('email, phone, ipUserAgent, fbp, address');
+    expect(warnings[1]?.message).toContain('clickId');
+  });
+
   it('a conversion no destination receives has an empty matchQuality', async () => {
     const item = await convert(bareStore, { orderId: 'mq-3', customerData: { email: 'a@b.example' } });
     expect(item.matchQuality).toEqual({});

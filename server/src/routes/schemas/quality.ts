@@ -16,6 +16,7 @@ const MatchWarning = Type.Object({
     'phone_without_country_code',
     'ip_user_agent_missing',
     'user_data_denied',
+    'ad_storage_denied',
   ]),
   key: MATCH_KEY,
   message: Type.String({ examples: ['phone without country code: send it with +<country code>, or send customerData.country'] }),
