@@ -378,6 +378,8 @@ const ROUTES: RouteCase[] = [
           clicks: 1,
           attributedConversions: 1,
           attributedRevenue: 49.99,
+          refunds: 0,
+          netRevenue: 49.99,
           conversionRate: 100,
           spend: 0,
           roas: null,
