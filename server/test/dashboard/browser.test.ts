@@ -69,6 +69,7 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     contexts.push(context);
     const page = await context.newPage();
+    page.setDefaultTimeout(20_000); // under the test's 30 s: a stuck locator fails naming itself
     page.on('console', (message: ConsoleMessage) => {
       if (message.type() === 'error' || message.type() === 'warning') {
         consoleErrors.push(`${message.type()}: ${message.text()} (${message.location().url})`);

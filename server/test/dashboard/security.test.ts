@@ -150,18 +150,54 @@ const ROUTES: RouteCase[] = [
   {
     // Meta's DELETE always answers (it clears the store's fields); the PUT below sets them again.
     method: 'DELETE',
-    path: '/stores/:id/destinations/:kind',
+    path: '/stores/:id/destinations/meta',
     url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/meta`,
     status: 200,
-    otherAccount: notFound('store_not_found')(route('DELETE', '/stores/:id/destinations/:kind')),
+    otherAccount: notFound('store_not_found')(route('DELETE', '/stores/:id/destinations/meta')),
   },
   {
     method: 'PUT',
-    path: '/stores/:id/destinations/:kind',
+    path: '/stores/:id/destinations/meta',
     url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/meta`,
     body: () => ({ pixelId: '123456789012345', accessToken: 'EAAB-test-token' }),
     status: 200,
-    otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/destinations/:kind')),
+    otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/destinations/meta')),
+  },
+  {
+    method: 'PUT',
+    path: '/stores/:id/destinations/google_ads',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/google_ads`,
+    body: () => ({
+      customerId: '1234567890',
+      conversionAction: 'customers/1234567890/conversionActions/1',
+      developerToken: 'dev-token',
+      oauth: { clientId: 'client', clientSecret: 'secret', refreshToken: 'refresh' },
+    }),
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/destinations/google_ads')),
+  },
+  {
+    // After the PUT above: there is a Google Ads destination to remove (the PUT's rows run first).
+    method: 'DELETE',
+    path: '/stores/:id/destinations/google_ads',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/google_ads`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('DELETE', '/stores/:id/destinations/google_ads')),
+  },
+  {
+    method: 'PUT',
+    path: '/stores/:id/destinations/tiktok',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/tiktok`,
+    body: () => ({ pixelCode: 'C4SECURITY0123456789', accessToken: 'tiktok-security-token' }),
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/destinations/tiktok')),
+  },
+  {
+    method: 'DELETE',
+    path: '/stores/:id/destinations/tiktok',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/tiktok`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('DELETE', '/stores/:id/destinations/tiktok')),
   },
   {
     method: 'GET',
@@ -176,6 +212,13 @@ const ROUTES: RouteCase[] = [
     url: (s) => `/dashboard/api/analytics/timeseries?storeId=${s.storeId}`,
     status: 200,
     otherAccount: notFound('store_not_found')(route('GET', '/analytics/timeseries')),
+  },
+  {
+    method: 'GET',
+    path: '/analytics/match-quality',
+    url: (s) => `/dashboard/api/analytics/match-quality?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('GET', '/analytics/match-quality')),
   },
   {
     method: 'GET',
