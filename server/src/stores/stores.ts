@@ -21,6 +21,8 @@ export interface StoreInput {
   pixelId?: string | null;
   capiAccessToken?: string | null;
   capiTestEventCode?: string | null;
+  /** The meta destination's opt-in refund event (set by PUT /destinations/meta only). */
+  capiRefundEvent?: string | null;
   currency?: string;
   timezone?: string;
   attributionWindowDays?: number;
@@ -67,6 +69,7 @@ function columnsOf(input: StorePatch): Partial<StoresTable> {
   if (input.pixelId !== undefined) columns.pixel_id = input.pixelId;
   if (input.capiAccessToken !== undefined) columns.capi_access_token = input.capiAccessToken;
   if (input.capiTestEventCode !== undefined) columns.capi_test_event_code = input.capiTestEventCode;
+  if (input.capiRefundEvent !== undefined) columns.capi_refund_event = input.capiRefundEvent;
   if (input.currency !== undefined) columns.currency = checkCurrency(input.currency);
   if (input.timezone !== undefined) columns.timezone = checkStoreTimeZone(input.timezone);
   if (input.attributionWindowDays !== undefined) columns.attribution_window_days = input.attributionWindowDays;
@@ -93,6 +96,7 @@ export async function createStore(database: Database, tenant: Tenant, input: Sto
     pixel_id: columns.pixel_id ?? null,
     capi_access_token: columns.capi_access_token ?? null,
     capi_test_event_code: columns.capi_test_event_code ?? null,
+    capi_refund_event: null,
     status: 'active',
     currency: columns.currency ?? 'USD',
     timezone: columns.timezone ?? 'UTC',

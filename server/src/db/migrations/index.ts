@@ -12,6 +12,7 @@ import * as dashboard from './0009_dashboard.js';
 import * as destinations from './0010_destinations.js';
 import * as refunds from './0011_refunds.js';
 import * as refundRollups from './0014_refund_rollups.js';
+import * as refundForwarding from './0019_refund_forwarding.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0010_destinations': destinations,
   '0011_refunds': refunds,
   '0014_refund_rollups': refundRollups,
+  '0019_refund_forwarding': refundForwarding,
 };
 
 class CodeMigrationProvider implements MigrationProvider {
