@@ -210,4 +210,39 @@ describe('refunds to the ad platforms', () => {
     const data = await refundState(storeId, 'o-4', 're-1', 'meta', 'sent');
     expect(data.forwarding.tiktok.status).toBe('sent');
   });
+
+  it('test mode: refund events carry the test event codes; a bad refundEvent is refused with details.field', async () => {
+    ctx = await context();
+    const key = ctx.a.test;
+    const storeId = await makeStore(ctx.app, key);
+    const put = (kind: string, body: unknown) =>
+      call(ctx.app, 'PUT', `/v1/stores/${storeId}/destinations/${kind}`, { key, body });
+    const bad = await put('tiktok', { pixelCode: 'CABCDEFGHIJ1234567', accessToken: fake.tiktokToken, refundEvent: 'Re fund' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details).toMatchObject({ field: 'refundEvent', reason: 'invalid_format' });
+    const tooLong = await put('meta', { pixelId: PIXEL, accessToken: TOKEN, refundEvent: 'R'.repeat(51) });
+    expect(tooLong.body.error.details).toMatchObject({ field: 'refundEvent' });
+    const tiktok = {
+      pixelCode: 'CABCDEFGHIJ1234567',
+      accessToken: fake.tiktokToken,
+      testEventCode: 'TT_TEST',
+      refundEvent: 'Refund',
+    };
+    expect((await put('tiktok', tiktok)).status).toBe(200);
+    expect(
+      (await put('meta', { pixelId: PIXEL, accessToken: TOKEN, testEventCode: 'META_TEST', refundEvent: 'Refund' })).status,
+    ).toBe(200);
+    await purchase(storeId, 'x-1', key);
+    await refund(storeId, 'x-1', 're-x', 10, key);
+    await fake.waitFor(() => fake.tiktokAccepted().some((e) => e.event === 'Refund'), 8000, 'the TikTok refund event');
+    const request = fake.tiktok.find((r) => r.body.data.some((e: { event: string }) => e.event === 'Refund'));
+    expect(request?.body.test_event_code).toBe('TT_TEST');
+    await graph.waitFor(() => graph.acceptedEvents().some((e) => e.event_name === 'Refund'), 8000, 'the Meta refund event');
+    const meta = graph.acceptedRequests().find((r) => r.events.some((e) => e.event_name === 'Refund'));
+    expect(meta?.testEventCode).toBe('META_TEST');
+    // A PUT without refundEvent turns it off.
+    const { refundEvent: _, ...withoutRefund } = tiktok;
+    const off = await put('tiktok', withoutRefund);
+    expect(off.body.data.settings.refundEvent).toBeNull();
+  });
 });
