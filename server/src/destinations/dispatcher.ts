@@ -16,6 +16,8 @@ import {
   nextJobDueAt,
   postponeJobs,
   showOnConversions,
+  skipJob,
+  uncountAttempt,
 } from '../db/repositories/destinations.js';
 import type { DestinationJobsTable } from '../db/schema.js';
 import type { DestinationEnv, Outcome } from './adapter.js';
@@ -297,32 +299,20 @@ export class DestinationDispatcher {
 
   /** Refund jobs that may go now (refund-order.ts); the others are postponed or skipped here. */
   private async orderRefunds(group: JobGroup, jobs: DestinationJobsTable[], label: string): Promise<DestinationJobsTable[]> {
+    const { destination } = group;
     const now = Date.now();
-    const siblings = await jobsOfConversions(this.options.database.read, group.destination, [
-      ...new Set(jobs.map((j) => j.conversion_id)),
-    ]);
+    const ids = [...new Set(jobs.map((j) => j.conversion_id))];
+    const siblings = await jobsOfConversions(this.options.database.read, destination, ids);
     const order = orderRefundJobs(jobs, siblings, label, now, this.tuning.backoffBaseMs);
-    const mode = modeOf(group.livemode);
     await this.recording(() =>
       this.options.database.write(async (trx) => {
-        for (const { job, until } of order.postpone) {
-          await postponeJobs(trx, group.destination, [keyOf(job)], this.owner, until, now);
-        }
-        for (const { job, message } of order.skip) {
-          const rows = await markJobs(trx, group.destination, [keyOf(job)], this.owner, 'skipped', { now, error: message });
-          if (rows.length > 0) {
-            await trx
-              .updateTable('destination_jobs')
-              .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
-              .where('destination', '=', group.destination)
-              .where('conversion_id', '=', job.conversion_id)
-              .where('job_key', '=', job.job_key)
-              .execute();
-          }
-        }
+        for (const p of order.postpone) await postponeJobs(trx, destination, [keyOf(p.job)], this.owner, p.until, now);
+        for (const k of order.skip) await skipJob(trx, destination, keyOf(k.job), this.owner, k.message, now);
       }),
     );
-    for (const _ of order.skip) this.metrics.refunds.inc({ destination: group.destination, mode, outcome: 'skipped' });
+    if (order.skip.length > 0) {
+      this.metrics.refunds.inc({ destination, mode: modeOf(group.livemode), outcome: 'skipped' }, order.skip.length);
+    }
     return order.send;
   }
 
@@ -390,21 +380,7 @@ export class DestinationDispatcher {
         if (!tried && rows.length > 0) {
           // No request was made: the attempt count stays what it was.
           for (const row of rows) row.attempts -= 1;
-          await trx
-            .updateTable('destination_jobs')
-            .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
-            .where('destination', '=', destination)
-            .where(
-              'conversion_id',
-              'in',
-              rows.map((r) => r.conversion_id),
-            )
-            .where(
-              'job_key',
-              'in',
-              rows.map((r) => r.job_key),
-            )
-            .execute();
+          await uncountAttempt(trx, destination, rows.map(keyOf));
         }
         await showOnConversions(trx, rows);
         return rows;

@@ -139,6 +139,32 @@ export async function postponeJobs(db: Writer, destination: string, keys: JobKey
     .execute();
 }
 
+/** A job `owner` holds, never sent (no attempt counted): `skipped` with the reason. */
+export async function skipJob(db: Writer, destination: string, key: JobKey, owner: string, reason: string, now: number) {
+  await db
+    .updateTable('destination_jobs')
+    .set({ status: 'skipped', claimed_by: null, last_error: reason, updated_at: now, next_attempt_at: now })
+    .where('destination', '=', destination)
+    .where('conversion_id', '=', key.conversion_id)
+    .where('job_key', '=', key.job_key)
+    .where('status', '=', 'pending')
+    .where('claimed_by', '=', owner)
+    .execute();
+}
+
+/** Takes back the attempt `markJobs` counted when no request was made for these jobs. */
+export async function uncountAttempt(db: Writer, destination: string, keys: JobKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  const { ids, jobKeys } = keyFilter(keys);
+  await db
+    .updateTable('destination_jobs')
+    .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
+    .where('destination', '=', destination)
+    .where('conversion_id', 'in', ids)
+    .where('job_key', 'in', jobKeys)
+    .execute();
+}
+
 /** Queues jobs (a refund's), in the caller's transaction. */
 export async function insertJobs(db: Writer, jobs: DestinationJobsTable[]): Promise<void> {
   if (jobs.length > 0) await db.insertInto('destination_jobs').values(jobs).execute();
