@@ -64,7 +64,12 @@ function whyNotForwarded(store: StoresTable, conversion: ConversionsTable, now: 
   return undefined;
 }
 
-async function jobFor(db: Reader, store: StoresTable, conversion: ConversionsTable, now: number): Promise<CapiOutboxTable> {
+export async function jobFor(
+  db: Reader,
+  store: StoresTable,
+  conversion: ConversionsTable,
+  now: number,
+): Promise<CapiOutboxTable> {
   const click = conversion.attributed_click_id
     ? await findClick(db, conversion.account_id, conversion.livemode, conversion.attributed_click_id)
     : undefined;

@@ -53,6 +53,8 @@ export interface StoresTable {
   /** Shop webhook secrets (migration 0012), sealed (capi/secrets.ts). */
   shopify_webhook_secret: string | null;
   woocommerce_webhook_secret: string | null;
+  /** Meta's opt-in refund event name (`refundEvent`, api.md §9); null: refunds are not sent to Meta. */
+  capi_refund_event: string | null;
   status: 'active' | 'inactive';
   currency: string;
   timezone: string;
@@ -267,11 +269,15 @@ export interface StoreDestinationsTable {
 export interface DestinationJobsTable {
   conversion_id: string;
   destination: string;
+  /** '' for the conversion itself; a refund's job: the refund's row id (refunds.id). */
+  job_key: string;
+  /** What the job sends: the conversion, or a refund of it (an adjustment, a refund event). */
+  kind: 'conversion' | 'refund';
   account_id: string;
   store_id: string;
   livemode: number;
   payload: string; // the adapter's event, JSON, built at enqueue time (never a secret)
-  status: 'pending' | 'sent' | 'failed';
+  status: 'pending' | 'sent' | 'failed' | 'skipped';
   attempts: number;
   next_attempt_at: number; // also the lease expiry while a dispatcher holds the job
   expires_at: number;

@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox';
 import type { CustomerData } from '../capi/pii.js';
-import type { ClicksTable, ConversionsTable, StoresTable } from '../db/schema.js';
+import type { ClicksTable, ConversionsTable, RefundsTable, StoresTable } from '../db/schema.js';
 
 /**
  * One ad platform a store's conversions are forwarded to (api.md §8). Adding a platform is one
@@ -35,6 +35,12 @@ export interface Adapter<Settings = Record<string, unknown>, Secrets = Record<st
    * (never a secret) and the time after which the platform no longer accepts it.
    */
   plan(input: PlanInput<Settings>): Plan | undefined;
+  /**
+   * A refund of a conversion this destination received (or will: its job is not skipped), api.md
+   * §9: the refund job's payload and age limit, a skip with its reason, or `undefined` when the
+   * platform gets nothing for refunds (TikTok without `refundEvent`).
+   */
+  planRefund?(input: RefundPlanInput<Settings>): Plan | undefined;
   /** Sends one batch of payloads (same store, mode, destination); one outcome per payload, in order. */
   send(request: SendRequest<Settings, Secrets>): Promise<SendResult>;
 }
@@ -50,6 +56,16 @@ export interface PlanInput<Settings> {
   now: number;
 }
 
+export interface RefundPlanInput<Settings> {
+  store: StoresTable;
+  settings: Settings;
+  conversion: ConversionsTable;
+  refund: RefundsTable;
+  /** The conversion job's payload (what the platform received for the conversion). */
+  conversionPayload: unknown;
+  now: number;
+}
+
 export type Plan = { payload: unknown; expiresAt: number } | { skip: string; message: string };
 
 export interface SendRequest<Settings, Secrets> {
@@ -57,6 +73,8 @@ export interface SendRequest<Settings, Secrets> {
   secrets: Secrets;
   /** false: test mode (the platform's test channel). */
   live: boolean;
+  /** What the payloads are: conversions (`plan`) or refunds (`planRefund`); one batch holds one kind. */
+  kind: 'conversion' | 'refund';
   payloads: unknown[];
   env: DestinationEnv;
   timeoutMs: number;

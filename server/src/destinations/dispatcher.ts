@@ -10,13 +10,19 @@ import {
   countJobs,
   dueJobGroups,
   type JobGroup,
+  type JobKey,
+  jobsOfConversions,
   markJobs,
   nextJobDueAt,
+  postponeJobs,
   showOnConversions,
+  skipJob,
+  uncountAttempt,
 } from '../db/repositories/destinations.js';
 import type { DestinationJobsTable } from '../db/schema.js';
 import { webhookEvents } from '../webhooks/events.js';
 import type { DestinationEnv, Outcome } from './adapter.js';
+import { orderRefundJobs } from './refund-order.js';
 import { adapterOf } from './registry.js';
 import { openDestination } from './settings.js';
 
@@ -58,7 +64,8 @@ export interface DestinationDispatcherOptions {
 }
 
 const SILENT: Log = { warn() {}, error() {} };
-const groupKey = (g: JobGroup) => `${g.store_id}\n${g.destination}\n${g.livemode}`;
+const groupKey = (g: JobGroup) => `${g.store_id}\n${g.destination}\n${g.livemode}\n${g.kind}`;
+const keyOf = (j: DestinationJobsTable): JobKey => ({ conversion_id: j.conversion_id, job_key: j.job_key });
 
 /**
  * Delivers `destination_jobs` (every destination but Meta, whose outbox is capi/dispatcher.ts)
@@ -91,6 +98,12 @@ export class DestinationDispatcher {
       events: new Counter({
         name: 'waytrack_destination_events_total',
         help: 'Conversion deliveries to destinations other than Meta, by destination, mode and outcome (sent, retried, failed)',
+        labelNames: ['destination', 'mode', 'outcome'],
+        registers,
+      }),
+      refunds: new Counter({
+        name: 'waytrack_destination_refunds_total',
+        help: 'Refund deliveries (Google Ads adjustments, opt-in refund events) to destinations other than Meta, by destination, mode and outcome (sent, retried, failed, skipped)',
         labelNames: ['destination', 'mode', 'outcome'],
         registers,
       }),
@@ -234,7 +247,7 @@ export class DestinationDispatcher {
           : `Not delivered to ${label} within its age limit; ${label} no longer accepts it`;
       await this.record(group, [job], { outcome: 'failed', error }, undefined, false);
     }
-    const live = jobs.filter((j) => Number(j.expires_at) > now);
+    let live = jobs.filter((j) => Number(j.expires_at) > now);
     if (live.length === 0) return;
     if (!adapter) {
       return this.record(group, live, { outcome: 'failed', error: `Unknown destination ${group.destination}` }, undefined, false);
@@ -253,11 +266,16 @@ export class DestinationDispatcher {
       const error = `The store's ${label} destination was removed before the conversion could be sent`;
       return this.record(group, live, { outcome: 'failed', error }, undefined, false);
     }
+    if (group.kind === 'refund') {
+      live = await this.orderRefunds(group, live, label);
+      if (live.length === 0) return;
+    }
     crashPoint('forward'); // test hook: jobs leased, the request not sent yet
     const result = await adapter.send({
       settings: destination.settings,
       secrets: destination.secrets,
       live: group.livemode === 1,
+      kind: group.kind,
       payloads: live.map((j) => JSON.parse(j.payload) as unknown),
       env: this.options.env,
       timeoutMs: this.tuning.requestTimeoutMs,
@@ -278,6 +296,25 @@ export class DestinationDispatcher {
       }
       await this.record(group, same, outcome, result.traceId, true);
     }
+  }
+
+  /** Refund jobs that may go now (refund-order.ts); the others are postponed or skipped here. */
+  private async orderRefunds(group: JobGroup, jobs: DestinationJobsTable[], label: string): Promise<DestinationJobsTable[]> {
+    const { destination } = group;
+    const now = Date.now();
+    const ids = [...new Set(jobs.map((j) => j.conversion_id))];
+    const siblings = await jobsOfConversions(this.options.database.read, destination, ids);
+    const order = orderRefundJobs(jobs, siblings, label, now, this.tuning.backoffBaseMs);
+    await this.recording(() =>
+      this.options.database.write(async (trx) => {
+        for (const p of order.postpone) await postponeJobs(trx, destination, [keyOf(p.job)], this.owner, p.until, now);
+        for (const k of order.skip) await skipJob(trx, destination, keyOf(k.job), this.owner, k.message, now);
+      }),
+    );
+    if (order.skip.length > 0) {
+      this.metrics.refunds.inc({ destination, mode: modeOf(group.livemode), outcome: 'skipped' }, order.skip.length);
+    }
+    return order.send;
   }
 
   private backoff(attempt: number): number {
@@ -312,14 +349,14 @@ export class DestinationDispatcher {
     const now = Date.now();
     const mode = modeOf(group.livemode);
     const destination = group.destination;
-    const ids = jobs.map((j) => j.conversion_id);
+    const keys = jobs.map(keyOf);
     const changed = await this.recording(() =>
       this.options.database.write(async (trx) => {
         let rows: DestinationJobsTable[];
         if (outcome.outcome === 'sent') {
-          rows = await markJobs(trx, destination, ids, this.owner, 'sent', { now, traceId: traceId ?? null });
+          rows = await markJobs(trx, destination, keys, this.owner, 'sent', { now, traceId: traceId ?? null });
         } else if (outcome.outcome === 'failed') {
-          rows = await markJobs(trx, destination, ids, this.owner, 'failed', {
+          rows = await markJobs(trx, destination, keys, this.owner, 'failed', {
             now,
             error: outcome.error,
             ...(traceId !== undefined && { traceId }),
@@ -327,8 +364,8 @@ export class DestinationDispatcher {
         } else {
           const attempts = Math.max(...jobs.map((j) => j.attempts)) + 1;
           const next = now + Math.max(this.backoff(attempts), outcome.retryAfterMs ?? 0);
-          const retry = jobs.filter((j) => next <= Number(j.expires_at)).map((j) => j.conversion_id);
-          const giveUp = jobs.filter((j) => next > Number(j.expires_at)).map((j) => j.conversion_id);
+          const retry = jobs.filter((j) => next <= Number(j.expires_at)).map(keyOf);
+          const giveUp = jobs.filter((j) => next > Number(j.expires_at)).map(keyOf);
           rows = [
             ...(await markJobs(trx, destination, retry, this.owner, 'pending', {
               now,
@@ -344,16 +381,7 @@ export class DestinationDispatcher {
         if (!tried && rows.length > 0) {
           // No request was made: the attempt count stays what it was.
           for (const row of rows) row.attempts -= 1;
-          await trx
-            .updateTable('destination_jobs')
-            .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
-            .where('destination', '=', destination)
-            .where(
-              'conversion_id',
-              'in',
-              rows.map((r) => r.conversion_id),
-            )
-            .execute();
+          await uncountAttempt(trx, destination, rows.map(keyOf));
         }
         await showOnConversions(trx, rows);
         await webhookEvents.jobsFailed(trx, destination, rows); // conversion.forwarding_failed for the rows now failed
@@ -362,7 +390,7 @@ export class DestinationDispatcher {
     );
     for (const row of changed) {
       const label = row.status === 'pending' ? 'retried' : row.status;
-      this.metrics.events.inc({ destination, mode, outcome: label });
+      (row.kind === 'refund' ? this.metrics.refunds : this.metrics.events).inc({ destination, mode, outcome: label });
     }
   }
 }

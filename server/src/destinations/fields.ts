@@ -54,3 +54,10 @@ export function onlyFields(body: Record<string, unknown>, allowed: string[], pat
     }
   }
 }
+
+/** A refund event's name (`refundEvent` of meta and tiktok, api.md §9): an event name, custom or standard. */
+export const REFUND_EVENT = {
+  pattern: /^[A-Za-z][A-Za-z0-9_]{0,49}$/,
+  max: 50,
+  hint: 'an event name: a letter, then letters, digits or _ (at most 50)',
+};

@@ -5,6 +5,7 @@ import { fieldError } from '../http/errors.js';
 import { fromMinorUnits } from '../money.js';
 import { type Adapter, all, clip, type Outcome, parseJson, post, retryAfterMs } from './adapter.js';
 import { object, onlyFields, text } from './fields.js';
+import { planAdjustment } from './google-ads-adjustments.js';
 import { hashedEmail, hashedPhone, sha256 } from './hashing.js';
 import { GOOGLE_ADS_SETTINGS } from './settings-schemas.js';
 
@@ -162,7 +163,9 @@ function isTransient(error: GoogleAdsError): boolean {
 }
 
 function rowIndex(error: GoogleAdsError): number | undefined {
-  const first = error.location?.fieldPathElements?.find((e) => e.fieldName === 'conversions');
+  const first = error.location?.fieldPathElements?.find(
+    (e) => e.fieldName === 'conversions' || e.fieldName === 'conversion_adjustments' || e.fieldName === 'conversionAdjustments',
+  );
   return typeof first?.index === 'number' ? first.index : undefined;
 }
 
@@ -298,11 +301,15 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
     return { payload, expiresAt };
   },
 
-  async send({ settings, secrets, live, payloads, env, timeoutMs }) {
+  planRefund: (input) => planAdjustment(input, conversionDateTime),
+
+  async send({ settings, secrets, live, kind, payloads, env, timeoutMs }) {
     const hide = [secrets.developerToken, secrets.clientSecret, secrets.refreshToken];
     const auth = await accessToken(env.googleOauthTokenUrl, settings, secrets, timeoutMs);
     if ('outcome' in auth) return all(payloads.length, auth.outcome);
-    const url = `${env.googleAdsApiUrl}/${env.googleAdsApiVersion}/customers/${settings.customerId}:uploadClickConversions`;
+    // A refund is an adjustment of the uploaded conversion (google-ads-adjustments.ts).
+    const method = kind === 'refund' ? 'uploadConversionAdjustments' : 'uploadClickConversions';
+    const url = `${env.googleAdsApiUrl}/${env.googleAdsApiVersion}/customers/${settings.customerId}:${method}`;
     const answer = await post(
       url,
       {
@@ -312,7 +319,11 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
           'developer-token': secrets.developerToken,
           ...(settings.loginCustomerId && { 'login-customer-id': settings.loginCustomerId }),
         },
-        body: JSON.stringify({ conversions: payloads, partialFailure: true, ...(!live && { validateOnly: true }) }),
+        body: JSON.stringify({
+          [kind === 'refund' ? 'conversionAdjustments' : 'conversions']: payloads,
+          partialFailure: true,
+          ...(!live && { validateOnly: true }),
+        }),
       },
       timeoutMs,
       'Google Ads',

@@ -57,6 +57,8 @@ export async function planDestinations(
     jobs.push({
       conversion_id: conversion.id,
       destination: adapter.kind,
+      job_key: '',
+      kind: 'conversion',
       account_id: conversion.account_id,
       store_id: store.id,
       livemode: conversion.livemode,

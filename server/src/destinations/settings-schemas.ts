@@ -25,6 +25,12 @@ function optional(description: string, options: { max?: number; pattern?: string
   );
 }
 
+const refundEvent = () =>
+  optional(
+    'Opt-in (api.md §9): the name of a custom event sent for each refund with the negative refunded amount (e.g. "Refund"); left out, refunds are not sent to this platform',
+    { max: 50, pattern: '^[A-Za-z][A-Za-z0-9_]{0,49}$' },
+  );
+
 const secret = (description: string, max = 500) =>
   optional(`${description}; write-only: left out, the stored one is kept (required while none is stored)`, {
     max,
@@ -37,6 +43,7 @@ export const META_SETTINGS = Type.Object(
     pixelId: Type.String({ pattern: '^\\d{5,20}$', description: 'The Meta pixel (dataset) id: 5–20 digits' }),
     accessToken: secret('The Conversions API access token', 2000),
     testEventCode: optional('Meta’s test event code: test-mode conversions are sent only with one', { max: 100 }),
+    refundEvent: refundEvent(),
   },
   {
     additionalProperties: false,
@@ -120,6 +127,7 @@ export const TIKTOK_SETTINGS = Type.Object(
       max: 100,
       pattern: '^[A-Za-z0-9_-]+$',
     }),
+    refundEvent: refundEvent(),
   },
   {
     additionalProperties: false,

@@ -85,7 +85,7 @@ export async function putDestination(
   const store = await requireStore(database.read, tenant, storeId);
   if (kind === 'meta') {
     // The old store fields are the meta destination.
-    const { pixelId, accessToken, testEventCode } = metaSettings.parse(body, store);
+    const { pixelId, accessToken, testEventCode, refundEvent } = metaSettings.parse(body, store);
     await updateStore(
       database,
       tenant,
@@ -94,6 +94,7 @@ export async function putDestination(
         pixelId,
         ...(accessToken !== undefined && { capiAccessToken: accessToken }),
         capiTestEventCode: testEventCode,
+        capiRefundEvent: refundEvent,
       },
       secrets,
       undefined,

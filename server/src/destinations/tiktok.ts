@@ -4,7 +4,7 @@ import { consentView } from '../consent/consent.js';
 import type { ClicksTable, ConversionsTable } from '../db/schema.js';
 import { fromMinorUnits } from '../money.js';
 import { type Adapter, all, clip, parseJson, post, retryAfterMs } from './adapter.js';
-import { onlyFields, text } from './fields.js';
+import { onlyFields, REFUND_EVENT, text } from './fields.js';
 import { hashedPhone } from './hashing.js';
 import { TIKTOK_SETTINGS } from './settings-schemas.js';
 
@@ -12,6 +12,8 @@ import { TIKTOK_SETTINGS } from './settings-schemas.js';
 export interface TikTokSettings {
   pixelCode: string;
   testEventCode?: string;
+  /** Opt-in: refunds are sent as this event with the negative amount (api.md §9). */
+  refundEvent?: string;
 }
 
 export interface TikTokSecrets {
@@ -108,7 +110,7 @@ export const tiktok: Adapter<TikTokSettings, TikTokSecrets> = {
   settingsSchema: TIKTOK_SETTINGS,
 
   parse(body, previous) {
-    onlyFields(body, ['pixelCode', 'accessToken', 'testEventCode']);
+    onlyFields(body, ['pixelCode', 'accessToken', 'testEventCode', 'refundEvent']);
     const pixelCode = text(body, 'pixelCode', {
       required: true,
       pattern: /^[A-Z0-9]{10,40}$/,
@@ -121,11 +123,20 @@ export const tiktok: Adapter<TikTokSettings, TikTokSecrets> = {
       max: 2000,
       previous: previous?.secrets.accessToken,
     }) as string;
-    return { settings: { pixelCode, ...(testEventCode && { testEventCode }) }, secrets: { accessToken } };
+    const refundEvent = text(body, 'refundEvent', { required: false, ...REFUND_EVENT });
+    return {
+      settings: { pixelCode, ...(testEventCode && { testEventCode }), ...(refundEvent && { refundEvent }) },
+      secrets: { accessToken },
+    };
   },
 
   present(settings) {
-    return { pixelCode: settings.pixelCode, testEventCode: settings.testEventCode ?? null, accessTokenConfigured: true };
+    return {
+      pixelCode: settings.pixelCode,
+      testEventCode: settings.testEventCode ?? null,
+      refundEvent: settings.refundEvent ?? null,
+      accessTokenConfigured: true,
+    };
   },
 
   plan({ settings, conversion: recorded, click: attributedClick, customerData: given, now }) {
@@ -180,6 +191,29 @@ export const tiktok: Adapter<TikTokSettings, TikTokSecrets> = {
         }),
       },
       ...(url && { page: { url } }),
+    };
+    return { payload, expiresAt };
+  },
+
+  /** With `refundEvent` only: that event with the negative refunded amount, matched like the conversion. */
+  planRefund({ settings, conversion, refund, conversionPayload, now }) {
+    if (!settings.refundEvent || !conversionPayload) return undefined;
+    const original = conversionPayload as TikTokEvent;
+    const at = Math.min(refund.refund_time, now);
+    const expiresAt = at + TIKTOK_MAX_EVENT_AGE_MS;
+    if (expiresAt <= now) return { skip: 'expired', message: 'Not sent to TikTok: TikTok accepts events up to 7 days old' };
+    const payload: TikTokEvent = {
+      event: settings.refundEvent,
+      event_time: Math.floor(at / 1000),
+      // From the refundId: a retried or resent refund is one event to TikTok.
+      event_id: `refund_${refund.refund_id}`,
+      user: original.user,
+      properties: {
+        value: -fromMinorUnits(refund.amount_minor, refund.currency),
+        currency: refund.currency,
+        order_id: conversion.order_id,
+      },
+      ...(original.page && { page: original.page }),
     };
     return { payload, expiresAt };
   },

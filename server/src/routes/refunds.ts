@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { refundForwarding } from '../destinations/refunds.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { CURRENCY_CODE, describeResponses, EXAMPLE, STORE_NOT_FOUND } from '../http/openapi.js';
+import { modeFlag } from '../tenancy.js';
 import { trackRefund } from '../tracking/refunds.js';
 import { bearer, ClientTime, type RouteDeps } from './common.js';
 
@@ -78,6 +80,36 @@ export const RefundBody = Type.Object(
   },
 );
 
+const RefundDelivery = Type.Object(
+  {
+    status: Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('skipped')], {
+      description:
+        'pending (queued or being retried), sent (acknowledged), failed (refused or given up), skipped (never sent: `lastError` says why)',
+    }),
+    attempts: Type.Integer({ minimum: 0, description: 'Requests made for it' }),
+    lastError: Type.Optional(Type.String({ description: 'The platform’s last error, or why it was skipped' })),
+    sentAt: Type.Optional(Type.String({ format: 'date-time', description: 'When the platform acknowledged it' })),
+    adjustmentType: Type.Optional(
+      Type.Union([Type.Literal('RETRACTION'), Type.Literal('RESTATEMENT')], {
+        description: 'Google Ads: RETRACTION (fully refunded) or RESTATEMENT (the value left)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const RefundForwarding = Type.Object(
+  {
+    meta: Type.Optional(RefundDelivery),
+    google_ads: Type.Optional(RefundDelivery),
+    tiktok: Type.Optional(RefundDelivery),
+  },
+  {
+    description:
+      'Where this refund is forwarded, each platform’s state now (send the same refundId again to see it later): Google Ads gets a conversion adjustment when it received (or will receive) the conversion; Meta and TikTok a refund event only with `refundEvent` set on their destination. A platform without an entry gets nothing for this refund.',
+  },
+);
+
 export const RefundResult = Type.Object({
   refundId: Type.String({ description: 'Your refund id', examples: ['re_1001_1'] }),
   conversionId: Type.String({ description: 'The refunded conversion', examples: [EXAMPLE.conversionId] }),
@@ -91,6 +123,7 @@ export const RefundResult = Type.Object({
       examples: [['amount']],
     }),
   ),
+  forwarding: RefundForwarding,
 });
 
 export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database }) => {
@@ -108,6 +141,7 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
           '',
           '- **Which conversion:** the order’s `Purchase`; when the order has no Purchase, its only conversion (several → `invalid_request`, `reason: ambiguous_order`). None → 404 `conversion_not_found`.',
           '- **Idempotent by refundId** (per store and mode): sending it again, even concurrently, returns the first result with `duplicate: true` (and `differences` when the body differs); it is never counted twice.',
+          '- **Ad platforms:** Google Ads gets a conversion adjustment (RETRACTION when fully refunded, else RESTATEMENT with the value left), sent after the conversion itself and in the order of the refunds; Meta and TikTok get a custom event with the negative amount only with `refundEvent` set on their destination. `forwarding` shows each one’s state.',
           '- **Never more than the order:** `amount` must be at most what is left (`details.remaining` says how much); two concurrent refunds can never together exceed the conversion’s value. Money is exact (minor units).',
         ].join('\n'),
         security: bearer,
@@ -124,6 +158,7 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
                 refundedTotal: 19.99,
                 remaining: 29.91,
                 duplicate: false,
+                forwarding: { google_ads: { status: 'pending', attempts: 0, adjustmentType: 'RESTATEMENT' } },
               },
             },
             duplicate: {
@@ -136,6 +171,14 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
                 remaining: 29.91,
                 duplicate: true,
                 differences: ['amount'],
+                forwarding: {
+                  google_ads: {
+                    status: 'sent',
+                    attempts: 1,
+                    sentAt: '2026-11-24T15:30:02.120Z',
+                    adjustmentType: 'RESTATEMENT',
+                  },
+                },
               },
             },
           },
@@ -174,14 +217,20 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
       },
     },
     async (request) => {
-      const result = await trackRefund(database, tenantOf(request), request.body);
+      const tenant = tenantOf(request);
+      const result = await trackRefund(database, tenant, request.body);
+      const forwarding = await refundForwarding(database.read, {
+        storeId: request.body.storeId,
+        livemode: modeFlag(tenant),
+        refundId: result.refundId,
+      });
       if (result.differences) {
         request.log.warn(
           { refundId: result.refundId, differences: result.differences },
           'duplicate refund differs from the original',
         );
       }
-      return ok(request, result);
+      return ok(request, { ...result, forwarding });
     },
   );
 };

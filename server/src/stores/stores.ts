@@ -26,6 +26,8 @@ export interface StoreInput {
   /** Shop webhook signing secrets (api.md §9): write-only, sealed at rest. */
   shopifyWebhookSecret?: string | null;
   woocommerceWebhookSecret?: string | null;
+  /** The meta destination's opt-in refund event (set by PUT /destinations/meta only). */
+  capiRefundEvent?: string | null;
   currency?: string;
   timezone?: string;
   attributionWindowDays?: number;
@@ -81,6 +83,7 @@ function columnsOf(input: StorePatch): Partial<StoresTable> {
   if (input.capiTestEventCode !== undefined) columns.capi_test_event_code = input.capiTestEventCode;
   if (input.shopifyWebhookSecret !== undefined) columns.shopify_webhook_secret = input.shopifyWebhookSecret;
   if (input.woocommerceWebhookSecret !== undefined) columns.woocommerce_webhook_secret = input.woocommerceWebhookSecret;
+  if (input.capiRefundEvent !== undefined) columns.capi_refund_event = input.capiRefundEvent;
   if (input.currency !== undefined) columns.currency = checkCurrency(input.currency);
   if (input.timezone !== undefined) columns.timezone = checkStoreTimeZone(input.timezone);
   if (input.attributionWindowDays !== undefined) columns.attribution_window_days = input.attributionWindowDays;
@@ -126,6 +129,7 @@ export async function createStore(database: Database, tenant: Tenant, input: Sto
     capi_test_event_code: columns.capi_test_event_code ?? null,
     shopify_webhook_secret: columns.shopify_webhook_secret ?? null,
     woocommerce_webhook_secret: columns.woocommerce_webhook_secret ?? null,
+    capi_refund_event: null,
     status: 'active',
     currency: columns.currency ?? 'USD',
     timezone: columns.timezone ?? 'UTC',

@@ -11,6 +11,7 @@ import {
 } from '../db/repositories/refunds.js';
 import { enqueueForRollups } from '../db/repositories/rollup-queue.js';
 import type { RefundsTable } from '../db/schema.js';
+import { forwardRefund } from '../destinations/refunds.js';
 import { ApiError, fieldError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
@@ -143,6 +144,8 @@ export async function trackRefund(
       return { kind: 'duplicate', row: winner };
     }
     await setRefunded(trx, target.id, target.event_time, row.refunded_after_minor);
+    // Google Ads adjustments and opt-in refund events, durable with the refund (destinations/refunds.ts).
+    await forwardRefund(trx, store, row, now);
     // Counted in the analytics rollups by the next fold (analytics/rollups.ts).
     await enqueueForRollups(trx, 'refund', [row]);
     // refund.recorded (api.md §9): its webhook messages commit with the refund.

@@ -130,13 +130,16 @@ export async function forwardingFailed(
   }
 }
 
-/** `forwardingFailed` for the jobs of `rows` whose status is now `failed`, each with its own last error. */
+/** `forwardingFailed` for the conversion jobs of `rows` whose status is now `failed`, each with its own last error. */
 export async function jobsFailed(
   trx: Writer,
   destination: string,
-  rows: Array<{ conversion_id: string; status: string; last_error: string | null }>,
+  rows: Array<{ conversion_id: string; status: string; last_error: string | null; kind?: string }>,
 ) {
-  const failed = new Map(rows.filter((r) => r.status === 'failed').map((r) => [r.conversion_id, r.last_error]));
+  // A refund's job (a Google adjustment, a refund event) failing is not the conversion's forwarding failing.
+  const failed = new Map(
+    rows.filter((r) => r.status === 'failed' && r.kind !== 'refund').map((r) => [r.conversion_id, r.last_error]),
+  );
   await forwardingFailed(trx, destination, [...failed.keys()], (id) => failed.get(id) ?? null);
 }
 

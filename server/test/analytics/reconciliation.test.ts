@@ -144,6 +144,8 @@ describe('reconciliation', () => {
         jobs.push({
           conversion_id: id,
           destination: kind,
+          job_key: '',
+          kind: 'conversion',
           ...job,
           ...times,
           payload: '{}',

@@ -278,6 +278,8 @@ describe(`retention (${ENGINE})`, () => {
           .values({
             conversion_id: conversionId,
             destination,
+            job_key: '',
+            kind: 'conversion',
             account_id: ctx.a.accountId,
             store_id: storeId,
             livemode: 1,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { adjustRows, type GoogleConversionState } from './fake-google-adjustments.js';
 
 /**
  * Local stand-ins for Google's OAuth token endpoint, the Google Ads API's
@@ -26,7 +27,9 @@ export interface GoogleUpload {
   developerToken: string | undefined;
   loginCustomerId: string | undefined;
   validateOnly: boolean;
+  method: 'uploadClickConversions' | 'uploadConversionAdjustments';
   conversions: Json[];
+  adjustments: Json[];
   /** Index → error of the rows refused. */
   refused: Map<number, string>;
   status: number;
@@ -59,6 +62,8 @@ export class FakePlatforms {
   // Google Ads
   developerToken = 'dev-token-XYZ';
   readonly uploads: GoogleUpload[] = [];
+  /** The conversions Google holds (accepted uploads, not validateOnly), by `${conversionAction}\n${orderId}`. */
+  readonly googleConversions = new Map<string, GoogleConversionState>();
   /** Rows whose gclid is here are refused (partial failure) with UNPARSEABLE_GCLID. */
   badClickIds = new Set<string>();
   googleFaults: GoogleFault[] = [];
@@ -111,6 +116,7 @@ export class FakePlatforms {
 
   reset(): void {
     this.uploads.length = 0;
+    this.googleConversions.clear();
     this.tiktok.length = 0;
     this.googleFaults = [];
     this.tiktokFaults = [];
@@ -144,8 +150,10 @@ export class FakePlatforms {
   private handle(req: http.IncomingMessage, raw: string): { status: number; body: Json; headers?: Record<string, string> } {
     const path = (req.url ?? '').split('?')[0] as string;
     if (req.method === 'POST' && path === '/token') return this.token(raw);
-    const google = /^\/(v\d+)\/customers\/(\d+):uploadClickConversions$/.exec(path);
-    if (req.method === 'POST' && google) return this.upload(req, google[1] as string, google[2] as string, raw);
+    const google = /^\/(v\d+)\/customers\/(\d+):(uploadClickConversions|uploadConversionAdjustments)$/.exec(path);
+    if (req.method === 'POST' && google) {
+      return this.upload(req, google[3] as GoogleUpload['method'], google[2] as string, raw);
+    }
     if (req.method === 'POST' && path === '/open_api/v1.3/event/track/') return this.track(req, raw);
     return { status: 404, body: { error: 'not found' } };
   }
@@ -193,7 +201,14 @@ export class FakePlatforms {
     };
   }
 
-  private upload(req: http.IncomingMessage, _version: string, customerId: string, raw: string) {
+  /** Adjustments Google applied (not validateOnly, not refused), in order. */
+  googleAdjusted(): Json[] {
+    return this.uploads
+      .filter((u) => u.status === 200 && !u.validateOnly)
+      .flatMap((u) => u.adjustments.filter((_, i) => !u.refused.has(i)));
+  }
+
+  private upload(req: http.IncomingMessage, method: GoogleUpload['method'], customerId: string, raw: string) {
     const body = JSON.parse(raw) as Json;
     const upload: GoogleUpload = {
       at: Date.now(),
@@ -201,7 +216,9 @@ export class FakePlatforms {
       developerToken: req.headers['developer-token'] as string | undefined,
       loginCustomerId: req.headers['login-customer-id'] as string | undefined,
       validateOnly: body.validateOnly === true,
+      method,
       conversions: Array.isArray(body.conversions) ? body.conversions : [],
+      adjustments: Array.isArray(body.conversionAdjustments) ? body.conversionAdjustments : [],
       refused: new Map(),
       status: 200,
     };
@@ -242,8 +259,25 @@ export class FakePlatforms {
     if (body.partialFailure !== true) {
       return answer(400, this.googleError(400, 'INVALID_ARGUMENT', 'partial_failure must be true for conversion uploads'));
     }
-    if (upload.conversions.length > 2000) {
+    if (upload.conversions.length > 2000 || upload.adjustments.length > 2000) {
       return answer(400, this.googleError(400, 'INVALID_ARGUMENT', 'Too many operations in the request (limit 2000)'));
+    }
+    if (method === 'uploadConversionAdjustments') {
+      if (upload.conversions.length > 0 || upload.adjustments.length === 0) {
+        return answer(400, this.googleError(400, 'INVALID_ARGUMENT', 'conversion_adjustments: required'));
+      }
+      const { errors, refused, results } = adjustRows(upload.adjustments, this.googleConversions, upload.validateOnly);
+      for (const [index, message] of refused) upload.refused.set(index, message);
+      const out: Json = { jobId: String(1000 + this.uploads.length) };
+      if (!upload.validateOnly) out.results = results;
+      if (errors.length > 0) {
+        out.partialFailureError = {
+          code: 3,
+          message: `${errors.length} adjustment(s) failed`,
+          details: [{ '@type': 'type.googleapis.com/google.ads.googleads.v22.errors.GoogleAdsFailure', errors }],
+        };
+      }
+      return answer(200, { status: 200, body: out });
     }
     const errors: Json[] = [];
     const results: Json[] = [];
@@ -280,6 +314,17 @@ export class FakePlatforms {
         upload.refused.set(index, problem.message);
         results.push({});
       } else {
+        if (!upload.validateOnly) {
+          const key = `${c.conversionAction}\n${c.orderId}`;
+          if (!this.googleConversions.has(key)) {
+            this.googleConversions.set(key, {
+              value: c.conversionValue,
+              currency: c.currencyCode,
+              retracted: false,
+              adjustments: [],
+            });
+          }
+        }
         results.push({
           [ids[0] as string]: c[ids[0] as string],
           conversionAction: c.conversionAction,

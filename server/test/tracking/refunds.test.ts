@@ -32,6 +32,8 @@ describe('POST /v1/track/refund', () => {
       refundedTotal: 0.1,
       remaining: 0.2,
       duplicate: false,
+      // No destination configured: the refund goes nowhere.
+      forwarding: {},
     });
     const second = await refund({ storeId, orderId, refundId: 'r2', amount: 0.1, currency: 'USD' });
     expect(second.body.data).toMatchObject({ amount: 0.1, refundedTotal: 0.2, remaining: 0.1 });

@@ -1475,6 +1475,8 @@ export interface Operations {
       accessToken?: string | null | '';
       /** Meta’s test event code: test-mode conversions are sent only with one (null or "" is the same as leaving it out) */
       testEventCode?: string | null | '';
+      /** Opt-in (api.md §9): the name of a custom event sent for each refund with the negative refunded amount (e.g. "Refund"); left out, refunds are not sent to this platform (null or "" is the same as leaving it out) */
+      refundEvent?: string | null | '';
     };
     response: {
       /** The ad platform */
@@ -1517,6 +1519,8 @@ export interface Operations {
       accessToken?: string | null | '';
       /** TikTok’s test event code: test-mode conversions are sent only with one (null or "" is the same as leaving it out) */
       testEventCode?: string | null | '';
+      /** Opt-in (api.md §9): the name of a custom event sent for each refund with the negative refunded amount (e.g. "Refund"); left out, refunds are not sent to this platform (null or "" is the same as leaving it out) */
+      refundEvent?: string | null | '';
     };
     response: {
       /** The ad platform */
@@ -1975,6 +1979,45 @@ export interface Operations {
           duplicate: boolean;
           /** Only on a duplicate whose request differs from the original: the differing field names; the original is kept */
           differences?: string[];
+          /** Where this refund is forwarded, each platform’s state now (send the same refundId again to see it later): Google Ads gets a conversion adjustment when it received (or will receive) the conversion; Meta and TikTok a refund event only with `refundEvent` set on their destination. A platform without an entry gets nothing for this refund. */
+          forwarding: {
+            meta?: {
+              /** pending (queued or being retried), sent (acknowledged), failed (refused or given up), skipped (never sent: `lastError` says why) */
+              status: 'pending' | 'sent' | 'failed' | 'skipped';
+              /** Requests made for it */
+              attempts: number;
+              /** The platform’s last error, or why it was skipped */
+              lastError?: string;
+              /** When the platform acknowledged it */
+              sentAt?: string;
+              /** Google Ads: RETRACTION (fully refunded) or RESTATEMENT (the value left) */
+              adjustmentType?: 'RETRACTION' | 'RESTATEMENT';
+            };
+            google_ads?: {
+              /** pending (queued or being retried), sent (acknowledged), failed (refused or given up), skipped (never sent: `lastError` says why) */
+              status: 'pending' | 'sent' | 'failed' | 'skipped';
+              /** Requests made for it */
+              attempts: number;
+              /** The platform’s last error, or why it was skipped */
+              lastError?: string;
+              /** When the platform acknowledged it */
+              sentAt?: string;
+              /** Google Ads: RETRACTION (fully refunded) or RESTATEMENT (the value left) */
+              adjustmentType?: 'RETRACTION' | 'RESTATEMENT';
+            };
+            tiktok?: {
+              /** pending (queued or being retried), sent (acknowledged), failed (refused or given up), skipped (never sent: `lastError` says why) */
+              status: 'pending' | 'sent' | 'failed' | 'skipped';
+              /** Requests made for it */
+              attempts: number;
+              /** The platform’s last error, or why it was skipped */
+              lastError?: string;
+              /** When the platform acknowledged it */
+              sentAt?: string;
+              /** Google Ads: RETRACTION (fully refunded) or RESTATEMENT (the value left) */
+              adjustmentType?: 'RETRACTION' | 'RESTATEMENT';
+            };
+          };
         };
       } | {
         /** The event’s position in `events`, from 0 */
@@ -2233,6 +2276,45 @@ export interface Operations {
       duplicate: boolean;
       /** Only on a duplicate whose request differs from the original: the differing field names; the original is kept */
       differences?: string[];
+      /** Where this refund is forwarded, each platform’s state now (send the same refundId again to see it later): Google Ads gets a conversion adjustment when it received (or will receive) the conversion; Meta and TikTok a refund event only with `refundEvent` set on their destination. A platform without an entry gets nothing for this refund. */
+      forwarding: {
+        meta?: {
+          /** pending (queued or being retried), sent (acknowledged), failed (refused or given up), skipped (never sent: `lastError` says why) */
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests made for it */
+          attempts: number;
+          /** The platform’s last error, or why it was skipped */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Google Ads: RETRACTION (fully refunded) or RESTATEMENT (the value left) */
+          adjustmentType?: 'RETRACTION' | 'RESTATEMENT';
+        };
+        google_ads?: {
+          /** pending (queued or being retried), sent (acknowledged), failed (refused or given up), skipped (never sent: `lastError` says why) */
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests made for it */
+          attempts: number;
+          /** The platform’s last error, or why it was skipped */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Google Ads: RETRACTION (fully refunded) or RESTATEMENT (the value left) */
+          adjustmentType?: 'RETRACTION' | 'RESTATEMENT';
+        };
+        tiktok?: {
+          /** pending (queued or being retried), sent (acknowledged), failed (refused or given up), skipped (never sent: `lastError` says why) */
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests made for it */
+          attempts: number;
+          /** The platform’s last error, or why it was skipped */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Google Ads: RETRACTION (fully refunded) or RESTATEMENT (the value left) */
+          adjustmentType?: 'RETRACTION' | 'RESTATEMENT';
+        };
+      };
     };
   };
   /** List webhook endpoints */

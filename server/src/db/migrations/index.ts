@@ -16,6 +16,7 @@ import * as webhooks from './0013_webhooks.js';
 import * as refundRollups from './0014_refund_rollups.js';
 import * as fxMatchQuality from './0015_fx_match_quality.js';
 import * as consent from './0016_consent.js';
+import * as refundForwarding from './0019_refund_forwarding.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '0014_refund_rollups': refundRollups,
   '0015_fx_match_quality': fxMatchQuality,
   '0016_consent': consent,
+  '0019_refund_forwarding': refundForwarding,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -1,7 +1,7 @@
 import type { Reader, Writer } from '../database.js';
 import { isPostgres } from '../dialect.js';
 import { rowLimit } from '../row-limit.js';
-import type { DestinationJobsTable, StoreDestinationsTable } from '../schema.js';
+import type { CapiOutboxTable, ConversionsTable, DestinationJobsTable, RefundsTable, StoreDestinationsTable } from '../schema.js';
 
 /** A store's destinations other than Meta (whose settings stay in `stores`). */
 export async function storeDestinations(db: Reader, storeId: string): Promise<StoreDestinationsTable[]> {
@@ -40,21 +40,22 @@ export async function deleteStoreDestination(db: Writer, storeId: string, kind: 
   return Number(result.numDeletedRows) > 0;
 }
 
-/** Jobs forwarded together: same store (settings), destination and mode. */
+/** Jobs forwarded together: same store (settings), destination, mode and kind (conversions, refunds). */
 export interface JobGroup {
   store_id: string;
   destination: string;
   livemode: number;
+  kind: DestinationJobsTable['kind'];
 }
 
 export async function dueJobGroups(db: Reader, now: number, limit: number): Promise<JobGroup[]> {
   return db
     .selectFrom('destination_jobs')
-    .select(['store_id', 'destination', 'livemode'])
+    .select(['store_id', 'destination', 'livemode', 'kind'])
     .select((eb) => eb.fn.min('next_attempt_at').as('due'))
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', now)
-    .groupBy(['store_id', 'destination', 'livemode'])
+    .groupBy(['store_id', 'destination', 'livemode', 'kind'])
     .orderBy('due')
     .limit(rowLimit(limit))
     .execute();
@@ -73,6 +74,9 @@ export async function claimJobs(
     .updateTable('destination_jobs')
     .set({ claimed_by: claim.owner, next_attempt_at: claim.leaseUntil })
     .where('destination', '=', group.destination)
+    .where('kind', '=', group.kind)
+    .where('status', '=', 'pending')
+    .where('next_attempt_at', '<=', claim.now)
     .where('conversion_id', 'in', (eb) =>
       eb
         .selectFrom('destination_jobs')
@@ -80,6 +84,7 @@ export async function claimJobs(
         .where('store_id', '=', group.store_id)
         .where('destination', '=', group.destination)
         .where('livemode', '=', group.livemode)
+        .where('kind', '=', group.kind)
         .where('status', '=', 'pending')
         .where('next_attempt_at', '<=', claim.now)
         .orderBy('next_attempt_at')
@@ -88,7 +93,92 @@ export async function claimJobs(
     )
     .returningAll()
     .execute();
-  return rows.sort((a, b) => (a.conversion_id < b.conversion_id ? -1 : 1));
+  return rows.sort((a, b) =>
+    a.conversion_id < b.conversion_id ? -1 : a.conversion_id > b.conversion_id ? 1 : a.job_key < b.job_key ? -1 : 1,
+  );
+}
+
+/** A job's key: its conversion and `job_key` ('' for the conversion itself, else its refund's row id). */
+export type JobKey = Pick<DestinationJobsTable, 'conversion_id' | 'job_key'>;
+
+/**
+ * The jobs of these keys, exactly: a group holds either conversion jobs (job_key '') or refund
+ * jobs (job_key unique: a refund's row id), so conversion ids and job keys filter each on its own.
+ */
+function keyFilter(keys: JobKey[]): { ids: string[]; jobKeys: string[] } {
+  return { ids: [...new Set(keys.map((k) => k.conversion_id))], jobKeys: [...new Set(keys.map((k) => k.job_key))] };
+}
+
+/** The jobs of one destination for these conversions (a refund job's ordering: what it waits for). */
+export async function jobsOfConversions(
+  db: Reader,
+  destination: string,
+  conversionIds: string[],
+): Promise<DestinationJobsTable[]> {
+  if (conversionIds.length === 0) return [];
+  return db
+    .selectFrom('destination_jobs')
+    .selectAll()
+    .where('destination', '=', destination)
+    .where('conversion_id', 'in', conversionIds)
+    .execute();
+}
+
+/** Moves jobs still held by `owner` to a later attempt without counting one (a refund job waiting for an earlier job). */
+export async function postponeJobs(db: Writer, destination: string, keys: JobKey[], owner: string, until: number, now: number) {
+  if (keys.length === 0) return;
+  const { ids, jobKeys } = keyFilter(keys);
+  await db
+    .updateTable('destination_jobs')
+    .set({ claimed_by: null, next_attempt_at: until, updated_at: now })
+    .where('destination', '=', destination)
+    .where('conversion_id', 'in', ids)
+    .where('job_key', 'in', jobKeys)
+    .where('status', '=', 'pending')
+    .where('claimed_by', '=', owner)
+    .execute();
+}
+
+/** A job `owner` holds, never sent (no attempt counted): `skipped` with the reason. */
+export async function skipJob(db: Writer, destination: string, key: JobKey, owner: string, reason: string, now: number) {
+  await db
+    .updateTable('destination_jobs')
+    .set({ status: 'skipped', claimed_by: null, last_error: reason, updated_at: now, next_attempt_at: now })
+    .where('destination', '=', destination)
+    .where('conversion_id', '=', key.conversion_id)
+    .where('job_key', '=', key.job_key)
+    .where('status', '=', 'pending')
+    .where('claimed_by', '=', owner)
+    .execute();
+}
+
+/** Takes back the attempt `markJobs` counted when no request was made for these jobs. */
+export async function uncountAttempt(db: Writer, destination: string, keys: JobKey[]): Promise<void> {
+  if (keys.length === 0) return;
+  const { ids, jobKeys } = keyFilter(keys);
+  await db
+    .updateTable('destination_jobs')
+    .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
+    .where('destination', '=', destination)
+    .where('conversion_id', 'in', ids)
+    .where('job_key', 'in', jobKeys)
+    .execute();
+}
+
+/** Queues jobs (a refund's), in the caller's transaction. */
+export async function insertJobs(db: Writer, jobs: DestinationJobsTable[]): Promise<void> {
+  if (jobs.length > 0) await db.insertInto('destination_jobs').values(jobs).execute();
+}
+
+/** The jobs of one refund (job_key = its row id), by destination. */
+export async function jobsOfRefund(db: Reader, conversionId: string, refundRowId: string): Promise<DestinationJobsTable[]> {
+  return db
+    .selectFrom('destination_jobs')
+    .selectAll()
+    .where('conversion_id', '=', conversionId)
+    .where('job_key', '=', refundRowId)
+    .orderBy('destination')
+    .execute();
 }
 
 export interface JobOutcome {
@@ -106,12 +196,13 @@ export interface JobOutcome {
 export async function markJobs(
   db: Writer,
   destination: string,
-  ids: string[],
+  keys: JobKey[],
   owner: string,
-  status: 'sent' | 'pending' | 'failed',
+  status: 'sent' | 'pending' | 'failed' | 'skipped',
   outcome: JobOutcome,
 ): Promise<DestinationJobsTable[]> {
-  if (ids.length === 0) return [];
+  if (keys.length === 0) return [];
+  const { ids, jobKeys } = keyFilter(keys);
   let query = db
     .updateTable('destination_jobs')
     .set((eb) => ({
@@ -125,7 +216,8 @@ export async function markJobs(
       ...(outcome.traceId !== undefined && { trace_id: outcome.traceId }),
     }))
     .where('destination', '=', destination)
-    .where('conversion_id', 'in', ids);
+    .where('conversion_id', 'in', ids)
+    .where('job_key', 'in', jobKeys);
   query =
     status === 'sent'
       ? query.where('status', '!=', 'sent')
@@ -136,7 +228,9 @@ export async function markJobs(
 /** Shows each job's state on its conversion (`forwarding.<destination>`), in the same transaction. */
 export async function showOnConversions(db: Writer, jobs: DestinationJobsTable[]): Promise<void> {
   // In id order: two transactions showing jobs of the same conversions lock their rows in one order (no deadlock).
-  const ordered = [...jobs].sort((a, b) => (a.conversion_id < b.conversion_id ? -1 : a.conversion_id > b.conversion_id ? 1 : 0));
+  const ordered = jobs
+    .filter((j) => j.kind === 'conversion')
+    .sort((a, b) => (a.conversion_id < b.conversion_id ? -1 : a.conversion_id > b.conversion_id ? 1 : 0));
   for (const job of ordered) {
     // Locked while read on PostgreSQL: two destinations' recordings of one conversion must not
     // each write back the entry the other had not yet changed (a lost update).
@@ -180,4 +274,30 @@ export async function countJobs(db: Reader): Promise<Array<{ destination: string
     .groupBy(['destination', 'livemode'])
     .execute();
   return rows.map((r) => ({ ...r, count: Number(r.count) }));
+}
+
+/** A conversion by id and time (its partition on PostgreSQL). */
+export async function conversionAt(db: Reader, id: string, eventTime: number): Promise<ConversionsTable | undefined> {
+  return db.selectFrom('conversions').selectAll().where('id', '=', id).where('event_time', '=', eventTime).executeTakeFirst();
+}
+
+/** A capi outbox job by its key (a refund's Meta event is keyed by the refund's row id). */
+export async function capiJobOf(db: Reader, key: string): Promise<CapiOutboxTable | undefined> {
+  return db.selectFrom('capi_outbox').selectAll().where('conversion_id', '=', key).executeTakeFirst();
+}
+
+/** A refund by its API key (store, mode, refundId). */
+export async function refundByKey(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  refundId: string,
+): Promise<RefundsTable | undefined> {
+  return db
+    .selectFrom('refunds')
+    .selectAll()
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('refund_id', '=', refundId)
+    .executeTakeFirst();
 }

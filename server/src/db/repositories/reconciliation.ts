@@ -92,7 +92,7 @@ function otherExpressions(kind: Exclude<DestinationKind, 'meta'>, postgres: bool
   const reason = sql<string | null>`(case when ${status} = 'skipped' then coalesce(${field('reason')}, 'unknown')
     when ${status} = 'failed' then ${failureReason(field('lastError'))} else null end)`;
   const traceId = sql<string | null>`(case when ${status} = 'sent' then (select j.trace_id from destination_jobs j
-    where j.conversion_id = c.id and j.destination = ${sql.lit(kind)} and j.status = 'sent') else null end)`;
+    where j.conversion_id = c.id and j.destination = ${sql.lit(kind)} and j.job_key = '' and j.status = 'sent') else null end)`;
   return { status, reason, traceId };
 }
 

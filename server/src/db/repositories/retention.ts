@@ -139,6 +139,13 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
         eb.selectFrom('refunds').select('refunds.id').where('refunds.conversion_id', 'in', conversionIds),
       )
       .execute();
+    // A refund's Meta event is a capi job keyed by the refund (capi/refund-event.ts).
+    await trx
+      .deleteFrom('capi_outbox')
+      .where('conversion_id', 'in', (eb) =>
+        eb.selectFrom('refunds').select('refunds.id').where('refunds.conversion_id', 'in', conversionIds),
+      )
+      .execute();
     await trx.deleteFrom('refunds').where('conversion_id', 'in', conversionIds).execute();
     if (isPostgres(trx)) {
       // Their dedup keys (migration 0007), found through the time index.
@@ -198,6 +205,9 @@ async function dropExpiredMonth(trx: Writer, before: number): Promise<Deleted | 
       await sql`delete from touchpoints where ${sql.ref(idColumn)} in (select id from ${part})`.execute(trx);
       if (table === 'conversions') {
         await sql`delete from capi_outbox where conversion_id in (select id from ${part})`.execute(trx);
+        await sql`delete from capi_outbox where conversion_id in (select id from refunds where conversion_id in (select id from ${part}))`.execute(
+          trx,
+        );
         await sql`delete from refunds where conversion_id in (select id from ${part})`.execute(trx);
         await sql`delete from destination_jobs where conversion_id in (select id from ${part})`.execute(trx);
       } else {
