@@ -186,6 +186,13 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/analytics/match-quality',
+    url: (s) => `/dashboard/api/analytics/match-quality?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('GET', '/analytics/match-quality')),
+  },
+  {
+    method: 'GET',
     path: '/conversions',
     url: () => '/dashboard/api/conversions?limit=100',
     status: 200,
