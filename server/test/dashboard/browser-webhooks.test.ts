@@ -3,7 +3,7 @@
 // (its secret shown once), its deliveries after a conversion and a refund, one re-sent, the
 // endpoint deleted. A real server process over HTTPS; the merchant's endpoint is a local https
 // receiver, trusted through NODE_EXTRA_CA_CERTS (WEBHOOKS_ALLOW_PRIVATE lets it be on loopback).
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { tempDir } from '../helpers.js';
 import { Receiver } from '../webhooks/receiver.js';
-import { ARTIFACTS, CHROMIUM, launchChromium } from './browser.js';
+import { ARTIFACTS, CHROMIUM, DOCS_SCREENSHOTS, launchChromium } from './browser.js';
 
 const EMAIL = 'hooks-owner@example.com';
 const PASSWORD = 'a long enough password';
@@ -220,7 +220,9 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: shop webhooks and 
     const received = receiver.ofType('refund.recorded');
     expect(received).toHaveLength(2);
     expect(received[1]?.headers['webhook-id']).toBe(received[0]?.headers['webhook-id']);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'webhooks.png'), fullPage: true });
+    const shot = path.join(ARTIFACTS, 'webhooks.png');
+    await page.screenshot({ path: shot, fullPage: true });
+    if (process.env.UPDATE_DASHBOARD_SCREENSHOTS === '1') copyFileSync(shot, path.join(DOCS_SCREENSHOTS, 'webhooks.png'));
 
     // Delete asks first.
     await endpoint.getByRole('button', { name: 'Delete' }).click();
