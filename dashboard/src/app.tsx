@@ -13,6 +13,7 @@ import { Reconciliation } from './pages/reconciliation.js';
 import { SignIn } from './pages/sign-in.js';
 import { StorePage } from './pages/store.js';
 import { Stores } from './pages/stores.js';
+import { Webhooks } from './pages/webhooks.js';
 import { BASE, match, Redirect, useLocation } from './router.js';
 import type { SessionInfo } from './types.js';
 
@@ -33,6 +34,7 @@ function Page() {
   if (conversion?.id) return <ConversionPage id={conversion.id} />;
   if (path === `${BASE}/match-quality`) return <MatchQuality />;
   if (path === `${BASE}/reconciliation`) return <Reconciliation />;
+  if (path === `${BASE}/webhooks`) return <Webhooks />;
   if (path === `${BASE}/settings`) return <Redirect to={`${BASE}/settings/api-keys`} />;
   if (path === `${BASE}/settings/api-keys`) return <ApiKeys />;
   return <NotFound />;

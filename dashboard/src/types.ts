@@ -10,6 +10,7 @@ import type {
   Destination,
   DestinationKind,
   Metrics,
+  Operations,
   Store,
   Timeseries,
 } from '@waytrack/client';
@@ -24,6 +25,15 @@ export type Bucket = Timeseries['buckets'][number];
 export type CapiStatus = Conversion['capi']['status'];
 export type ForwardingEntry = NonNullable<Conversion['forwarding']['meta']>;
 export type Signal = ConversionDetail['attribution']['touchpoints'][number]['signal'];
+/** GET /v1/webhooks: a page of the account's webhook endpoints (api.md §9, webhooks out). */
+export type WebhookList = Operations['GET /v1/webhooks']['response'];
+export type Webhook = WebhookList['webhooks'][number];
+/** POST /v1/webhooks: the endpoint with its signing secret, shown only in this answer. */
+export type CreatedWebhook = Operations['POST /v1/webhooks']['response'];
+export type WebhookEventType = Operations['POST /v1/webhooks']['body']['events'][number];
+/** GET /v1/webhooks/:id/deliveries: a page of attempts, newest first. */
+export type DeliveryList = Operations['GET /v1/webhooks/{id}/deliveries']['response'];
+export type Delivery = DeliveryList['deliveries'][number];
 
 export interface SessionInfo {
   signedIn: true;

@@ -243,7 +243,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await destinations.stop();
     await webhooks.stop();
   });
-  await app.register(dashboard, { database, cursors, secrets, forwarding, limiter });
+  const webhookPolicy = { allowPrivate: config.webhooksAllowPrivate };
+  await app.register(dashboard, { database, cursors, secrets, forwarding, limiter, webhooks, webhookPolicy });
 
   await app.register(
     async (v1) => {
@@ -274,7 +275,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(analyticsRoutes, routeDeps);
       await v1.register(spendRoutes, routeDeps);
       await v1.register(reconciliationRoutes, routeDeps);
-      await v1.register(webhookRoutes, { ...routeDeps, webhooks, webhookPolicy: { allowPrivate: config.webhooksAllowPrivate } });
+      await v1.register(webhookRoutes, { ...routeDeps, webhooks, webhookPolicy });
     },
     { prefix: '/v1' },
   );

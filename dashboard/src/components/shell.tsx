@@ -8,6 +8,7 @@ const NAV = [
   { href: `${BASE}/conversions`, label: 'Conversions', section: (path: string) => path.startsWith(`${BASE}/conversions`) },
   { href: `${BASE}/match-quality`, label: 'Match quality', section: (path: string) => path === `${BASE}/match-quality` },
   { href: `${BASE}/reconciliation`, label: 'Reconciliation', section: (path: string) => path === `${BASE}/reconciliation` },
+  { href: `${BASE}/webhooks`, label: 'Webhooks', section: (path: string) => path === `${BASE}/webhooks` },
   { href: `${BASE}/settings/api-keys`, label: 'Settings', section: (path: string) => path.startsWith(`${BASE}/settings`) },
 ];
 

@@ -3,6 +3,7 @@ import { type ApiError, api } from '../api.js';
 import { useApp } from '../app-state.js';
 import { DestinationsPanel } from '../components/destinations-panel.js';
 import { PageTitle } from '../components/page-title.js';
+import { ShopWebhooksPanel } from '../components/shop-webhooks-panel.js';
 import { ErrorMessage, Loading } from '../components/status.js';
 import { platformName, type StoreFields, StoreForm } from '../components/store-form.js';
 import { TagSnippet } from '../components/tag-snippet.js';
@@ -114,6 +115,8 @@ export function StorePage({ id }: { id: string }) {
           api.get<Store>(`/stores/${id}`).then(setStore, () => loaded.reload());
         }}
       />
+
+      <ShopWebhooksPanel store={current} onChange={setStore} />
 
       <StatusControl store={current} onChange={setStore} />
     </section>

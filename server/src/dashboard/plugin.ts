@@ -4,14 +4,14 @@ import fp from 'fastify-plugin';
 import { KeyUsage } from '../accounts/key-usage.js';
 import { getOrCreateSecret } from '../db/repositories/settings.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import type { RouteDeps } from '../routes/common.js';
+import type { WebhookRouteDeps } from '../routes/webhooks.js';
 import { dashboardGuard } from './guard.js';
 import { keyRoutes } from './key-routes.js';
 import { reusedRoutes } from './reused-routes.js';
 import { sessionRoutes } from './session-routes.js';
 import { dashboardStatic } from './static.js';
 
-export interface DashboardOptions extends RouteDeps {
+export interface DashboardOptions extends WebhookRouteDeps {
   limiter: RateLimiter;
   /** The built dashboard; default dashboard/dist of the repository. */
   dir?: string;
@@ -19,13 +19,13 @@ export interface DashboardOptions extends RouteDeps {
 
 /** The JSON the pages call: cookie sessions only, every route behind one guard. */
 const dashboardApi: FastifyPluginAsync<DashboardOptions> = async (api, options) => {
-  const { database, limiter, cursors, secrets, forwarding } = options;
+  const { database, limiter, cursors, secrets, forwarding, webhooks, webhookPolicy } = options;
   // Signed with a secret in the database: every instance sharing it accepts the same cookies.
   await api.register(fastifyCookie, { secret: await getOrCreateSecret(database, 'dashboard_cookie_secret') });
   api.addHook('onRequest', dashboardGuard(database));
   await api.register(sessionRoutes, { database, limiter });
   await api.register(keyRoutes, { database });
-  await api.register(reusedRoutes, { database, cursors, secrets, forwarding });
+  await api.register(reusedRoutes, { database, cursors, secrets, forwarding, webhooks, webhookPolicy });
 };
 
 /**

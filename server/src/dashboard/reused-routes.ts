@@ -6,6 +6,7 @@ import { destinationRoutes } from '../routes/destinations.js';
 import { forwardingRoutes } from '../routes/forwarding.js';
 import { reconciliationRoutes } from '../routes/reconciliation.js';
 import { storeRoutes } from '../routes/stores.js';
+import { type WebhookRouteDeps, webhookRoutes } from '../routes/webhooks.js';
 
 /**
  * The /v1 routes the dashboard's pages use, served under /dashboard/api by the very same route
@@ -32,19 +33,30 @@ export const REUSED_ROUTES = [
   'GET /conversions/:id',
   'POST /conversions/:id/resend',
   'GET /stores/:id/reconciliation',
+  'GET /webhooks',
+  'POST /webhooks',
+  'DELETE /webhooks/:id',
+  'GET /webhooks/:id/deliveries',
+  'POST /webhooks/:id/deliveries/:deliveryId/resend',
 ] as const;
 
 const reused = new Set<string>(REUSED_ROUTES);
 
+/** Each known destination kind has its own documented route (PUT/DELETE …/destinations/meta): served as the `:kind` one. */
+const PER_KIND = /^\/stores\/:id\/destinations\/[a-z_]+$/;
+
 function markRoute(route: RouteOptions & { prefix?: string }): void {
   const method = route.method === 'HEAD' ? 'GET' : route.method;
-  const path = route.url.slice(route.prefix?.length ?? 0);
+  const path = route.url.slice(route.prefix?.length ?? 0).replace(PER_KIND, '/stores/:id/destinations/:kind');
   if (typeof method === 'string' && reused.has(`${method} ${path}`)) route.config = { ...route.config, dashboard: 'session' };
   // Documented once, under /v1.
   route.schema = { ...route.schema, hide: true };
 }
 
-export const reusedRoutes: FastifyPluginAsync<RouteDeps> = async (app, { database, cursors, secrets, forwarding }) => {
+export const reusedRoutes: FastifyPluginAsync<WebhookRouteDeps> = async (
+  app,
+  { database, cursors, secrets, forwarding, webhooks, webhookPolicy },
+) => {
   app.addHook('onRoute', markRoute);
   // Exactly the dependencies: Fastify reads other option names (prefix) as its own.
   const deps: RouteDeps = { database, cursors, secrets, forwarding };
@@ -54,4 +66,5 @@ export const reusedRoutes: FastifyPluginAsync<RouteDeps> = async (app, { databas
   await app.register(conversionRoutes, deps);
   await app.register(forwardingRoutes, deps);
   await app.register(reconciliationRoutes, deps);
+  await app.register(webhookRoutes, { ...deps, webhooks, webhookPolicy });
 };

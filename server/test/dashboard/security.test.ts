@@ -10,6 +10,7 @@ import { REUSED_ROUTES } from '../../src/dashboard/reused-routes.js';
 import { IDLE_TIMEOUT_MS } from '../../src/dashboard/sessions.js';
 import { decide, type RateLimiter } from '../../src/http/rate-limit.js';
 import { call, clickBody, conversionBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
+import { Receiver } from '../webhooks/receiver.js';
 import { type DashboardSession, dashboardCall, signIn, withPassword } from './session.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -18,6 +19,9 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 interface Seed {
   storeId: string;
   conversionId: string;
+  /** A webhook endpoint of the owner's, and one delivery attempt to it. */
+  webhookId: string;
+  deliveryId: string;
 }
 
 interface RouteCase {
@@ -50,6 +54,9 @@ const route = (method: Method, path: string) => () => byKey.get(`${method} ${pat
 let ctx: TestContext;
 /** A key of the owner's for the revoke case, made fresh for each call that should succeed. */
 let revocable: () => Promise<string>;
+/** A webhook endpoint of the owner's for the delete case, made fresh for each call that should succeed. */
+let deletable: () => Promise<string>;
+let receiver: Receiver;
 
 const ROUTES: RouteCase[] = [
   {
@@ -253,6 +260,58 @@ const ROUTES: RouteCase[] = [
     otherAccount: notFound('store_not_found')(route('GET', '/stores/:id/reconciliation')),
   },
   {
+    method: 'GET',
+    path: '/webhooks',
+    url: () => '/dashboard/api/webhooks?limit=100',
+    status: 200,
+    async otherAccount(app, outsider, seed) {
+      expect(await listed(app, outsider, '/dashboard/api/webhooks?limit=100', 'webhooks', 'id')).not.toContain(seed.webhookId);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/webhooks',
+    url: () => '/dashboard/api/webhooks',
+    body: () => ({ url: receiver.url('/suite'), events: ['refund.recorded'] }),
+    status: 201,
+    // The endpoint belongs to whoever created it.
+    async otherAccount(app, outsider) {
+      const res = await dashboardCall(app, 'POST', '/dashboard/api/webhooks', {
+        session: outsider,
+        body: { url: receiver.url('/outsider'), events: ['refund.recorded'] },
+      });
+      expect(res.status).toBe(201);
+      const own = await call(app, 'GET', '/v1/webhooks?limit=100', { key: ctx.a.live });
+      expect(own.body.data.webhooks.map((w: { id: string }) => w.id)).not.toContain(res.body.data.id);
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/webhooks/:id',
+    url: () => '/dashboard/api/webhooks/PLACEHOLDER',
+    status: 200,
+    async otherAccount(app, outsider) {
+      const id = await deletable();
+      expectError(await dashboardCall(app, 'DELETE', `/dashboard/api/webhooks/${id}`, { session: outsider }), 404, 'not_found');
+      const own = await call(app, 'GET', '/v1/webhooks?limit=100', { key: ctx.a.live });
+      expect(own.body.data.webhooks.map((w: { id: string }) => w.id)).toContain(id);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/webhooks/:id/deliveries',
+    url: (s) => `/dashboard/api/webhooks/${s.webhookId}/deliveries`,
+    status: 200,
+    otherAccount: notFound('not_found')(route('GET', '/webhooks/:id/deliveries')),
+  },
+  {
+    method: 'POST',
+    path: '/webhooks/:id/deliveries/:deliveryId/resend',
+    url: (s) => `/dashboard/api/webhooks/${s.webhookId}/deliveries/${s.deliveryId}/resend`,
+    status: 201,
+    otherAccount: notFound('not_found')(route('POST', '/webhooks/:id/deliveries/:deliveryId/resend')),
+  },
+  {
     method: 'DELETE',
     path: '/session',
     url: () => '/dashboard/api/session',
@@ -275,13 +334,22 @@ let owner: DashboardSession;
 const unlimited: RateLimiter = { consume: async (_bucket, policy) => decide(true, policy.burst, policy) };
 
 /** A fresh session when the case ends it (sign-out), the shared one otherwise. */
-const sessionFor = async (r: RouteCase) => (r.method === 'DELETE' ? signIn(ctx.app, 'owner-a@example.com') : owner);
-/** The revoke case names a key made for the call. */
+const sessionFor = async (r: RouteCase) => (r.path === '/session' ? signIn(ctx.app, 'owner-a@example.com') : owner);
+/** The revoke and delete cases name a key or an endpoint made for the call. */
 const urlFor = async (r: RouteCase) =>
-  r.path === '/keys/:id/revoke' ? r.url(seed).replace('PLACEHOLDER', await revocable()) : r.url(seed);
+  r.path === '/keys/:id/revoke'
+    ? r.url(seed).replace('PLACEHOLDER', await revocable())
+    : r.path === '/webhooks/:id'
+      ? r.url(seed).replace('PLACEHOLDER', await deletable())
+      : r.url(seed);
 
 beforeAll(async () => {
-  ctx = await createTestContext({ env: { CAPI_SYNC_WAIT_MS: '0' }, limiter: unlimited });
+  receiver = await Receiver.start();
+  ctx = await createTestContext({
+    env: { CAPI_SYNC_WAIT_MS: '0', WEBHOOKS_ALLOW_PRIVATE: 'true' },
+    limiter: unlimited,
+    webhooks: { pollMs: 20, ca: receiver.cert },
+  });
   await withPassword(ctx.database, 'owner-a@example.com');
   await withPassword(ctx.database, 'owner-b@example.com');
   const storeId = await makeStore(ctx.app, ctx.a.live);
@@ -296,11 +364,35 @@ beforeAll(async () => {
     key: ctx.a.live,
     body: { pixelId: '123456789012345', capiAccessToken: 'EAAB-test-token' },
   });
-  seed = { storeId, conversionId: conversion.body.data.conversionId };
+  // An endpoint that gets store.updated, and its first attempt (the rename below).
+  const webhook = await call(ctx.app, 'POST', '/v1/webhooks', {
+    key: ctx.a.live,
+    body: { url: receiver.url('/seed'), events: ['store.updated'] },
+  });
+  const webhookId = webhook.body.data.id as string;
+  await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { name: 'Seeded for webhooks' } });
+  let deliveryId: string | undefined;
+  for (let i = 0; i < 200 && !deliveryId; i++) {
+    await new Promise((r) => setTimeout(r, 25));
+    const listed = await call(ctx.app, 'GET', `/v1/webhooks/${webhookId}/deliveries`, { key: ctx.a.live });
+    deliveryId = listed.body.data.deliveries[0]?.id;
+  }
+  if (!deliveryId) throw new Error('the seeded webhook endpoint got no delivery');
+  seed = { storeId, conversionId: conversion.body.data.conversionId, webhookId, deliveryId };
+  deletable = async () => {
+    const res = await call(ctx.app, 'POST', '/v1/webhooks', {
+      key: ctx.a.live,
+      body: { url: receiver.url('/to-delete'), events: ['refund.recorded'] },
+    });
+    return res.body.data.id as string;
+  };
   revocable = async () => (await createKey(ctx.database, { accountId: ctx.a.accountId, mode: 'live', name: 'to revoke' })).keyId;
   owner = await signIn(ctx.app, 'owner-a@example.com');
 });
-afterAll(() => ctx.close());
+afterAll(async () => {
+  await ctx?.close();
+  await receiver?.close();
+});
 
 describe.each(ROUTES)('$method /dashboard/api$path', (r) => {
   it('answers the signed-in owner', async () => {
