@@ -42,12 +42,9 @@ export const REUSED_ROUTES = [
 
 const reused = new Set<string>(REUSED_ROUTES);
 
-/** Each known destination kind has its own documented route (PUT/DELETE …/destinations/meta): served as the `:kind` one. */
-const PER_KIND = /^\/stores\/:id\/destinations\/[a-z_]+$/;
-
 function markRoute(route: RouteOptions & { prefix?: string }): void {
   const method = route.method === 'HEAD' ? 'GET' : route.method;
-  const path = route.url.slice(route.prefix?.length ?? 0).replace(PER_KIND, '/stores/:id/destinations/:kind');
+  const path = route.url.slice(route.prefix?.length ?? 0);
   if (typeof method === 'string' && reused.has(`${method} ${path}`)) route.config = { ...route.config, dashboard: 'session' };
   // Documented once, under /v1.
   route.schema = { ...route.schema, hide: true };
