@@ -97,6 +97,8 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
         capiSent: false,
         capi: { status: 'skipped', attempts: 0, reason: 'not_configured', message: expect.any(String) },
         forwarding: {}, // no destination configured: none receives it (api.md §8)
+        matchQuality: {}, // and so has no match quality towards any (api.md §10)
+        consent: { adStorage: 'granted', adUserData: 'granted', adPersonalization: 'granted' }, // the store's default: granted (api.md §10)
         refundedTotal: 0,
         livemode: true,
         timestamp: convTime,
@@ -119,6 +121,8 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
         capiSent: false,
         capi: { status: 'skipped', attempts: 0, reason: 'not_configured', message: expect.any(String) },
         forwarding: {}, // no destination configured: none receives it (api.md §8)
+        matchQuality: {}, // and so has no match quality towards any (api.md §10)
+        consent: { adStorage: 'granted', adUserData: 'granted', adPersonalization: 'granted' }, // the store's default: granted (api.md §10)
         refundedTotal: 0,
         livemode: true,
         timestamp: leadTime,
@@ -254,6 +258,7 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
           adId: '789',
           isBot: false,
           livemode: true,
+          consent: { adStorage: 'granted', adUserData: 'granted', adPersonalization: 'granted' },
           timestamp: clickTime.toISOString(),
           recordedAt: expect.stringMatching(ISO_MS),
         },

@@ -70,6 +70,7 @@ describe('stores', () => {
         capiConfigured: false,
         shopifyWebhookConfigured: false,
         woocommerceWebhookConfigured: false,
+        defaultConsent: { adStorage: 'granted', adUserData: 'granted', adPersonalization: 'granted' },
         createdAt: store.createdAt,
         updatedAt: store.createdAt,
       });
