@@ -260,8 +260,9 @@ describe('deliveries', () => {
     expect(disabled.disabledReason).toMatch(/^Deliveries failed for 3 days × WEBHOOK_RETRY_SCALE 0\.00001 .*answered 503/);
     expect(disabled.disabledAt).not.toBeNull();
     const mine = receiver.received.filter((r) => r.path === endpoint.pathname);
-    // 1 + the five quick retries + 6-hourly ones (216 ms here) up to the limit (2.6 s).
-    expect(mine.length).toBeGreaterThanOrEqual(12);
+    // 1 + the five quick retries + 6-hourly ones (216 ms here) up to the limit (2.6 s): ~12, fewer
+    // when a loaded machine delays the dispatcher's ticks, but never fewer than the quick ones + one.
+    expect(mine.length).toBeGreaterThanOrEqual(7);
     expect(mine.length).toBeLessThanOrEqual(20);
     const gaps = mine.slice(1).map((r, i) => r.at - (mine[i] as Received).at);
     for (const gap of gaps.slice(6)) expect(gap).toBeGreaterThanOrEqual(200);
