@@ -1,7 +1,7 @@
 // node bench/floor.js '<json>' — the floor a click is measured against (issue 27): a bare
 // Fastify 5 server over the same TLS (the certificate and key of the server under test) that
 // parses and schema-validates the same click body (the very TypeBox schema of POST
-// /v1/track/click, server/src/routes/clicks.ts, bundled here by esbuild, validated by Ajv with
+// /v1/track/click, server/src/routes/schemas/clicks.ts, bundled here by esbuild, validated by Ajv with
 // the server's settings) and answers an envelope. No
 // auth, no storage, no hooks, no request log: what the framework and TLS cost alone. Also
 // GET /healthz (an envelope) as the floor of a health check.
@@ -29,7 +29,7 @@ async function clickSchema() {
   const outfile = path.join(dir, 'click-schema.mjs');
   try {
     await build({
-      stdin: { contents: "export { ClickBody } from './server/src/routes/clicks.ts';", resolveDir: root, loader: 'ts' },
+      stdin: { contents: "export { ClickBody } from './server/src/routes/schemas/clicks.ts';", resolveDir: root, loader: 'ts' },
       bundle: true,
       platform: 'node',
       format: 'esm',

@@ -10,10 +10,10 @@ import { describeResponses, EXAMPLE } from '../http/openapi.js';
 import { rateLimitHeaders, takeTokens } from '../http/rate-limit.js';
 import { bodyCheck, prepareInput, validatorCompiler } from '../http/validation.js';
 import { type BatchItem, CLICK_EVENT, CONVERSION_EVENT, type EventKind, REFUND_EVENT, trackBatch } from '../tracking/batch.js';
-import { ClickBody, ClickResult } from './clicks.js';
 import { bearer, type RouteDeps } from './common.js';
-import { ConversionBody, ConversionResult } from './conversions.js';
 import { RefundBody, RefundResult } from './refunds.js';
+import { ClickBody, ClickResult } from './schemas/clicks.js';
+import { ConversionBody, ConversionResult } from './schemas/conversions.js';
 
 export const MAX_EVENTS = 500;
 

@@ -1,11 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { refundForwarding } from '../destinations/refunds.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { CURRENCY_CODE, describeResponses, EXAMPLE, STORE_NOT_FOUND } from '../http/openapi.js';
-import { modeFlag } from '../tenancy.js';
-import { trackRefund } from '../tracking/refunds.js';
+import { trackRefundWithForwarding } from '../tracking/refunds.js';
 import { bearer, ClientTime, type RouteDeps } from './common.js';
 
 export const RefundBody = Type.Object(
@@ -218,19 +216,14 @@ export const refundRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { 
     },
     async (request) => {
       const tenant = tenantOf(request);
-      const result = await trackRefund(database, tenant, request.body);
-      const forwarding = await refundForwarding(database.read, {
-        storeId: request.body.storeId,
-        livemode: modeFlag(tenant),
-        refundId: result.refundId,
-      });
+      const result = await trackRefundWithForwarding(database, tenant, request.body);
       if (result.differences) {
         request.log.warn(
           { refundId: result.refundId, differences: result.differences },
           'duplicate refund differs from the original',
         );
       }
-      return ok(request, { ...result, forwarding });
+      return ok(request, result);
     },
   );
 };

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import type { Tenant } from '../tenancy.js';
 import { type ClickInput, type ClickResult, prepareClick, recordClick } from './clicks.js';
 import { type ConversionInput, type ConversionResult, recordConversion } from './conversions.js';
-import { type RefundInput, type RefundResult, trackRefund } from './refunds.js';
+import { type RefundInput, trackRefundWithForwarding } from './refunds.js';
 
 /**
  * How one kind of event of `POST /v1/track/batch` is recorded, as its own endpoint records it.
@@ -47,9 +47,9 @@ export const CONVERSION_EVENT: EventKind<ConversionInput, ConversionResult> = {
 };
 
 /** A refund reads the conversion (and the refunds) the events before it wrote. */
-export const REFUND_EVENT: EventKind<RefundInput, RefundResult> = {
+export const REFUND_EVENT: EventKind<RefundInput, Awaited<ReturnType<typeof trackRefundWithForwarding>>> = {
   async record(database, tenant, input, now) {
-    return { value: await trackRefund(database, tenant, input, now) };
+    return { value: await trackRefundWithForwarding(database, tenant, input, now) };
   },
 };
 

@@ -11,7 +11,7 @@ import {
 } from '../db/repositories/refunds.js';
 import { enqueueForRollups } from '../db/repositories/rollup-queue.js';
 import type { RefundsTable } from '../db/schema.js';
-import { forwardRefund } from '../destinations/refunds.js';
+import { forwardRefund, refundForwarding } from '../destinations/refunds.js';
 import { ApiError, fieldError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
@@ -200,4 +200,18 @@ export async function trackRefund(
       );
     }
   }
+}
+
+/**
+ * A refund recorded as POST /v1/track/refund answers it (the batch's refund events too): the
+ * result and where the refund stands on each ad platform (`forwarding`, api.md §9).
+ */
+export async function trackRefundWithForwarding(database: Database, tenant: Tenant, input: RefundInput, now = Date.now()) {
+  const result = await trackRefund(database, tenant, input, now);
+  const forwarding = await refundForwarding(database.read, {
+    storeId: input.storeId,
+    livemode: modeFlag(tenant),
+    refundId: result.refundId,
+  });
+  return { ...result, forwarding };
 }

@@ -1,7 +1,7 @@
 // The tag's click ids and their cookies (packages/tag/src/click-ids.ts), as the server reads them.
 import { describe, expect, it } from 'vitest';
 import { CLICK_ID, clickIdsOf, ID_COOKIES, sentKey } from '../../../packages/tag/src/click-ids.js';
-import { FBCLID_PATTERN } from '../../src/routes/clicks.js';
+import { FBCLID_PATTERN } from '../../src/routes/schemas/clicks.js';
 import { CLICK_ID_KINDS } from '../../src/tracking/click-ids.js';
 
 describe('tag click ids', () => {

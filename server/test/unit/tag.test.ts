@@ -16,7 +16,7 @@ import {
 } from '../../../packages/tag/src/cookies.js';
 import { fingerprintOf } from '../../../packages/tag/src/fingerprint.js';
 import { MAX_REMEMBERED, parseSent, withSent } from '../../../packages/tag/src/sent.js';
-import { FBCLID_PATTERN } from '../../src/routes/clicks.js';
+import { FBCLID_PATTERN } from '../../src/routes/schemas/clicks.js';
 import { fbcOf } from '../../src/tracking/clicks.js';
 
 describe('_fbc', () => {
