@@ -37,7 +37,7 @@ const TOKEN = 'EAAB-bench-token';
 const { openSqlite } = await source('db/sqlite/database.ts');
 const { createAccount } = await source('accounts/accounts.ts');
 const { createStore } = await source('stores/stores.ts');
-const { loadSecretsKey, SecretBox } = await source('capi/secrets.ts');
+const { loadSecretsKey, SecretBox } = await source('secrets.ts');
 const { trackConversion } = await source('tracking/conversions.ts');
 const { putDestination } = await source('destinations/settings.ts');
 

@@ -3,7 +3,6 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, LogController } from 'fastify';
 import { Dispatcher, type DispatcherTuning } from './capi/dispatcher.js';
-import { loadSecretsKey, SecretBox } from './capi/secrets.js';
 import type { Config } from './config.js';
 import { dashboard } from './dashboard/plugin.js';
 import type { Database } from './db/database.js';
@@ -43,6 +42,7 @@ import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
 import { tagRoutes } from './routes/tag.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { loadSecretsKey, SecretBox } from './secrets.js';
 import { WebhookDispatcher, type WebhookTuning } from './webhooks/dispatcher.js';
 
 declare module 'fastify' {

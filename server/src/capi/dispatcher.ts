@@ -14,12 +14,12 @@ import {
 } from '../db/repositories/outbox.js';
 import { findStore } from '../db/repositories/stores.js';
 import type { CapiOutboxTable } from '../db/schema.js';
+import { type SecretBox, SecretError } from '../secrets.js';
 import { webhookEvents } from '../webhooks/events.js';
 import { DeliveryWaiters } from './delivery-waiters.js';
 import { type DispatcherMetrics, dispatcherMetrics, modeOf } from './dispatcher-metrics.js';
 import type { Forwarder } from './forwarding.js';
 import { GRAPH_TIMEOUT_MS, type GraphRequest, postEvents } from './graph.js';
-import { type SecretBox, SecretError } from './secrets.js';
 
 export interface DispatcherTuning {
   /** Events per Graph API request: Meta's limit is 1000. */

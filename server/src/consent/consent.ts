@@ -1,4 +1,3 @@
-import type { CustomerData } from '../capi/pii.js';
 import type { ClicksTable, ConversionsTable } from '../db/schema.js';
 
 /**
@@ -123,8 +122,8 @@ export function withoutClickIds(url: string): string | null {
   return parsed.toString();
 }
 
-/** What a destination may see of a conversion and its attributed click, under their stored consent. */
-export interface ConsentView {
+/** What a destination may see of a conversion and its attributed click, under their stored consent (`CustomerData`: the request's raw customer data, capi/pii.ts). */
+export interface ConsentView<CustomerData = unknown> {
   /** The conversion with what may not be sent blanked: hashed customer data, IP, UA, fbp, ttp, fingerprint; named click ids; the URL's click ids. */
   conversion: ConversionsTable;
   /** The attributed click likewise (its click ids blanked without ad storage, its browser data without user-data consent). */
@@ -153,11 +152,11 @@ export interface ConsentView {
  * - without ad storage on either, click-id parameters are removed from the page URLs sent.
  * Attribution is not affected: it ran on the stored event before this.
  */
-export function consentView(
+export function consentView<CustomerData>(
   conversionRow: ConversionsTable,
   clickRow: ClicksTable | undefined,
   customerData?: CustomerData,
-): ConsentView {
+): ConsentView<CustomerData> {
   const consent = consentOf(conversionRow.consent);
   const clickConsent = clickRow ? consentOf(clickRow.consent) : ALL_GRANTED;
   const userData = consent.adUserData === 'granted';

@@ -50,7 +50,7 @@ export interface StoresTable {
   pixel_id: string | null;
   capi_access_token: string | null;
   capi_test_event_code: string | null;
-  /** Shop webhook secrets (migration 0012), sealed (capi/secrets.ts). */
+  /** Shop webhook secrets (migration 0012), sealed (secrets.ts). */
   shopify_webhook_secret: string | null;
   woocommerce_webhook_secret: string | null;
   /** Meta's opt-in refund event name (`refundEvent`, api.md §9); null: refunds are not sent to Meta. */

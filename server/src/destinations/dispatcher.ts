@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { modeOf } from '../capi/dispatcher-metrics.js';
-import type { SecretBox } from '../capi/secrets.js';
-import { SecretError } from '../capi/secrets.js';
 import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import {
@@ -20,6 +18,8 @@ import {
   uncountAttempt,
 } from '../db/repositories/destinations.js';
 import type { DestinationJobsTable } from '../db/schema.js';
+import type { SecretBox } from '../secrets.js';
+import { SecretError } from '../secrets.js';
 import { webhookEvents } from '../webhooks/events.js';
 import type { DestinationEnv, Outcome } from './adapter.js';
 import { orderRefundJobs } from './refund-order.js';

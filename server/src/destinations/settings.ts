@@ -1,4 +1,3 @@
-import type { SecretBox } from '../capi/secrets.js';
 import type { Database, Reader } from '../db/database.js';
 import {
   deleteStoreDestination,
@@ -9,6 +8,7 @@ import {
 import { findStore } from '../db/repositories/stores.js';
 import type { StoreDestinationsTable, StoresTable } from '../db/schema.js';
 import { ApiError, fieldError } from '../http/errors.js';
+import type { SecretBox } from '../secrets.js';
 import { requireStore } from '../stores/lookup.js';
 import { presentStore, updateStore } from '../stores/stores.js';
 import type { Tenant } from '../tenancy.js';

@@ -1,10 +1,10 @@
 import { type TProperties, type TSchema, Type } from 'typebox';
 import type { Dispatcher } from '../capi/dispatcher.js';
-import type { SecretBox } from '../capi/secrets.js';
 import type { Database } from '../db/database.js';
 import { Envelope, ErrorEnvelope } from '../http/envelope.js';
 import { DATE_TIME } from '../http/openapi.js';
 import type { CursorCodec } from '../http/pagination.js';
+import type { SecretBox } from '../secrets.js';
 
 /** What route modules are given: the database, the shared HTTP helpers and the Meta forwarding. No globals. */
 export interface RouteDeps {

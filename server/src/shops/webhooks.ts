@@ -1,10 +1,10 @@
 import type { Forwarder } from '../capi/forwarding.js';
-import type { SecretBox } from '../capi/secrets.js';
 import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import { findDelivery, findStoreForWebhook, recordDelivery } from '../db/repositories/shop-webhooks.js';
 import type { StoresTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
+import type { SecretBox } from '../secrets.js';
 import { webhookSecretContext } from '../stores/stores.js';
 import type { Tenant } from '../tenancy.js';
 import { type ConversionInput, recordConversion } from '../tracking/conversions.js';

@@ -1,5 +1,4 @@
 import { checkTimeZone } from '../calendar/time-zones.js';
-import type { SecretBox } from '../capi/secrets.js';
 import { type ConsentInput, consentColumn, resolveConsent, storeDefaultOf } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
@@ -8,6 +7,7 @@ import type { StoresTable } from '../db/schema.js';
 import { fieldError, invalid } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { normalizeCurrency } from '../money.js';
+import type { SecretBox } from '../secrets.js';
 import type { Tenant } from '../tenancy.js';
 import { storeUpdatedEvent, webhookEvents } from '../webhooks/events.js';
 import { forgetStore, requireStore } from './lookup.js';

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { SecretBox } from '../capi/secrets.js';
 import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import {
@@ -14,6 +13,7 @@ import {
 } from '../db/repositories/webhooks.js';
 import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable } from '../db/schema.js';
 import { newId } from '../ids.js';
+import type { SecretBox } from '../secrets.js';
 import { nextAttemptAt } from './schedule.js';
 import { postMessage, type SendOptions } from './send.js';
 import { signedHeaders } from './signing.js';

@@ -1,5 +1,4 @@
 import { lookup } from 'node:dns/promises';
-import type { SecretBox } from '../capi/secrets.js';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
 import {
@@ -14,6 +13,7 @@ import {
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/schema.js';
 import { ApiError, invalid } from '../http/errors.js';
 import { newId } from '../ids.js';
+import type { SecretBox } from '../secrets.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { isPrivateAddress, literalAddress } from './address.js';
 import { secretContext, type WebhookDispatcher } from './dispatcher.js';

@@ -1,10 +1,10 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadSecretsKey } from '../../src/capi/secrets.js';
 import { loadConfig } from '../../src/config.js';
 import { tightenDataDir } from '../../src/data-dir.js';
 import { openSqlite } from '../../src/db/sqlite/database.js';
+import { loadSecretsKey } from '../../src/secrets.js';
 import { loadTls } from '../../src/tls.js';
 import { tempDir } from '../helpers.js';
 

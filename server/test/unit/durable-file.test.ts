@@ -21,7 +21,7 @@ if (!existsSync(STRACE)) console.log('skipped: install strace (the system-call o
 async function traceGeneration(dataDir: string): Promise<string[][]> {
   const tsx = createRequire(import.meta.url).resolve('tsx');
   const script = `
-    const { loadSecretsKey } = await import(${JSON.stringify(path.join(here, '../../src/capi/secrets.ts'))});
+    const { loadSecretsKey } = await import(${JSON.stringify(path.join(here, '../../src/secrets.ts'))});
     const { loadTls } = await import(${JSON.stringify(path.join(here, '../../src/tls.ts'))});
     loadSecretsKey({ secretsKey: undefined, dataDir: ${JSON.stringify(dataDir)} });
     await loadTls({ dataDir: ${JSON.stringify(dataDir)} });`;

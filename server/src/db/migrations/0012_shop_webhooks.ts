@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 /**
  * Shop webhooks in (api.md §9).
  * - `stores.shopify_webhook_secret`, `stores.woocommerce_webhook_secret`: the shared secrets
- *   that sign the shop's webhooks, sealed at rest like the Conversions API token (capi/secrets.ts).
+ *   that sign the shop's webhooks, sealed at rest like the Conversions API token (secrets.ts).
  * - `shop_webhook_deliveries`: one row per delivery answered, keyed by the shop's own delivery
  *   id (`X-Shopify-Webhook-Id`, `X-WC-Webhook-Delivery-ID`) per store and platform, with the
  *   answer given, so that a redelivery is answered the same without doing anything again. The

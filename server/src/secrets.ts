@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { makePrivateDir } from '../data-dir.js';
-import { writeFileDurably } from '../durable-file.js';
+import { makePrivateDir } from './data-dir.js';
+import { writeFileDurably } from './durable-file.js';
 
 /**
  * Secrets at rest (the stores' Conversions API access tokens): AES-256-GCM with a random
