@@ -40,9 +40,9 @@ export function parseJsonBody(_request: FastifyRequest, body: Buffer, done: (err
   }
   // No body of the API nests past a few levels; thousands would overflow the stack of every
   // recursive step after parsing (JSON.stringify of the Idempotency-Key hash first): a 400, not a
-  // 500, reported as a parse error as JSON parsers with a depth limit do.
+  // 500, with the reason the validator gives past its own depth limit (validation.ts: too_deep).
   if (nestingDepth(text) > MAX_DEPTH) {
-    done(new ApiError('invalid_request', `The request body nests deeper than ${MAX_DEPTH} levels`, { reason: 'malformed_json' }));
+    done(new ApiError('invalid_request', `The request body nests deeper than ${MAX_DEPTH} levels`, { reason: 'too_deep' }));
     return;
   }
   done(null, value);

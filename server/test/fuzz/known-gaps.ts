@@ -30,9 +30,11 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
   ...gap(['POST /v1/track/refund'], 'currency', 'invalid_currency', 'invalid_format', 'x-rules iso-4217'),
   ...gap(['POST /v1/track/refund'], 'amount', 'invalid_request', 'out_of_range', 'x-rules minor-unit'),
   ...gap(['POST /v1/track/refund'], 'orderId', 'conversion_not_found', 'unknown_value', 'the order is not recorded'),
+  // … and in that order's currency (state no schema holds; more than is left is out_of_range above).
+  ...gap(['POST /v1/track/refund'], 'currency', 'invalid_request', 'currency_mismatch', 'the order is in another currency'),
   // G1: `timestamp` is `string, maxLength 64`; the server wants an ISO 8601 date-time with a zone.
   ...gap(
-    ['POST /v1/track/click', 'POST /v1/track/conversion'],
+    ['POST /v1/track/click', 'POST /v1/track/conversion', 'POST /v1/track/refund'],
     'timestamp',
     'invalid_request',
     'invalid_format',
@@ -103,7 +105,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
   // more than 5 minutes in the future (api.md §2); the document should say so in the descriptions.
   ...gap(['POST /v1/track/click'], 'timestamp', 'invalid_fbclid', 'expired', 'G10 click timestamp older than 90 days'),
   ...gap(
-    ['POST /v1/track/click', 'POST /v1/track/conversion'],
+    ['POST /v1/track/click', 'POST /v1/track/conversion', 'POST /v1/track/refund'],
     'timestamp',
     'invalid_request',
     'out_of_range',

@@ -73,6 +73,13 @@ async function world(): Promise<World> {
     key: ctx.a.live,
     body: conversionBody(forwardingStoreId, { fbclid: click.body.data.fbclid }),
   });
+  // The order the refund's examples name (orderId 1001, EUR), with plenty left to refund: without
+  // it a generated refund is accepted only when the conversion fuzzing happened to record one.
+  const refundable = await call(app, 'POST', '/v1/track/conversion', {
+    key: ctx.a.live,
+    body: conversionBody(storeId, { orderId: '1001', currency: 'EUR', eventValue: 1_000_000 }),
+  });
+  if (refundable.status !== 200) throw new Error(`recording the refundable order: ${JSON.stringify(refundable.body)}`);
   const otherConversion = await call(app, 'POST', '/v1/track/conversion', {
     key: ctx.b.live,
     body: conversionBody(otherAccountStoreId),
@@ -96,6 +103,7 @@ async function world(): Promise<World> {
     conversionId: conversion.body.data.conversionId,
     otherAccountConversionId: otherConversion.body.data.conversionId,
     fbclid: click.body.data.fbclid,
+    orderId: '1001',
     cursors: [],
   };
 }

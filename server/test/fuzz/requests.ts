@@ -33,6 +33,8 @@ export interface World {
   conversionId: string;
   otherAccountConversionId: string;
   fbclid: string;
+  /** A Purchase's orderId in `storeId` (EUR, much left to refund): what a refund can name. */
+  orderId: string;
   /** Cursors seen in responses, fed back into later requests. */
   cursors: string[];
 }
@@ -105,6 +107,10 @@ function hintsFor(world: World, op: Operation): Hints {
     phone: fc.constantFrom('+1 (555) 010-0000', '5550100'),
     country: fc.constantFrom('US', 'de'),
     clickId: fc.constant(world.clickId),
+    orderId: fc.oneof(
+      { weight: 4, arbitrary: fc.constant(world.orderId) },
+      { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 40 }) },
+    ),
     fbclid: fc.oneof(fc.constant(world.fbclid), fc.stringMatching(/^[A-Za-z0-9_.-]{1,40}$/)),
     fbc: fc.constant(`fb.1.${now}.${world.fbclid}`),
     fbp: fc.constant(`fb.1.${now}.1116446470`),

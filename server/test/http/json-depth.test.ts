@@ -18,7 +18,7 @@ it('refuses a body nested past 64 levels with 400 and accepts brackets inside st
       headers: { 'content-type': 'application/json', ...headers },
     });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'invalid_request', details: { reason: 'malformed_json' } });
+    expect(res.body.error).toMatchObject({ code: 'invalid_request', details: { reason: 'too_deep' } });
   }
   const brackets = await call(ctx.app, 'POST', '/v1/track/batch', {
     key: ctx.a.test,
