@@ -18,7 +18,15 @@ import { type RefundInput, trackRefundWithForwarding } from './refunds.js';
  *   answer waits for besides (Meta's acknowledgement, for `capiSent`); those waits overlap.
  */
 export type EventKind<I, R> =
-  | { prepare: (database: Database, tenant: Tenant, input: I, now: number) => Promise<() => Promise<R>> }
+  | {
+      /** The write, and the keys it records once (a later event of the run with one of them waits for it). */
+      prepare: (
+        database: Database,
+        tenant: Tenant,
+        input: I,
+        now: number,
+      ) => Promise<{ write: () => Promise<R>; keys: string[] }>;
+    }
   | {
       record: (
         database: Database,
@@ -32,7 +40,8 @@ export type EventKind<I, R> =
 export const CLICK_EVENT: EventKind<ClickInput, ClickResult> = {
   async prepare(database, tenant, input, now) {
     const row = await prepareClick(database, tenant, input, now);
-    return () => recordClick(database, row);
+    const keys = Object.entries(row.ids).flatMap(([kind, value]) => (value ? [`${kind}:${value}`] : []));
+    return { write: () => recordClick(database, row), keys };
   },
 };
 
@@ -84,8 +93,11 @@ export async function trackBatch(
   };
 
   let i = 0;
-  while (i < items.length) {
-    const item = items[i] as BatchItem;
+  // A prepared event held over to start the next run (its key repeats one of the run before).
+  let carried: { at: number; write: () => Promise<unknown> } | undefined;
+  let carriedKeys: string[] = [];
+  while (i < items.length || carried) {
+    const item = (carried ? { kind: CLICK_EVENT, input: undefined } : items[i]) as BatchItem;
     if ('error' in item) {
       outcomes[i++] = { ok: false, error: item.error };
       continue;
@@ -103,8 +115,14 @@ export async function trackBatch(
       }
       continue;
     }
-    // A run of events prepared independently, then written together in order.
-    const run: Array<{ at: number; write: () => Promise<unknown> }> = [];
+    // A run of events prepared independently, then written together in order. An event with a
+    // key an earlier event of the run records (the same click id twice) starts the next run, so
+    // it is written after the first is durable and answers as its duplicate: writes handed over
+    // together may be run side by side (PostgreSQL's pool).
+    const run: Array<{ at: number; write: () => Promise<unknown> }> = carried ? [carried] : [];
+    const keys = new Set<string>(carriedKeys);
+    carried = undefined;
+    carriedKeys = [];
     for (; i < items.length; i++) {
       const next = items[i] as BatchItem;
       if ('error' in next) {
@@ -113,7 +131,14 @@ export async function trackBatch(
       }
       if (!('prepare' in next.kind)) break;
       try {
-        run.push({ at: i, write: await next.kind.prepare(database, tenant, next.input, now()) });
+        const prepared = await next.kind.prepare(database, tenant, next.input, now());
+        if (prepared.keys.some((key) => keys.has(key))) {
+          carried = { at: i++, write: prepared.write };
+          carriedKeys = prepared.keys;
+          break;
+        }
+        for (const key of prepared.keys) keys.add(key);
+        run.push({ at: i, write: prepared.write });
       } catch (error) {
         outcomes[i] = { ok: false, error };
         if (options.fatal(error)) await failIfFatal();
