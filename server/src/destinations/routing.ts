@@ -28,7 +28,12 @@ export async function planDestinations(
   conversion: ConversionsTable,
   customerData: CustomerData | undefined,
   now: number,
-): Promise<{ jobs: DestinationJobsTable[]; forwarding: Record<string, ForwardingEntry> }> {
+): Promise<{
+  jobs: DestinationJobsTable[];
+  forwarding: Record<string, ForwardingEntry>;
+  /** The attributed click, when it was read (any destination configured): its reader need not read it again. */
+  attributedClick?: { row: ClicksTable | undefined };
+}> {
   const jobs: DestinationJobsTable[] = [];
   const forwarding: Record<string, ForwardingEntry> = {};
   const destinations = await destinationsForRouting(db, store.id, now);
@@ -75,7 +80,7 @@ export async function planDestinations(
       sent_at: null,
     });
   }
-  return { jobs, forwarding };
+  return { jobs, forwarding, attributedClick: { row: click } };
 }
 
 /** `forwarding` of a conversion as the API shows it: Meta's (= `capi`) beside the others'. */

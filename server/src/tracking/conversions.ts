@@ -284,7 +284,14 @@ export async function recordConversion(
   }
   // Match quality (from the raw customer data, in hand only now) and, in another currency than the store's, its day's rate.
   const meta = delivery !== undefined || ('skip' in plan && plan.skip !== 'not_configured');
-  await setMatchQuality(database.read, row, { meta, others: Object.keys(destinations.forwarding) }, input.customerData);
+  await setMatchQuality(
+    database.read,
+    row,
+    { meta, others: Object.keys(destinations.forwarding) },
+    input.customerData,
+    {},
+    destinations.attributedClick,
+  );
   if (currency !== store.currency) Object.assign(row, await fxFor(database.read, row, store));
   // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
   // conversion.attributed (api.md §9): its webhook messages commit with the conversion too.
