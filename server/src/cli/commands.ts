@@ -181,7 +181,7 @@ export const COMMANDS: Command[] = [
     ],
     options: {},
     async run({ config, args }) {
-      const { backupDatabase } = await import('../db/backup.js');
+      const { backupDatabase } = await import('../db/open.js');
       const result = await backupDatabase(config, args[0] as string);
       const schema = result.migrations.at(-1) ?? 'none';
       console.log(`Backed up the database to ${result.file} (${result.bytes} bytes, schema ${schema}).`);
@@ -199,7 +199,7 @@ export const COMMANDS: Command[] = [
     ],
     options: {},
     async run({ config, args }) {
-      const { restoreDatabase } = await import('../db/backup.js');
+      const { restoreDatabase } = await import('../db/open.js');
       const result = await restoreDatabase(config, args[0] as string);
       console.log(
         `Restored ${args[0]} into ${result.file} (${result.bytes} bytes, schema ${result.migrations.at(-1) ?? 'none'}).`,

@@ -1,6 +1,8 @@
 import path from 'node:path';
-import type { BackgroundErrorHandler, Database } from './database.js';
-import { openPostgres } from './postgres/database.js';
+import { type BackgroundErrorHandler, BackupError, type BackupResult, type Database, type RestoreResult } from './database.js';
+import { postgresBackupAdvice } from './postgres/backup.js';
+import { openPostgres, postgresLocation } from './postgres/database.js';
+import { backupSqlite, restoreSqlite } from './sqlite/backup.js';
 import { openSqlite } from './sqlite/database.js';
 import { withWriteHealth } from './write-health.js';
 
@@ -14,24 +16,58 @@ export interface DatabaseSettings {
   onError?: BackgroundErrorHandler;
 }
 
-/** The engine the configuration names, behind the one `Database` port. */
-export function openDatabase(settings: DatabaseSettings): Database {
-  const database = settings.databaseUrl
-    ? openPostgres(settings.databaseUrl, { onError: settings.onError, preparedStatements: settings.preparedStatements })
-    : openSqlite(settings.dataDir, { onError: settings.onError });
-  // Where a full disk is: the database file, or the PostgreSQL server (never its credentials).
-  const location = settings.databaseUrl
-    ? `PostgreSQL ${postgresLocation(settings.databaseUrl)}`
-    : path.join(settings.dataDir, 'waytrack.db');
-  return withWriteHealth(database, { location });
+/** What the configured engine does: open the database, say where it is, back it up and restore it. */
+interface ChosenEngine {
+  open(): Database;
+  /** Where a full disk is: the database file, or the PostgreSQL server (never its credentials). */
+  location: string;
+  backup(file: string): Promise<BackupResult>;
+  restore(file: string): Promise<RestoreResult>;
 }
 
-/** `host:port/database` of a PostgreSQL URL. */
-function postgresLocation(databaseUrl: string): string {
-  try {
-    const url = new URL(databaseUrl);
-    return `${url.host || 'localhost'}${url.pathname || '/'}`;
-  } catch {
-    return 'server';
+/**
+ * The engine the configuration names: the one place that asks. Everything else reaches the
+ * engine through the `Database` it opened (and its statements through `engineOf`, db/engine.ts).
+ */
+function chosenEngine(settings: DatabaseSettings): ChosenEngine {
+  const { databaseUrl: url, dataDir, onError } = settings;
+  if (url) {
+    return {
+      open: () => openPostgres(url, { onError, preparedStatements: settings.preparedStatements }),
+      location: `PostgreSQL ${postgresLocation(url)}`,
+      // PostgreSQL is backed up with its own tools: the error holds the command to run instead.
+      backup: async (file) => {
+        throw new BackupError(postgresBackupAdvice('backup', url, file));
+      },
+      restore: async (file) => {
+        throw new BackupError(postgresBackupAdvice('restore', url, file));
+      },
+    };
   }
+  return {
+    open: () => openSqlite(dataDir, { onError }),
+    location: path.join(dataDir, 'waytrack.db'),
+    backup: (file) => backupSqlite(dataDir, file),
+    restore: (file) => restoreSqlite(dataDir, file),
+  };
+}
+
+/** The engine the configuration names, behind the one `Database` port. */
+export function openDatabase(settings: DatabaseSettings): Database {
+  const engine = chosenEngine(settings);
+  return withWriteHealth(engine.open(), { location: engine.location });
+}
+
+/**
+ * `waytrack backup FILE`. The embedded database is copied online (the server may keep running);
+ * PostgreSQL is backed up with its own tools, so this throws a BackupError holding the `pg_dump`
+ * command to run instead.
+ */
+export function backupDatabase(settings: DatabaseSettings, file: string): Promise<BackupResult> {
+  return chosenEngine(settings).backup(file);
+}
+
+/** `waytrack restore FILE`: replaces the embedded database (servers stopped); on PostgreSQL, `pg_restore` advice. */
+export function restoreDatabase(settings: DatabaseSettings, file: string): Promise<RestoreResult> {
+  return chosenEngine(settings).restore(file);
 }

@@ -358,27 +358,18 @@ export interface DashboardSessionsTable {
   last_seen_at: number;
 }
 
-/**
- * PostgreSQL only (migration 0007): the dedup keys of the partitioned event tables, which cannot
- * hold them unique themselves. Each names its event and the event's time (its partition).
- */
-export interface ClickKeysTable {
-  store_id: string;
-  livemode: number;
-  fbclid: string;
-  click_id: string;
-  click_time: number;
-}
-
-export interface ConversionKeysTable {
-  store_id: string;
-  livemode: number;
+/** An event to fan out to the endpoints that subscribe to it, one webhook outbox row each (repositories/webhooks.ts `fanOut`). */
+export interface WebhookEventRow {
+  event_id: string;
+  account_id: string;
+  /** The event's mode; null for configuration (`store.updated`), which endpoints of both modes get. */
+  livemode: number | null;
   event_type: string;
-  order_id: string;
-  conversion_id: string;
-  event_time: number;
+  payload: string;
+  created_at: number;
 }
 
+/** The tables of both engines (PostgreSQL has more: db/postgres/schema.ts). */
 export interface DB {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -396,8 +387,6 @@ export interface DB {
   rollup_hours: RollupHoursTable;
   rollup_dimension_clicks: RollupDimensionClicksTable;
   rollup_dimension_credits: RollupDimensionCreditsTable;
-  click_keys: ClickKeysTable;
-  conversion_keys: ConversionKeysTable;
   refunds: RefundsTable;
   fx_rates: FxRatesTable;
   shop_webhook_deliveries: ShopWebhookDeliveriesTable;

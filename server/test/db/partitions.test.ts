@@ -1,13 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refreshRollups } from '../../src/analytics/rollups.js';
-import {
-  ensurePartitions,
-  listPartitions,
-  MONTHS_AHEAD,
-  monthStart,
-  partitionName,
-} from '../../src/db/repositories/partitions.js';
+import { ensurePartitions, listPartitions, MONTHS_AHEAD, monthStart, partitionName } from '../../src/db/postgres/partitions.js';
 import { deleteExpiredEvents } from '../../src/db/repositories/retention.js';
 import type { DB } from '../../src/db/schema.js';
 import { ENGINE } from '../engine.js';

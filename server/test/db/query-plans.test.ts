@@ -3,10 +3,8 @@ import {
   type DatabaseConnection,
   type Driver,
   Kysely,
-  PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
-  SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
   sql,
@@ -14,6 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshRollups } from '../../src/analytics/rollups.js';
 import type { Reader } from '../../src/db/database.js';
+import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
 import { findConversionByKey, identityLinkedClickIds, listConversions } from '../../src/db/repositories/conversions.js';
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
@@ -31,6 +30,7 @@ import {
 import { listSpend } from '../../src/db/repositories/spend.js';
 import { listStores } from '../../src/db/repositories/stores.js';
 import type { ClicksTable, ConversionsTable, DB } from '../../src/db/schema.js';
+import { SqliteEngineAdapter } from '../../src/db/sqlite/engine.js';
 import { newId } from '../../src/ids.js';
 import { ENGINE } from '../engine.js';
 import { createTestContext, makeStore, type TestContext } from '../helpers.js';
@@ -64,13 +64,13 @@ class RecordingDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
-/** The statements `run` makes, compiled for the engine of this run (its dialect decides `isPostgres`). */
+/** The statements `run` makes, compiled for the engine of this run (its adapter carries the engine's statements). */
 async function statementsOf(run: (db: Kysely<DB>) => Promise<unknown>): Promise<CompiledQuery[]> {
   const driver = new RecordingDriver();
   const postgres = ENGINE === 'postgres';
   const db = new Kysely<DB>({
     dialect: {
-      createAdapter: () => (postgres ? new PostgresAdapter() : new SqliteAdapter()),
+      createAdapter: () => (postgres ? new PostgresEngineAdapter() : new SqliteEngineAdapter()),
       createDriver: () => driver,
       createIntrospector: (k) => (postgres ? new PostgresIntrospector(k) : new SqliteIntrospector(k)),
       createQueryCompiler: () => (postgres ? new PostgresQueryCompiler() : new SqliteQueryCompiler()),

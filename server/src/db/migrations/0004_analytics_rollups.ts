@@ -1,4 +1,5 @@
-import { type CreateTableBuilder, type Kysely, SqliteAdapter, sql } from 'kysely';
+import type { CreateTableBuilder, Kysely } from 'kysely';
+import { engineOf } from '../engine.js';
 
 /**
  * Rollups for analytics: clicks and conversions pre-aggregated per store, mode and local day /
@@ -9,9 +10,7 @@ import { type CreateTableBuilder, type Kysely, SqliteAdapter, sql } from 'kysely
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   // On SQLite the rollup tables are clustered on their key (reads are range scans of it).
-  const clustered = db.getExecutor().adapter instanceof SqliteAdapter;
-  const onKey = <T extends string, C extends string>(table: CreateTableBuilder<T, C>) =>
-    clustered ? table.modifyEnd(sql`without rowid`) : table;
+  const { clusteredOnKey: onKey } = engineOf(db).migrations;
 
   // Watermarks: the highest rowid of `clicks` / `conversions` already folded in.
   await db.schema

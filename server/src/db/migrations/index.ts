@@ -1,5 +1,5 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
-import { isPostgres } from '../dialect.js';
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { engineOf } from '../engine.js';
 import * as initial from './0001_initial.js';
 import * as forwarding from './0002_forwarding.js';
 import * as attributionSignals from './0003_attribution_signals.js';
@@ -21,7 +21,9 @@ import * as refundForwarding from './0019_refund_forwarding.js';
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
  * portable column types: `bigint` for times and money (INTEGER affinity on SQLite), `integer`
- * 0/1 for flags. Add one module per migration; never edit one that has shipped.
+ * 0/1 for flags; where the engines differ, a migration calls its engine's part
+ * (`engineOf(db).migrations`: db/sqlite/migrations.ts, db/postgres/migrations.ts). Add one module
+ * per migration; never change what one that has shipped does.
  */
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
@@ -57,11 +59,7 @@ export class SchemaError extends Error {}
  * PostgreSQL, several schemas of one database may each hold a Waytrack).
  */
 async function migratorFor(db: Kysely<unknown>): Promise<{ migrator: Migrator; schema: string | undefined }> {
-  let schema: string | undefined;
-  if (isPostgres(db)) {
-    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
-    schema = rows[0]?.schema;
-  }
+  const schema = await engineOf(db).migrations.migrationTableSchema(db);
   return { migrator: new Migrator({ db, provider: new CodeMigrationProvider(), migrationTableSchema: schema }), schema };
 }
 

@@ -1,10 +1,11 @@
-import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import type { BackgroundErrorHandler, Database, WriteJob, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
-import { ensurePartitions } from '../repositories/partitions.js';
 import type { DB } from '../schema.js';
 import { Batcher } from './batcher.js';
+import { PostgresEngineDialect } from './engine.js';
+import { ensurePartitions } from './partitions.js';
 
 /** How often an instance makes sure next months' partitions exist (they are created 3 months ahead). */
 const PARTITION_CHECK_MS = 6 * 3_600_000;
@@ -13,7 +14,7 @@ const PARTITION_CHECK_MS = 6 * 3_600_000;
  * PostgreSQL: a connection pool and one short transaction per write (no group commit — the
  * server already groups its WAL flushes across connections). Any number of instances may share
  * the database; every write job holds its invariants through unique constraints, row locks and
- * `FOR UPDATE SKIP LOCKED` claims (see the repositories), never through in-process ordering.
+ * `FOR UPDATE SKIP LOCKED` claims (engine.ts `locks`), never through in-process ordering.
  */
 export interface PostgresOptions {
   /** Connections per instance (default 10). */
@@ -159,7 +160,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     client.on('error', (error) => options.onError?.(error, 'database connection lost; the pool opens another when needed')),
   );
   const db = new Kysely<DB>({
-    dialect: new PostgresDialect({
+    dialect: new PostgresEngineDialect({
       pool: kyselyPool(pool, new StatementNames(3, options.preparedStatements === false ? 0 : 500)),
     }),
   });
@@ -234,12 +235,22 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
  */
 async function migrateWithoutTimeout(url: string): Promise<string[]> {
   const pool = new pg.Pool({ connectionString: url, max: 1, types });
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<unknown>({ dialect: new PostgresEngineDialect({ pool }) });
   try {
     const applied = await migrateToLatest(db);
     await ensurePartitions(db, Date.now());
     return applied;
   } finally {
     await db.destroy();
+  }
+}
+
+/** `host:port/database` of a PostgreSQL URL (never its credentials). */
+export function postgresLocation(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    return `${url.host || 'localhost'}${url.pathname || '/'}`;
+  } catch {
+    return 'server';
   }
 }

@@ -1,5 +1,4 @@
 import type { Database, Reader, Writer } from '../database.js';
-import { isPostgres } from '../dialect.js';
 import type { ClickIdsTable, ClicksTable } from '../schema.js';
 import { findClickByFbclid, insertClickOnce, type StoredClick } from './clicks.js';
 
@@ -78,12 +77,12 @@ export async function insertMultiIdClickOnce(database: Database, input: MultiIdC
 
 async function insertIds(db: Writer, rows: ClickIdsTable[]): Promise<number> {
   if (rows.length === 0) return 0;
-  const query = db
+  const result = await db
     .insertInto('click_ids')
     .values(rows)
-    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'kind', 'value']).doNothing());
-  if (isPostgres(db)) return (await query.returning('click_id').execute()).length;
-  return Number((await query.executeTakeFirst()).numInsertedOrUpdatedRows ?? 0n);
+    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'kind', 'value']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n);
 }
 
 /** The clicks (store, mode) recorded under any of these ids, for explicit references of a conversion. */

@@ -1,27 +1,9 @@
-import { sql } from 'kysely';
 import { type Reader, type Writer, writeJob } from '../database.js';
-import { isPostgres } from '../dialect.js';
-import { prepared, preparedQuery } from '../prepared.js';
+import { type CandidateScope, engineOf, type StoredClick } from '../engine.js';
+import { preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type { ClicksTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
-import { enqueueForRollups } from './rollup-queue.js';
-
-const insertClick = prepared((db, click: ClicksTable) =>
-  db
-    .insertInto('clicks')
-    .values(click)
-    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'fbclid']).doNothing()),
-);
-
-const clickByFbclid = preparedQuery((db, v: { storeId: string; livemode: number; fbclid: string }) =>
-  db
-    .selectFrom('clicks')
-    .selectAll()
-    .where('store_id', '=', v.storeId)
-    .where('livemode', '=', v.livemode)
-    .where('fbclid', '=', v.fbclid),
-);
 
 const clickById = preparedQuery((db, v: { clickId: string; accountId: string; livemode: number }) =>
   db
@@ -32,32 +14,16 @@ const clickById = preparedQuery((db, v: { clickId: string; accountId: string; li
     .where('livemode', '=', v.livemode),
 );
 
-/** A click as stored, and whether it was there before (the same fbclid tracked again). */
-export interface StoredClick {
-  row: ClicksTable;
-  duplicate: boolean;
-}
+export type { CandidateScope, StoredClick };
 
 /** Inserts a click unless (store, mode, fbclid) exists; returns the stored row either way. */
 export async function insertClickOnce(db: Writer, click: ClicksTable): Promise<StoredClick> {
-  if (isPostgres(db)) return (await insertClicksOnceByKey(db, [click]))[0] as StoredClick;
-  // SQLite: the unique constraint decides.
-  const inserted = await insertClick(db, click);
-  if (Number(inserted.numAffectedRows ?? 0n) > 0) {
-    await enqueueForRollups(db, 'click', [click]);
-    return { row: click, duplicate: false };
-  }
-  const existing = await findClickByFbclid(db, click.store_id, click.livemode, click.fbclid);
-  if (!existing) throw new Error('click dedup conflict without a stored row');
-  return { row: existing, duplicate: true };
+  return (await engineOf(db).clicks.insertOnce(db, [click]))[0] as StoredClick;
 }
 
 /** `insertClickOnce` for each click, in order; on PostgreSQL one statement for them all. */
-export async function insertClicksOnce(db: Writer, clicks: ClicksTable[]): Promise<StoredClick[]> {
-  if (isPostgres(db)) return insertClicksOnceByKey(db, clicks);
-  const stored: StoredClick[] = [];
-  for (const click of clicks) stored.push(await insertClickOnce(db, click));
-  return stored;
+export function insertClicksOnce(db: Writer, batch: ClicksTable[]): Promise<StoredClick[]> {
+  return engineOf(db).clicks.insertOnce(db, batch);
 }
 
 /**
@@ -76,7 +42,7 @@ export function storedClick(click: ClicksTable, answer: ClickWritten): StoredCli
 
 /**
  * `insertClickOnce` as a `WriteJob`: on SQLite it runs on the writer thread; on PostgreSQL its
- * one statement (below) runs without a transaction around it, and clicks that arrive together
+ * one statement (db/postgres/clicks.ts) runs without a transaction around it, and clicks that arrive together
  * run as one batch (`insertClicksOnce`). Read its answer with `storedClick`.
  */
 export const INSERT_CLICK = writeJob(
@@ -88,89 +54,14 @@ export const INSERT_CLICK = writeJob(
   },
 );
 
-/**
- * PostgreSQL: clicks inserted once each, in one statement however many (a `WriteJob` batch).
- * The partitioned table cannot hold (store, mode, fbclid) unique; `click_keys` does (migration
- * 0007). The keys go in first: of two writers of one fbclid the second waits on the key until
- * the first commits, then finds it taken and reads the first's click. Keys, clicks and rollup
- * queue rows are one statement (PostgreSQL-only SQL: data-modifying CTEs), one round trip. The
- * rows travel as one JSON parameter typed by the table's own row type, so the statement's text
- * is the same for any number of clicks (a named statement, see db/postgres/database.ts). Keys
- * go in sorted, so two batches sharing keys wait for each other in one order instead of
- * deadlocking. A click whose key was taken (by an earlier click of its batch, or by another
- * writer) answers the stored click, as one after the other would have.
- */
-async function insertClicksOnceByKey(db: Writer, clicks: ClicksTable[]): Promise<StoredClick[]> {
-  if (clicks.length === 0) return [];
-  const keyOf = (click: ClicksTable) => `${click.store_id}\n${click.livemode}\n${click.fbclid}`;
-  const keys = clicks.map(keyOf);
-  const firstOfKey = new Map<string, ClicksTable>();
-  clicks.forEach((click, i) => {
-    const key = keys[i] as string;
-    if (!firstOfKey.has(key)) firstOfKey.set(key, click);
-  });
-  const unique = [...firstOfKey.values()];
-  const columns = sql.join((Object.keys(clicks[0] as ClicksTable) as Array<keyof ClicksTable>).map((c) => sql.ref(c)));
-  const inserted = await sql<{ id: string }>`
-    with input as (
-      select * from json_populate_recordset(null::clicks, ${JSON.stringify(unique)}::json)
-    ), key as (
-      insert into click_keys (store_id, livemode, fbclid, click_id, click_time)
-      select store_id, livemode, fbclid, id, click_time from input order by store_id, livemode, fbclid
-      on conflict (store_id, livemode, fbclid) do nothing
-      returning click_id
-    ), click as (
-      insert into clicks (${columns})
-      select ${columns} from input where id in (select click_id from key)
-      returning id, store_id
-    )
-    insert into rollup_queue (id, store_id, kind, version)
-    select id, store_id, 'click', 0 from click
-    returning id`.execute(db);
-  const insertedIds = new Set(inserted.rows.map((r) => r.id));
-  const stored = new Map<ClicksTable, StoredClick>();
-  for (const click of unique) {
-    if (insertedIds.has(click.id)) {
-      stored.set(click, { row: click, duplicate: false });
-      continue;
-    }
-    const existing = await findClickByFbclid(db, click.store_id, click.livemode, click.fbclid);
-    if (!existing) throw new Error('click dedup conflict without a stored row');
-    stored.set(click, { row: existing, duplicate: true });
-  }
-  return clicks.map((click, i) => {
-    const first = firstOfKey.get(keys[i] as string) as ClicksTable;
-    const answer = stored.get(first) as StoredClick;
-    return first === click ? answer : { row: answer.row, duplicate: true };
-  });
-}
-
-/** PostgreSQL: by its key, then by id and time (one partition; a lookup by fbclid would probe every month). */
-async function clickByKey(db: Reader, storeId: string, livemode: number, fbclid: string): Promise<ClicksTable | undefined> {
-  const key = await db
-    .selectFrom('click_keys')
-    .select(['click_id', 'click_time'])
-    .where('store_id', '=', storeId)
-    .where('livemode', '=', livemode)
-    .where('fbclid', '=', fbclid)
-    .executeTakeFirst();
-  if (!key) return undefined;
-  return db
-    .selectFrom('clicks')
-    .selectAll()
-    .where('id', '=', key.click_id)
-    .where('click_time', '=', key.click_time)
-    .executeTakeFirst();
-}
-
+/** The click of (store, mode, fbclid), by its dedup key (db/engine.ts `ClickStatements`). */
 export async function findClickByFbclid(
   db: Reader,
   storeId: string,
   livemode: number,
   fbclid: string,
 ): Promise<ClicksTable | undefined> {
-  if (isPostgres(db)) return clickByKey(db, storeId, livemode, fbclid);
-  return (await clickByFbclid(db, { storeId, livemode, fbclid })).rows[0];
+  return engineOf(db).clicks.byFbclid(db, storeId, livemode, fbclid);
 }
 
 /** A click by id, within one account and mode. */
@@ -215,14 +106,6 @@ export async function listClicks(
     .orderBy('id', 'desc')
     .limit(rowLimit(page.limit + 1))
     .execute();
-}
-
-export interface CandidateScope {
-  storeId: string;
-  livemode: number;
-  /** Click-time bounds, inclusive. */
-  from: number;
-  to: number;
 }
 
 /**

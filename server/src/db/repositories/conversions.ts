@@ -1,85 +1,33 @@
-import { type CompiledQuery, sql } from 'kysely';
 import { type Reader, type Writer, writeJob } from '../database.js';
-import { isPostgres } from '../dialect.js';
+import { type ConversionKey, type ConversionRecord, engineOf } from '../engine.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
-import type { CapiOutboxTable, ConversionsTable, DestinationJobsTable, TouchpointsTable } from '../schema.js';
+import type { ConversionsTable, TouchpointsTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
-import { insertOutboxJob } from './outbox.js';
 import { type ForwardingFilter, forwardingCondition } from './reconciliation.js';
-import { enqueueForRollups } from './rollup-queue.js';
-import { fanOut, type WebhookEventRow } from './webhooks.js';
 
-type ConversionKey = { storeId: string; livemode: number; eventType: string; orderId: string };
+export type { ConversionKey, ConversionRecord };
 
-const conversionByKey = preparedQuery((db, key: ConversionKey) =>
-  db
-    .selectFrom('conversions')
-    .selectAll()
-    .where('store_id', '=', key.storeId)
-    .where('livemode', '=', key.livemode)
-    .where('event_type', '=', key.eventType)
-    .where('order_id', '=', key.orderId),
-);
-
+/** The conversion of a dedup key: the table's own on SQLite, through `conversion_keys` on PostgreSQL (one partition). */
 export async function findConversionByKey(db: Reader, key: ConversionKey): Promise<ConversionsTable | undefined> {
-  if (isPostgres(db)) {
-    // By its key, then by id and time: one partition (see migration 0007).
-    const found = await db
-      .selectFrom('conversion_keys')
-      .select(['conversion_id', 'event_time'])
-      .where('store_id', '=', key.storeId)
-      .where('livemode', '=', key.livemode)
-      .where('event_type', '=', key.eventType)
-      .where('order_id', '=', key.orderId)
-      .executeTakeFirst();
-    if (!found) return undefined;
-    return db
-      .selectFrom('conversions')
-      .selectAll()
-      .where('id', '=', found.conversion_id)
-      .where('event_time', '=', found.event_time)
-      .executeTakeFirst();
-  }
-  return (await conversionByKey(db, key)).rows[0];
+  return engineOf(db).conversions.byKey(db, key);
 }
 
-const insertConversion = prepared((db, row: ConversionsTable) =>
-  db
-    .insertInto('conversions')
-    .values(row)
-    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'event_type', 'order_id']).doNothing()),
-);
-
-const insertTouchpoint = prepared((db, row: TouchpointsTable) => db.insertInto('touchpoints').values(row));
-
-/** A conversion to record: its row, its touchpoints, and its delivery job when it is forwarded to Meta. */
-export interface ConversionRecord {
-  conversion: ConversionsTable;
-  touchpoints: TouchpointsTable[];
-  delivery?: CapiOutboxTable;
-  /** Delivery jobs of the other destinations (Google Ads, TikTok, …), api.md §8. */
-  jobs?: DestinationJobsTable[];
-  /** Its `conversion.attributed` webhook event (api.md §9), written to the webhook outbox with it. */
-  webhook?: WebhookEventRow;
-}
+/** One touchpoint of a conversion (SQLite inserts a conversion's one by one: db/sqlite/conversions.ts). */
+export const insertTouchpoint = prepared((db, row: TouchpointsTable) => db.insertInto('touchpoints').values(row));
 
 /**
  * Records a conversion unless (store, mode, eventType, orderId) exists, with its touchpoints,
  * its rollup queue row and its delivery job (the outbox: the job commits with the conversion,
  * so an acknowledged conversion is never lost to Meta); returns the stored row either way. Not
- * a prior read but a unique key decides: the table's own on SQLite, `conversion_keys` on
- * PostgreSQL (a partitioned table cannot hold it; migration 0007), inserted before the
- * conversion.
+ * a prior read but a unique key decides (db/engine.ts `ConversionStatements`).
  */
 export async function recordConversionOnce(
   db: Writer,
   record: ConversionRecord,
 ): Promise<{ row: ConversionsTable; duplicate: boolean }> {
-  const { conversion, touchpoints, delivery } = record;
-  const inserted = isPostgres(db)
-    ? await recordConversionByKey(db, record)
-    : Number((await insertConversion(db, conversion)).numAffectedRows ?? 0n) > 0;
+  const { conversion } = record;
+  const inserted = await engineOf(db).conversions.recordOnce(db, record);
   if (!inserted) {
     const key = {
       storeId: conversion.store_id,
@@ -91,117 +39,16 @@ export async function recordConversionOnce(
     if (!existing) throw new Error('conversion dedup conflict without a stored row');
     return { row: existing, duplicate: true };
   }
-  if (!isPostgres(db)) {
-    for (const touchpoint of touchpoints) await insertTouchpoint(db, touchpoint);
-    await enqueueForRollups(db, 'conversion', [conversion]);
-    if (delivery) await insertOutboxJob(db, delivery);
-    if (record.jobs?.length) await db.insertInto('destination_jobs').values(record.jobs).execute();
-    if (record.webhook) await fanOut(db, record.webhook);
-  }
   return { row: conversion, duplicate: false };
 }
 
 /**
  * `recordConversionOnce` as a `WriteJob`: on SQLite it runs on the writer thread; on PostgreSQL
- * its one statement (below) runs without a transaction around it.
+ * its one statement (db/postgres/conversions.ts) runs without a transaction around it.
  */
 export const RECORD_CONVERSION = writeJob('recordConversionOnce', recordConversionOnce, {
   oneStatement: true,
 });
-
-/**
- * PostgreSQL: the key, the conversion, its touchpoints, its rollup queue row and its delivery
- * job in one statement (PostgreSQL-only SQL: data-modifying CTEs), one round trip; the rows
- * travel as JSON typed by the tables' own row types. The key goes in first: of two writers of
- * one order the second waits on the key until the first commits, then finds it taken and
- * writes nothing. True when this conversion was inserted.
- */
-async function recordConversionByKey(db: Writer, record: ConversionRecord): Promise<boolean> {
-  const { conversion, touchpoints, delivery } = record;
-  const parameters = [
-    JSON.stringify(conversion),
-    JSON.stringify(touchpoints),
-    ...(delivery ? [JSON.stringify(delivery)] : []),
-    ...(record.jobs?.length ? [JSON.stringify(record.jobs)] : []),
-    ...(record.webhook ? [JSON.stringify(record.webhook)] : []),
-  ];
-  const compiled = recordStatementFor(db, record, parameters);
-  const inserted = await db.executeQuery<{ id: string }>({ ...compiled, parameters });
-  return inserted.rows.length > 0;
-}
-
-/**
- * The statement's text depends only on the columns of the conversion and of the delivery job:
- * it is built and compiled by Kysely once per such shape (a conversion paid ~2–3 % of its CPU
- * for building it every time), then run with the three JSON values as its parameters.
- */
-const recordStatements = new Map<string, CompiledQuery>();
-
-function recordStatementFor(db: Writer, record: ConversionRecord, parameters: string[]): CompiledQuery {
-  const shape = `${Object.keys(record.conversion)}|${record.delivery ? Object.keys(record.delivery) : '-'}|${record.jobs?.length ? 'jobs' : '-'}|${record.webhook ? 'webhook' : '-'}`;
-  let compiled = recordStatements.get(shape);
-  if (!compiled) {
-    compiled = recordStatement(record).compile(db);
-    // The values must be exactly the parameters, in this order, for the text to be reused.
-    if (compiled.parameters.length !== parameters.length || compiled.parameters.some((p, i) => p !== parameters[i])) {
-      throw new Error('the conversion statement binds other parameters than its three JSON values');
-    }
-    recordStatements.set(shape, compiled);
-  }
-  return compiled;
-}
-
-function recordStatement({ conversion, touchpoints, delivery, jobs, webhook }: ConversionRecord) {
-  const columnsOf = (row: object) => sql.join(Object.keys(row).map((c) => sql.ref(c)));
-  const columns = columnsOf(conversion);
-  const outbox = delivery
-    ? sql`, outbox as (
-      insert into capi_outbox (${columnsOf(delivery)})
-      select ${columnsOf(delivery)} from json_populate_record(null::capi_outbox, ${JSON.stringify(delivery)}::json)
-      where exists (select from conversion)
-    )`
-    : sql``;
-  const destinationJobs = jobs?.length
-    ? sql`, destination_job as (
-      insert into destination_jobs
-      select * from json_populate_recordset(null::destination_jobs, ${JSON.stringify(jobs)}::json)
-      where exists (select from conversion)
-    )`
-    : sql``;
-  // The webhook outbox: one row per enabled endpoint of the account and mode that subscribes.
-  const webhookMessages = webhook
-    ? sql`, webhook_message as (
-      insert into webhook_messages
-        (webhook_id, event_id, account_id, livemode, event_type, payload, status, attempts, next_attempt_at, created_at)
-      select w.id, e.event_id, w.account_id, w.livemode, e.event_type, e.payload, 'pending', 0, e.created_at, e.created_at
-      from json_populate_record(null::webhook_messages, ${JSON.stringify(webhook)}::json) e
-      join webhooks w on w.account_id = e.account_id and w.livemode = e.livemode and w.status = 'enabled'
-        and w.events like '%"' || e.event_type || '"%'
-      where exists (select from conversion)
-    )`
-    : sql``;
-  return sql<{ id: string }>`
-    with input as (
-      select * from json_populate_record(null::conversions, ${JSON.stringify(conversion)}::json)
-    ), key as (
-      insert into conversion_keys (store_id, livemode, event_type, order_id, conversion_id, event_time)
-      select store_id, livemode, event_type, order_id, id, event_time from input
-      on conflict (store_id, livemode, event_type, order_id) do nothing
-      returning conversion_id
-    ), conversion as (
-      insert into conversions (${columns})
-      select ${columns} from input where id in (select conversion_id from key)
-      returning id, store_id
-    ), touchpoint as (
-      insert into touchpoints (conversion_id, click_id, signal, score, click_time)
-      select conversion_id, click_id, signal, score, click_time
-      from json_populate_recordset(null::touchpoints, ${JSON.stringify(touchpoints)}::json)
-      where exists (select from conversion)
-    )${outbox}${destinationJobs}${webhookMessages}
-    insert into rollup_queue (id, store_id, kind, version)
-    select id, store_id, 'conversion', 0 from conversion
-    returning id`;
-}
 
 export async function findConversion(
   db: Reader,
@@ -259,7 +106,7 @@ export async function listConversions(
   if (filter.attributed !== undefined) query = query.where('attributed', '=', filter.attributed ? 1 : 0);
   if (filter.capiStatus) query = query.where('capi_status', '=', filter.capiStatus);
   if (filter.refunded !== undefined) query = query.where('refunded_minor', filter.refunded ? '>' : '=', 0);
-  if (filter.forwarding) query = query.where(forwardingCondition(isPostgres(db), filter.forwarding));
+  if (filter.forwarding) query = query.where(forwardingCondition(db, filter.forwarding));
   if (filter.from !== undefined) query = query.where('event_time', '>=', filter.from);
   if (filter.to !== undefined) query = query.where('event_time', '<', filter.to);
   const after = page.after;

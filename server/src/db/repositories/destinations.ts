@@ -1,5 +1,5 @@
 import type { Reader, Writer } from '../database.js';
-import { isPostgres } from '../dialect.js';
+import { engineOf } from '../engine.js';
 import { rowLimit } from '../row-limit.js';
 import type { CapiOutboxTable, ConversionsTable, DestinationJobsTable, RefundsTable, StoreDestinationsTable } from '../schema.js';
 
@@ -89,7 +89,7 @@ export async function claimJobs(
         .where('next_attempt_at', '<=', claim.now)
         .orderBy('next_attempt_at')
         .limit(rowLimit(claim.limit))
-        .$if(isPostgres(db), (qb) => qb.forUpdate().skipLocked()),
+        .$call(engineOf(db).locks.claim),
     )
     .returningAll()
     .execute();
@@ -238,7 +238,7 @@ export async function showOnConversions(db: Writer, jobs: DestinationJobsTable[]
       .selectFrom('conversions')
       .select('forwarding')
       .where('id', '=', job.conversion_id)
-      .$if(isPostgres(db), (qb) => qb.forUpdate())
+      .$call(engineOf(db).locks.forUpdate)
       .executeTakeFirst();
     const forwarding = row?.forwarding ? (JSON.parse(row.forwarding) as Record<string, unknown>) : {};
     forwarding[job.destination] = {

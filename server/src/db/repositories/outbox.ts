@@ -1,5 +1,5 @@
 import type { Reader, Writer } from '../database.js';
-import { isPostgres } from '../dialect.js';
+import { engineOf } from '../engine.js';
 import { rowLimit } from '../row-limit.js';
 import type { CapiOutboxTable } from '../schema.js';
 
@@ -103,7 +103,7 @@ export async function claimGroup(
         .orderBy('next_attempt_at')
         .limit(rowLimit(claim.limit))
         // Several instances claim at once: each takes rows no other claim holds, and never waits.
-        .$if(isPostgres(db), (qb) => qb.forUpdate().skipLocked()),
+        .$call(engineOf(db).locks.claim),
     )
     .returningAll()
     .execute();

@@ -1,6 +1,6 @@
 import { type Expression, type RawBuilder, type SqlBool, sql } from 'kysely';
 import type { Reader } from '../database.js';
-import { isPostgres } from '../dialect.js';
+import { engineOf, type JsonStatements } from '../engine.js';
 
 /**
  * Each conversion's state per destination, for reconciliation (api.md §10) and for the
@@ -83,11 +83,8 @@ function metaExpressions(): Expressions {
   return { status, reason, traceId };
 }
 
-function otherExpressions(kind: Exclude<DestinationKind, 'meta'>, postgres: boolean): Expressions {
-  const field = (name: string): Raw =>
-    postgres
-      ? sql`(c.forwarding::jsonb -> ${sql.lit(kind)} ->> ${sql.lit(name)})`
-      : sql`json_extract(c.forwarding, ${sql.lit(`$.${kind}.${name}`)})`;
+function otherExpressions(kind: Exclude<DestinationKind, 'meta'>, json: JsonStatements): Expressions {
+  const field = (name: string): Raw => json.field(sql`c.forwarding`, kind, name);
   const status = field('status');
   const reason = sql<string | null>`(case when ${status} = 'skipped' then coalesce(${field('reason')}, 'unknown')
     when ${status} = 'failed' then ${failureReason(field('lastError'))} else null end)`;
@@ -96,8 +93,8 @@ function otherExpressions(kind: Exclude<DestinationKind, 'meta'>, postgres: bool
   return { status, reason, traceId };
 }
 
-function expressionsOf(kind: DestinationKind, postgres: boolean): Expressions {
-  return kind === 'meta' ? metaExpressions() : otherExpressions(kind, postgres);
+function expressionsOf(kind: DestinationKind, json: JsonStatements): Expressions {
+  return kind === 'meta' ? metaExpressions() : otherExpressions(kind, json);
 }
 
 /**
@@ -105,10 +102,11 @@ function expressionsOf(kind: DestinationKind, postgres: boolean): Expressions {
  * (or, without one, any destination) receives the conversion, in that status, for that reason,
  * acknowledged or not.
  */
-export function forwardingCondition(postgres: boolean, filter: ForwardingFilter): Expression<SqlBool> {
+export function forwardingCondition(db: Reader, filter: ForwardingFilter): Expression<SqlBool> {
+  const { json } = engineOf(db);
   const kinds = filter.destination ? [filter.destination] : DESTINATION_KINDS;
   const each = kinds.map((kind) => {
-    const e = expressionsOf(kind, postgres);
+    const e = expressionsOf(kind, json);
     const parts: RawBuilder<unknown>[] = [sql`${e.status} is not null`];
     if (filter.status) parts.push(sql`${e.status} = ${filter.status}`);
     if (filter.reason !== undefined) parts.push(sql`${e.reason} = ${filter.reason}`);
@@ -126,7 +124,7 @@ export async function forwardingStates(
   scope: { accountId: string; livemode: number; storeId: string; from: number; to: number },
   kinds: readonly DestinationKind[] = DESTINATION_KINDS,
 ): Promise<ConversionForwarding[]> {
-  const postgres = isPostgres(db);
+  const { json } = engineOf(db);
   let query = db
     .selectFrom('conversions as c')
     .select(['c.id', 'c.event_time', 'c.attributed', 'c.refunded_minor'])
@@ -136,7 +134,7 @@ export async function forwardingStates(
     .where('c.event_time', '>=', scope.from)
     .where('c.event_time', '<', scope.to);
   for (const kind of kinds) {
-    const e = expressionsOf(kind, postgres);
+    const e = expressionsOf(kind, json);
     query = query.select([
       e.status.as(`${kind}_status`),
       e.reason.as(`${kind}_reason`),

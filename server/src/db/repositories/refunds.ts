@@ -1,5 +1,5 @@
 import type { Reader, Writer } from '../database.js';
-import { isPostgres } from '../dialect.js';
+import { engineOf } from '../engine.js';
 import type { ConversionsTable, RefundsTable } from '../schema.js';
 
 /** The conversion an order's refund applies to: its id, time, value and what is refunded so far. */
@@ -29,26 +29,7 @@ export async function conversionsOfOrder(
   db: Reader,
   key: { storeId: string; livemode: number; orderId: string },
 ): Promise<{ id: string; eventType: string; eventTime: number }[]> {
-  if (isPostgres(db)) {
-    const rows = await db
-      .selectFrom('conversion_keys')
-      .select(['conversion_id', 'event_type', 'event_time'])
-      .where('store_id', '=', key.storeId)
-      .where('livemode', '=', key.livemode)
-      .where('order_id', '=', key.orderId)
-      .limit(2)
-      .execute();
-    return rows.map((r) => ({ id: r.conversion_id, eventType: r.event_type, eventTime: Number(r.event_time) }));
-  }
-  const rows = await db
-    .selectFrom('conversions')
-    .select(['id', 'event_type', 'event_time'])
-    .where('store_id', '=', key.storeId)
-    .where('livemode', '=', key.livemode)
-    .where('order_id', '=', key.orderId)
-    .limit(2)
-    .execute();
-  return rows.map((r) => ({ id: r.id, eventType: r.event_type, eventTime: r.event_time }));
+  return engineOf(db).conversions.ofOrder(db, key, 2);
 }
 
 /** The Purchase of an order, by its key (index-backed on both engines). */
@@ -56,26 +37,7 @@ export async function purchaseOfOrder(
   db: Reader,
   key: { storeId: string; livemode: number; orderId: string },
 ): Promise<{ id: string; eventTime: number } | undefined> {
-  if (isPostgres(db)) {
-    const row = await db
-      .selectFrom('conversion_keys')
-      .select(['conversion_id', 'event_time'])
-      .where('store_id', '=', key.storeId)
-      .where('livemode', '=', key.livemode)
-      .where('event_type', '=', 'Purchase')
-      .where('order_id', '=', key.orderId)
-      .executeTakeFirst();
-    return row && { id: row.conversion_id, eventTime: Number(row.event_time) };
-  }
-  const row = await db
-    .selectFrom('conversions')
-    .select(['id', 'event_time'])
-    .where('store_id', '=', key.storeId)
-    .where('livemode', '=', key.livemode)
-    .where('event_type', '=', 'Purchase')
-    .where('order_id', '=', key.orderId)
-    .executeTakeFirst();
-  return row && { id: row.id, eventTime: row.event_time };
+  return engineOf(db).conversions.idOfKey(db, { ...key, eventType: 'Purchase' });
 }
 
 /**
@@ -94,7 +56,7 @@ export async function refundTarget(db: Reader, id: string, eventTime: number, lo
     .select(['id', 'event_time', 'event_type', 'order_id', 'value_minor', 'currency', 'attributed', 'refunded_minor'])
     .where('id', '=', id)
     .where('event_time', '=', eventTime)
-    .$if(lock && isPostgres(db), (qb) => qb.forUpdate())
+    .$if(lock, engineOf(db).locks.forUpdate)
     .executeTakeFirst();
   return row && { ...row, refunded_minor: Number(row.refunded_minor ?? 0) };
 }

@@ -1,9 +1,6 @@
-import { sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
-import { isPostgres } from '../dialect.js';
+import { type Deleted, engineOf } from '../engine.js';
 import { rowLimit } from '../row-limit.js';
-import { lockKey } from './key-lock.js';
-import { listPartitions } from './partitions.js';
 
 /**
  * Retention (RETENTION_DAYS): deletes clicks older than a cutoff by click time, and conversions
@@ -28,9 +25,10 @@ import { listPartitions } from './partitions.js';
  *
  * Expired events are found, oldest first, through the time indexes of migration 0006. On
  * PostgreSQL the events are partitioned by month (migration 0007): a month that has wholly
- * expired is dropped as one table first (no row-by-row delete, no dead rows to vacuum); what
- * remains expired (the part of the cutoff's month before it, and old events in the default
- * partition) goes in the same batches as on SQLite, so both engines keep exactly the same days.
+ * expired is dropped as one table first (db/postgres/retention.ts: no row-by-row delete, no dead
+ * rows to vacuum); what remains expired (the part of the cutoff's month before it, and old
+ * events in the default partition) goes in the same batches as on SQLite, so both engines keep
+ * exactly the same days.
  */
 
 /** Up to `limit` conversions with event time before `before` whose deletion loses nothing the rollups still need. */
@@ -97,10 +95,7 @@ export function expiredClicks(db: Reader, before: number, limit: number) {
   );
 }
 
-export interface Deleted {
-  clicks: number;
-  conversions: number;
-}
+export type { Deleted };
 
 /**
  * Deletes up to `limit` expired events (conversions first, then clicks, `limit` in all) and
@@ -108,15 +103,7 @@ export interface Deleted {
  * to delete now. Bounded, so that one call holds the (SQLite) writer only briefly.
  */
 export async function deleteExpiredEvents(trx: Writer, before: number, limit: number): Promise<Deleted> {
-  const total: Deleted = { clicks: 0, conversions: 0 };
-  if (isPostgres(trx)) {
-    // Instances take turns: two dropping the same month would fail the second.
-    await lockKey(trx, 'retention');
-    for (let month = await dropExpiredMonth(trx, before); month; month = await dropExpiredMonth(trx, before)) {
-      total.clicks += month.clicks;
-      total.conversions += month.conversions;
-    }
-  }
+  const total = await engineOf(trx).retention.dropWhole(trx, before);
   const rows = await deleteExpiredRows(trx, before, limit);
   return { clicks: total.clicks + rows.clicks, conversions: total.conversions + rows.conversions };
 }
@@ -147,14 +134,7 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
       )
       .execute();
     await trx.deleteFrom('refunds').where('conversion_id', 'in', conversionIds).execute();
-    if (isPostgres(trx)) {
-      // Their dedup keys (migration 0007), found through the time index.
-      await trx
-        .deleteFrom('conversion_keys')
-        .where('event_time', '<', before)
-        .where('conversion_id', 'in', conversionIds)
-        .execute();
-    }
+    await engineOf(trx).conversions.deleteKeys(trx, before, conversionIds);
     const result = await trx.deleteFrom('conversions').where('id', 'in', conversionIds).executeTakeFirst();
     conversions = Number(result.numDeletedRows);
   }
@@ -168,60 +148,9 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
     await trx.deleteFrom('touchpoints').where('click_id', 'in', clickIds).execute();
     await trx.deleteFrom('rollup_queue').where('id', 'in', clickIds).execute();
     await trx.deleteFrom('click_ids').where('click_id', 'in', clickIds).execute();
-    if (isPostgres(trx)) {
-      await trx.deleteFrom('click_keys').where('click_time', '<', before).where('click_id', 'in', clickIds).execute();
-    }
+    await engineOf(trx).clicks.deleteKeys(trx, before, clickIds);
     const result = await trx.deleteFrom('clicks').where('id', 'in', clickIds).executeTakeFirst();
     clicks = Number(result.numDeletedRows);
   }
   return { clicks, conversions };
-}
-
-/**
- * PostgreSQL: drops the oldest monthly partition of clicks or conversions whose whole month is
- * before `before`, with the touchpoints, outbox jobs and click ids of its rows (no foreign key holds them
- * on partitioned tables), unless one of its rows is still waiting in the rollup queue. One
- * month per call: the caller's loop comes back for the next. `undefined` when none can go.
- */
-async function dropExpiredMonth(trx: Writer, before: number): Promise<Deleted | undefined> {
-  for (const [table, idColumn, keys, timeColumn] of [
-    ['conversions', 'conversion_id', 'conversion_keys', 'event_time'],
-    ['clicks', 'click_id', 'click_keys', 'click_time'],
-  ] as const) {
-    for (const partition of await listPartitions(trx, table)) {
-      if (partition.upper === undefined || partition.lower === undefined || partition.upper > before) continue;
-      const part = sql.table(partition.name);
-      const waiting = await sql<{ one: number }>`
-        select 1 as one from rollup_queue where id in (select id from ${part})
-        ${
-          table === 'clicks'
-            ? sql`union all select 1 from touchpoints join rollup_queue on rollup_queue.id = touchpoints.conversion_id where touchpoints.click_id in (select id from ${part})
-              union all select 1 from touchpoints join refunds on refunds.conversion_id = touchpoints.conversion_id join rollup_queue on rollup_queue.id = refunds.id where touchpoints.click_id in (select id from ${part})`
-            : sql`union all select 1 from refunds join rollup_queue on rollup_queue.id = refunds.id where refunds.conversion_id in (select id from ${part})`
-        }
-        limit 1`.execute(trx);
-      if (waiting.rows.length > 0) continue;
-      const counted = await sql<{ n: number }>`select count(*) as n from ${part}`.execute(trx);
-      await sql`delete from touchpoints where ${sql.ref(idColumn)} in (select id from ${part})`.execute(trx);
-      if (table === 'conversions') {
-        await sql`delete from capi_outbox where conversion_id in (select id from ${part})`.execute(trx);
-        await sql`delete from capi_outbox where conversion_id in (select id from refunds where conversion_id in (select id from ${part}))`.execute(
-          trx,
-        );
-        await sql`delete from refunds where conversion_id in (select id from ${part})`.execute(trx);
-        await sql`delete from destination_jobs where conversion_id in (select id from ${part})`.execute(trx);
-      } else {
-        // The month's other click ids (gclid, ttclid, …): exactly those of its clicks, by click time.
-        await sql`delete from click_ids where click_time >= ${partition.lower} and click_time < ${partition.upper}`.execute(trx);
-      }
-      // The month's keys: exactly those in its time range (rows outside every month are in the default partition).
-      await sql`delete from ${sql.table(keys)} where ${sql.ref(timeColumn)} >= ${partition.lower} and ${sql.ref(timeColumn)} < ${partition.upper}`.execute(
-        trx,
-      );
-      await sql`drop table ${part}`.execute(trx);
-      const n = Number(counted.rows[0]?.n ?? 0);
-      return table === 'clicks' ? { clicks: n, conversions: 0 } : { clicks: 0, conversions: n };
-    }
-  }
-  return undefined;
 }

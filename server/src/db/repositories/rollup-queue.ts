@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
-import { isPostgres } from '../dialect.js';
+import { engineOf } from '../engine.js';
 import { prepared } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type { ClicksTable } from '../schema.js';
@@ -144,9 +144,9 @@ export async function bumpQueuedMany(trx: Writer, ids: string[]): Promise<Set<st
 
 /** Queues every click, conversion and refund of a store again (its rollups are being rebuilt). */
 export async function requeueStore(trx: Writer, storeId: string): Promise<void> {
-  // PostgreSQL: a store of a million events takes longer than a request's 4 s statement bound;
-  // this one rare rebuild may take its time (on SQLite nothing bounds a statement).
-  if (isPostgres(trx)) await sql`set local statement_timeout = '10min'`.execute(trx);
+  // A store of a million events takes longer than a request's statement bound (PostgreSQL's
+  // 4 s): this one rare rebuild may take its time.
+  await engineOf(trx).locks.allowLongStatements(trx, 10);
   for (const [table, kind] of [
     ['clicks', 'click'],
     ['conversions', 'conversion'],
@@ -168,11 +168,10 @@ export async function requeueStore(trx: Writer, storeId: string): Promise<void> 
 
 /**
  * Locks a conversion row until the transaction ends, so that two changes of its attribution on
- * two instances take turns (each reads the state the other left). SQLite has one writer: nothing to do.
+ * two instances take turns (each reads the state the other left); SQLite has one writer and takes no lock.
  */
 export async function lockConversion(trx: Writer, id: string): Promise<void> {
-  if (!isPostgres(trx)) return;
-  await trx.selectFrom('conversions').select('id').where('id', '=', id).forUpdate().execute();
+  await trx.selectFrom('conversions').select('id').where('id', '=', id).$call(engineOf(trx).locks.forUpdate).execute();
 }
 
 const DIMENSION_COLUMNS = [

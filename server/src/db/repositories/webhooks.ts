@@ -1,19 +1,8 @@
 import { sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
 import { rowLimit } from '../row-limit.js';
-import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable } from '../schema.js';
+import type { WebhookDeliveriesTable, WebhookEventRow, WebhookMessagesTable, WebhooksTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
-
-/** An event to fan out to the endpoints that subscribe to it (one outbox row each). */
-export interface WebhookEventRow {
-  event_id: string;
-  account_id: string;
-  /** The event's mode; null for configuration (`store.updated`), which endpoints of both modes get. */
-  livemode: number | null;
-  event_type: string;
-  payload: string;
-  created_at: number;
-}
 
 export async function insertWebhook(db: Writer, row: WebhooksTable): Promise<void> {
   await db.insertInto('webhooks').values(row).execute();
@@ -57,6 +46,8 @@ export async function deleteWebhook(db: Writer, accountId: string, livemode: num
   await db.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).execute();
   return true;
 }
+
+export type { WebhookEventRow };
 
 /**
  * Writes one outbox row per enabled endpoint of the account that subscribes to the event, in

@@ -13,10 +13,11 @@ import {
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import SqliteDriver from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import { makePrivateDir, touchPrivateFile } from '../../data-dir.js';
 import { BackupError, type BackupResult, type RestoreResult } from '../database.js';
 import { checkSchema, SchemaError } from '../migrations/index.js';
+import { SqliteEngineDialect } from './engine.js';
 
 /** The database file in DATA_DIR (database.ts opens the same name). */
 const DB_FILE = 'waytrack.db';
@@ -60,7 +61,7 @@ async function checkRestorable(raw: SqliteDriver.Database, file: string): Promis
   if (verdict !== 'ok') throw new BackupError(`${file} is damaged (SQLite's quick_check says: ${String(verdict)})`);
   const hasMigrations = raw.prepare("select 1 from sqlite_master where type = 'table' and name = 'kysely_migration'").get();
   if (!hasMigrations) throw new BackupError(`${file} is not a Waytrack database (it has no migration table)`);
-  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: raw }) });
+  const db = new Kysely<unknown>({ dialect: new SqliteEngineDialect({ database: raw }) });
   try {
     await checkSchema(db);
   } catch (error) {

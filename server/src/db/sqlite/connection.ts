@@ -1,7 +1,8 @@
 import type SqliteDriver from 'better-sqlite3';
-import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely';
+import { Kysely, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import { testMaxPageCount } from '../../crash-point.js';
 import type { DB } from '../schema.js';
+import { SqliteEngineDialect } from './engine.js';
 
 const STATEMENT_CACHE_SIZE = 2000;
 
@@ -44,5 +45,5 @@ export function configure(raw: SqliteDriver.Database): void {
 
 export function sqliteKysely(raw: SqliteDriver.Database): Kysely<DB> {
   configure(raw);
-  return new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
+  return new Kysely<DB>({ dialect: new SqliteEngineDialect({ database: withStatementCache(raw) }) });
 }

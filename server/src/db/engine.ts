@@ -1,0 +1,198 @@
+import type { CreateTableBuilder, DialectAdapter, Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
+import type { Reader, Writer } from './database.js';
+import type {
+  CapiOutboxTable,
+  ClicksTable,
+  ConversionsTable,
+  DestinationJobsTable,
+  TouchpointsTable,
+  WebhookEventRow,
+} from './schema.js';
+
+/**
+ * What each engine does its own way, one interface per concern. db/sqlite/engine.ts and
+ * db/postgres/engine.ts each implement `Engine` (a class per concern in db/sqlite/, db/postgres/); the engine's code attaches its `Engine` to the
+ * Kysely dialect's adapter when it opens the database (the adapter is the one object Kysely hands
+ * on to every transaction and connection it makes), so a repository reaches its engine's
+ * statements through the `Reader` or `Writer` it was given, with `engineOf(db)`, and never asks
+ * which engine that is.
+ */
+export interface Engine {
+  locks: Locks;
+  clicks: ClickStatements;
+  conversions: ConversionStatements;
+  evidence: EvidenceStatements;
+  json: JsonStatements;
+  retention: RetentionStatements;
+  migrations: MigrationHooks;
+}
+
+/** The adapter of a dialect that db/sqlite or db/postgres made: it carries its engine. */
+export interface EngineAdapter extends DialectAdapter {
+  readonly engine: Engine;
+}
+
+/** The statements of the engine `db` runs on (attached by the engine when it opened the database). */
+export function engineOf(db: Reader | Kysely<unknown>): Engine {
+  const adapter = (db as unknown as { getExecutor(): { adapter: Partial<EngineAdapter> } }).getExecutor().adapter;
+  if (!adapter.engine) throw new Error('a query builder not opened by db/sqlite or db/postgres: its adapter carries no engine');
+  return adapter.engine;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a select of any table and columns
+type Select = SelectQueryBuilder<any, any, any>;
+
+/**
+ * Row locks of a read inside a write. PostgreSQL takes them (`FOR UPDATE`, `SKIP LOCKED`); SQLite
+ * has no row locks and needs none: its writes are serialized, so the query runs as it is.
+ * `forUpdate` and `claim` use no `this`: a query passes them on, `.$call(engineOf(db).locks.claim)`.
+ */
+export interface Locks {
+  /** The rows read stay locked until the transaction ends: two writers of one row take turns. */
+  forUpdate<Q extends Select>(query: Q): Q;
+  /** A claim: the rows read are locked, and rows another transaction holds are skipped (never waited for). */
+  claim<Q extends Select>(query: Q): Q;
+  /** This transaction's statements may run up to `minutes` (a rare long job; PostgreSQL bounds each statement). */
+  allowLongStatements(trx: Writer, minutes: number): Promise<void>;
+}
+
+/** A click as stored, and whether it was there before (the same fbclid tracked again). */
+export interface StoredClick {
+  row: ClicksTable;
+  duplicate: boolean;
+}
+
+/** The clicks' dedup key (store, mode, fbclid): the table's own unique key on SQLite, `click_keys` on PostgreSQL. */
+export interface ClickStatements {
+  /**
+   * Each click inserted with its rollup queue row unless (store, mode, fbclid) is stored; answers
+   * in order what inserting them one after the other would have (a later click of one key is a
+   * duplicate of the earlier).
+   */
+  insertOnce(db: Writer, clicks: ClicksTable[]): Promise<StoredClick[]>;
+  /** The click of (store, mode, fbclid). */
+  byFbclid(db: Reader, storeId: string, livemode: number, fbclid: string): Promise<ClicksTable | undefined>;
+  /** Deletes what the engine keeps of these expiring clicks' keys apart from the clicks (before: their cutoff). */
+  deleteKeys(trx: Writer, before: number, clickIds: string[]): Promise<void>;
+}
+
+/** A conversion's dedup key. */
+export type ConversionKey = { storeId: string; livemode: number; eventType: string; orderId: string };
+
+/** A conversion to record: its row, its touchpoints, and its delivery jobs. */
+export interface ConversionRecord {
+  conversion: ConversionsTable;
+  touchpoints: TouchpointsTable[];
+  /** Its Meta delivery job, when it is forwarded to Meta. */
+  delivery?: CapiOutboxTable;
+  /** Delivery jobs of the other destinations (Google Ads, TikTok, …), api.md §8. */
+  jobs?: DestinationJobsTable[];
+  /** Its `conversion.attributed` webhook event (api.md §9), written to the webhook outbox with it. */
+  webhook?: WebhookEventRow;
+}
+
+/** The conversions' dedup key (store, mode, eventType, orderId): the table's own on SQLite, `conversion_keys` on PostgreSQL. */
+export interface ConversionStatements {
+  /**
+   * Inserts the conversion unless its key is stored, and with it its touchpoints, its rollup
+   * queue row, its delivery jobs and webhook messages; true when it was inserted. A unique key
+   * decides, never a prior read.
+   */
+  recordOnce(db: Writer, record: ConversionRecord): Promise<boolean>;
+  byKey(db: Reader, key: ConversionKey): Promise<ConversionsTable | undefined>;
+  /** The id and time of the conversion of a key. */
+  idOfKey(db: Reader, key: ConversionKey): Promise<{ id: string; eventTime: number } | undefined>;
+  /** Up to `limit` conversions of an order (one per event type). */
+  ofOrder(
+    db: Reader,
+    order: { storeId: string; livemode: number; orderId: string },
+    limit: number,
+  ): Promise<{ id: string; eventType: string; eventTime: number }[]>;
+  /** Deletes what the engine keeps of these expiring conversions' keys apart from the conversions. */
+  deleteKeys(trx: Writer, before: number, conversionIds: string[]): Promise<void>;
+}
+
+export interface CandidateScope {
+  storeId: string;
+  livemode: number;
+  /** Click-time bounds, inclusive. */
+  from: number;
+  to: number;
+}
+
+/** What the clicks that may explain a conversion are looked up by (absent signals left out). */
+export interface EvidenceLookup {
+  accountId: string;
+  /** Store, mode and the click-time bounds of the signal lookups. */
+  scope: CandidateScope;
+  clickId?: string;
+  /** Looked up by key: each names at most one click. */
+  fbclids: string[];
+  fingerprint?: string;
+  /** Values of the clicks' derived fingerprint (at most two: the fingerprint, the IP and user agent hash). */
+  derivedFingerprints: string[];
+  ipAddress?: string;
+  /** Earlier attributed conversions of the store and mode sharing a hashed email or phone. */
+  identity: { emailHash?: string; phoneHash?: string; before: number; excludeId?: string };
+  /** Per signal value, at most this many of the most recent matching clicks. */
+  limit: number;
+}
+
+/** The columns of a click that attribution reads (the rest of its row is not fetched on PostgreSQL). */
+export type EvidenceClick = Pick<
+  ClicksTable,
+  | 'id'
+  | 'fbclid'
+  | 'store_id'
+  | 'livemode'
+  | 'click_time'
+  | 'is_bot'
+  | 'fingerprint'
+  | 'derived_fingerprint'
+  | 'ip_address'
+  | 'user_agent'
+>;
+
+export interface EvidenceClicks {
+  /** Every click found, once per lookup that found it (at least the columns attribution reads). */
+  clicks: EvidenceClick[];
+  /** Clicks the identity-linked conversions were attributed to. */
+  identityClickIds: string[];
+}
+
+export interface EvidenceStatements {
+  /** The clicks that may explain a conversion: each an index-backed lookup of one exact key. */
+  clicks(db: Reader, lookup: EvidenceLookup): Promise<EvidenceClicks>;
+}
+
+export interface JsonStatements {
+  /** The text at `json`'s `key`.`field` (null when absent). */
+  field(json: RawBuilder<unknown>, key: string, field: string): RawBuilder<string | null>;
+}
+
+export interface Deleted {
+  clicks: number;
+  conversions: number;
+}
+
+export interface RetentionStatements {
+  /**
+   * Deletes, before retention goes row by row, what the engine can drop whole: on PostgreSQL the
+   * months of events wholly before `before` (with their dependants), on SQLite nothing.
+   */
+  dropWhole(trx: Writer, before: number): Promise<Deleted>;
+}
+
+/** The engine's part of the migrations that differ between engines (db/migrations). */
+export interface MigrationHooks {
+  /** The schema of Kysely's migration table: PostgreSQL's connection's own (several may share a database). */
+  migrationTableSchema(db: Kysely<unknown>): Promise<string | undefined>;
+  /** `table` stored in its primary key's order where the engine can (SQLite: `without rowid`). */
+  clusteredOnKey<T extends string, C extends string>(table: CreateTableBuilder<T, C>): CreateTableBuilder<T, C>;
+  /** 0005: queues the events 0004's rowid watermarks had not reached (an existing embedded database). */
+  queueUnfolded(db: Kysely<unknown>): Promise<void>;
+  /** 0007: event tables partitioned by month, their keys in key tables (PostgreSQL only). */
+  partitionEvents(db: Kysely<unknown>): Promise<void>;
+  /** 0019: `destination_jobs` keyed by (conversion, destination, job_key); `capi_outbox` keyed without a foreign key. */
+  rekeyForRefunds(db: Kysely<unknown>): Promise<void>;
+}

@@ -1,0 +1,125 @@
+import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
+import type { MigrationHooks } from '../engine.js';
+import { createPartitions, monthStart, PARTITIONED, type PartitionedTable } from './partitions.js';
+
+/** PostgreSQL's part of the migrations that differ between engines (db/migrations). */
+export class PostgresMigrations implements MigrationHooks {
+  /** Several schemas of one database may each hold a Waytrack: the bookkeeping is the connection's schema's. */
+  async migrationTableSchema(db: Kysely<unknown>): Promise<string | undefined> {
+    const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+    return rows[0]?.schema;
+  }
+
+  clusteredOnKey<T extends string, C extends string>(table: CreateTableBuilder<T, C>): CreateTableBuilder<T, C> {
+    return table;
+  }
+
+  /** 0004's rowid watermarks were the embedded database's only. */
+  async queueUnfolded(): Promise<void> {}
+
+  partitionEvents(db: Kysely<unknown>): Promise<void> {
+    return partitionEvents(db);
+  }
+
+  /** A primary key changes in place; `capi_outbox` lost its foreign key to `conversions` in 0007. */
+  async rekeyForRefunds(db: Kysely<unknown>): Promise<void> {
+    await sql`alter table destination_jobs add column job_key text not null default ''`.execute(db);
+    await sql`alter table destination_jobs add column kind text not null default 'conversion'`.execute(db);
+    await sql`alter table destination_jobs drop constraint destination_jobs_pk`.execute(db);
+    await sql`alter table destination_jobs add constraint destination_jobs_pk primary key (conversion_id, destination, job_key)`.execute(
+      db,
+    );
+  }
+}
+
+/** Months of existing history that get partitions of their own; anything older goes to the default one. */
+const HISTORY_MONTHS = 36;
+
+/**
+ * Migration 0007: clicks and conversions become tables range-partitioned by month of their
+ * event time (db/postgres/partitions.ts), so that retention drops whole months.
+ *
+ * What a partitioned table cannot have, and what replaces it:
+ * - A unique constraint without the partition key: the dedup keys (store, mode, fbclid) and
+ *   (store, mode, eventType, orderId) move to two unpartitioned tables, `click_keys` and
+ *   `conversion_keys`, each row naming its event and the event's time. A writer inserts the key
+ *   first; the key's primary key decides which of two concurrent writers stores the event
+ *   (db/postgres/clicks.ts, conversions.ts), and a duplicate is read by id and time, from its
+ *   one partition. (Looking an fbclid up in the partitioned table itself probes, and plans
+ *   for, every month: that halved click ingest.)
+ * - A primary key on `id` alone: it becomes (id, time); ids stay unique (they are generated).
+ * - Foreign keys pointing at them (touchpoints → clicks/conversions, capi_outbox →
+ *   conversions): dropped; retention deletes those rows itself before dropping a month.
+ */
+async function partitionEvents(db: Kysely<unknown>): Promise<void> {
+  const now = Date.now();
+  let from = monthStart(now, -3); // clicks may be reported up to 90 days late
+  for (const { table, column } of PARTITIONED) {
+    const { rows } = await sql<{
+      oldest: number | null;
+    }>`select min(${sql.ref(column)}) as oldest from ${sql.table(table)}`.execute(db);
+    const oldest = rows[0]?.oldest;
+    if (oldest !== null && oldest !== undefined)
+      from = Math.min(from, Math.max(monthStart(Number(oldest)), monthStart(now, -HISTORY_MONTHS)));
+  }
+
+  const indexes = new Map<PartitionedTable, { name: string; definition: string }[]>();
+  for (const { table, column } of PARTITIONED) {
+    const { rows } = await sql<{ name: string; definition: string }>`
+      select indexname as name, indexdef as definition from pg_indexes
+      where schemaname = current_schema() and tablename = ${table}`.execute(db);
+    indexes.set(table, rows);
+    const old = `${table}_unpartitioned`;
+    await sql`alter table ${sql.table(table)} rename to ${sql.id(old)}`.execute(db);
+    await sql`create table ${sql.table(table)} (like ${sql.table(old)} including defaults) partition by range (${sql.ref(column)})`.execute(
+      db,
+    );
+    await sql`create table ${sql.id(`${table}_pdefault`)} partition of ${sql.table(table)} default`.execute(db);
+  }
+  await createPartitions(db, from, now);
+
+  for (const { table, column } of PARTITIONED) {
+    const old = `${table}_unpartitioned`;
+    await sql`insert into ${sql.table(table)} select * from ${sql.table(old)}`.execute(db);
+    // Drops the foreign keys that point at it, too (touchpoints, capi_outbox).
+    await sql`drop table ${sql.table(old)} cascade`.execute(db);
+    await sql`alter table ${sql.table(table)} add constraint ${sql.id(`${table}_pkey`)} primary key (id, ${sql.ref(column)})`.execute(
+      db,
+    );
+    for (const index of indexes.get(table) ?? []) {
+      // The dedup keys live in their key tables (below).
+      if (index.name === `${table}_pkey` || index.name === `${table}_dedup`) continue;
+      await sql.raw(index.definition).execute(db);
+    }
+  }
+
+  await db.schema
+    .createTable('click_keys')
+    .addColumn('store_id', 'text', (c) => c.notNull())
+    .addColumn('livemode', 'integer', (c) => c.notNull())
+    .addColumn('fbclid', 'text', (c) => c.notNull())
+    .addColumn('click_id', 'text', (c) => c.notNull())
+    .addColumn('click_time', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('click_keys_pk', ['store_id', 'livemode', 'fbclid'])
+    .execute();
+  await sql`insert into click_keys select store_id, livemode, fbclid, id, click_time from clicks`.execute(db);
+  // Retention deletes the keys of a dropped month by time.
+  await db.schema.createIndex('click_keys_time').on('click_keys').column('click_time').execute();
+
+  await db.schema
+    .createTable('conversion_keys')
+    .addColumn('store_id', 'text', (c) => c.notNull())
+    .addColumn('livemode', 'integer', (c) => c.notNull())
+    .addColumn('event_type', 'text', (c) => c.notNull())
+    .addColumn('order_id', 'text', (c) => c.notNull())
+    .addColumn('conversion_id', 'text', (c) => c.notNull())
+    .addColumn('event_time', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('conversion_keys_pk', ['store_id', 'livemode', 'event_type', 'order_id'])
+    .execute();
+  await sql`insert into conversion_keys select store_id, livemode, event_type, order_id, id, event_time from conversions`.execute(
+    db,
+  );
+  await db.schema.createIndex('conversion_keys_time').on('conversion_keys').column('event_time').execute();
+  // The foreign keys from touchpoints and capi_outbox to the two tables are gone with `cascade`;
+  // touchpoints keep their own primary key, and capi_outbox its own.
+}

@@ -1,0 +1,48 @@
+import { type RawBuilder, SqliteAdapter, SqliteDialect, sql } from 'kysely';
+import type { Deleted, Engine, EngineAdapter, JsonStatements, Locks, RetentionStatements } from '../engine.js';
+import { SqliteClicks } from './clicks.js';
+import { SqliteConversions } from './conversions.js';
+import { SqliteEvidence } from './evidence.js';
+import { SqliteMigrations } from './migrations.js';
+
+/** No row locks: SQLite's writes are serialized (one writer, group commit). Nothing bounds a statement. */
+class SqliteLocks implements Locks {
+  forUpdate = <Q>(query: Q): Q => query;
+  claim = <Q>(query: Q): Q => query;
+  async allowLongStatements(): Promise<void> {}
+}
+
+class SqliteJson implements JsonStatements {
+  field(json: RawBuilder<unknown>, key: string, field: string): RawBuilder<string | null> {
+    return sql<string | null>`json_extract(${json}, ${sql.lit(`$.${key}.${field}`)})`;
+  }
+}
+
+/** The tables are not partitioned: retention deletes row by row. */
+class SqliteRetention implements RetentionStatements {
+  async dropWhole(): Promise<Deleted> {
+    return { clicks: 0, conversions: 0 };
+  }
+}
+
+/** SQLite's statements (db/engine.ts). */
+export const sqliteEngine: Engine = {
+  locks: new SqliteLocks(),
+  clicks: new SqliteClicks(),
+  conversions: new SqliteConversions(),
+  evidence: new SqliteEvidence(),
+  json: new SqliteJson(),
+  retention: new SqliteRetention(),
+  migrations: new SqliteMigrations(),
+};
+
+export class SqliteEngineAdapter extends SqliteAdapter implements EngineAdapter {
+  readonly engine = sqliteEngine;
+}
+
+/** Kysely's SQLite dialect whose adapter carries `sqliteEngine` into every transaction. */
+export class SqliteEngineDialect extends SqliteDialect {
+  override createAdapter(): SqliteEngineAdapter {
+    return new SqliteEngineAdapter();
+  }
+}
