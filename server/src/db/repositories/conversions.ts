@@ -3,9 +3,8 @@ import { type Reader, type Writer, writeJob } from '../database.js';
 import { isPostgres } from '../dialect.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
-import type { CapiOutboxTable, ConversionsTable, DestinationJobsTable, TouchpointsTable } from '../schema.js';
+import type { ConversionsTable, DestinationJobsTable, TouchpointsTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
-import { insertOutboxJob } from './outbox.js';
 import { type ForwardingFilter, forwardingCondition } from './reconciliation.js';
 import { enqueueForRollups } from './rollup-queue.js';
 import { fanOut, type WebhookEventRow } from './webhooks.js';
@@ -53,12 +52,11 @@ const insertConversion = prepared((db, row: ConversionsTable) =>
 
 const insertTouchpoint = prepared((db, row: TouchpointsTable) => db.insertInto('touchpoints').values(row));
 
-/** A conversion to record: its row, its touchpoints, and its delivery job when it is forwarded to Meta. */
+/** A conversion to record: its row, its touchpoints, and its delivery jobs. */
 export interface ConversionRecord {
   conversion: ConversionsTable;
   touchpoints: TouchpointsTable[];
-  delivery?: CapiOutboxTable;
-  /** Delivery jobs of the other destinations (Google Ads, TikTok, …), api.md §8. */
+  /** Its delivery jobs (the outbox): Meta's and the other destinations' (Google Ads, TikTok, …), api.md §8. */
   jobs?: DestinationJobsTable[];
   /** Its `conversion.attributed` webhook event (api.md §9), written to the webhook outbox with it. */
   webhook?: WebhookEventRow;
@@ -76,7 +74,7 @@ export async function recordConversionOnce(
   db: Writer,
   record: ConversionRecord,
 ): Promise<{ row: ConversionsTable; duplicate: boolean }> {
-  const { conversion, touchpoints, delivery } = record;
+  const { conversion, touchpoints } = record;
   const inserted = isPostgres(db)
     ? await recordConversionByKey(db, record)
     : Number((await insertConversion(db, conversion)).numAffectedRows ?? 0n) > 0;
@@ -94,7 +92,6 @@ export async function recordConversionOnce(
   if (!isPostgres(db)) {
     for (const touchpoint of touchpoints) await insertTouchpoint(db, touchpoint);
     await enqueueForRollups(db, 'conversion', [conversion]);
-    if (delivery) await insertOutboxJob(db, delivery);
     if (record.jobs?.length) await db.insertInto('destination_jobs').values(record.jobs).execute();
     if (record.webhook) await fanOut(db, record.webhook);
   }
@@ -117,11 +114,10 @@ export const RECORD_CONVERSION = writeJob('recordConversionOnce', recordConversi
  * writes nothing. True when this conversion was inserted.
  */
 async function recordConversionByKey(db: Writer, record: ConversionRecord): Promise<boolean> {
-  const { conversion, touchpoints, delivery } = record;
+  const { conversion, touchpoints } = record;
   const parameters = [
     JSON.stringify(conversion),
     JSON.stringify(touchpoints),
-    ...(delivery ? [JSON.stringify(delivery)] : []),
     ...(record.jobs?.length ? [JSON.stringify(record.jobs)] : []),
     ...(record.webhook ? [JSON.stringify(record.webhook)] : []),
   ];
@@ -138,7 +134,7 @@ async function recordConversionByKey(db: Writer, record: ConversionRecord): Prom
 const recordStatements = new Map<string, CompiledQuery>();
 
 function recordStatementFor(db: Writer, record: ConversionRecord, parameters: string[]): CompiledQuery {
-  const shape = `${Object.keys(record.conversion)}|${record.delivery ? Object.keys(record.delivery) : '-'}|${record.jobs?.length ? 'jobs' : '-'}|${record.webhook ? 'webhook' : '-'}`;
+  const shape = `${Object.keys(record.conversion)}|${record.jobs?.length ? 'jobs' : '-'}|${record.webhook ? 'webhook' : '-'}`;
   let compiled = recordStatements.get(shape);
   if (!compiled) {
     compiled = recordStatement(record).compile(db);
@@ -151,16 +147,9 @@ function recordStatementFor(db: Writer, record: ConversionRecord, parameters: st
   return compiled;
 }
 
-function recordStatement({ conversion, touchpoints, delivery, jobs, webhook }: ConversionRecord) {
+function recordStatement({ conversion, touchpoints, jobs, webhook }: ConversionRecord) {
   const columnsOf = (row: object) => sql.join(Object.keys(row).map((c) => sql.ref(c)));
   const columns = columnsOf(conversion);
-  const outbox = delivery
-    ? sql`, outbox as (
-      insert into capi_outbox (${columnsOf(delivery)})
-      select ${columnsOf(delivery)} from json_populate_record(null::capi_outbox, ${JSON.stringify(delivery)}::json)
-      where exists (select from conversion)
-    )`
-    : sql``;
   const destinationJobs = jobs?.length
     ? sql`, destination_job as (
       insert into destination_jobs
@@ -197,7 +186,7 @@ function recordStatement({ conversion, touchpoints, delivery, jobs, webhook }: C
       select conversion_id, click_id, signal, score, click_time
       from json_populate_recordset(null::touchpoints, ${JSON.stringify(touchpoints)}::json)
       where exists (select from conversion)
-    )${outbox}${destinationJobs}${webhookMessages}
+    )${destinationJobs}${webhookMessages}
     insert into rollup_queue (id, store_id, kind, version)
     select id, store_id, 'conversion', 0 from conversion
     returning id`;

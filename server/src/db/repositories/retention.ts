@@ -129,20 +129,12 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
   let conversions = 0;
   if (conversionIds.length > 0) {
     await trx.deleteFrom('touchpoints').where('conversion_id', 'in', conversionIds).execute();
-    await trx.deleteFrom('capi_outbox').where('conversion_id', 'in', conversionIds).execute();
     await trx.deleteFrom('destination_jobs').where('conversion_id', 'in', conversionIds).execute();
     // None was queued when selected; on PostgreSQL a rebuild committed since may have queued it.
     await trx.deleteFrom('rollup_queue').where('id', 'in', conversionIds).execute();
     await trx
       .deleteFrom('rollup_queue')
       .where('id', 'in', (eb) =>
-        eb.selectFrom('refunds').select('refunds.id').where('refunds.conversion_id', 'in', conversionIds),
-      )
-      .execute();
-    // A refund's Meta event is a capi job keyed by the refund (capi/refund-event.ts).
-    await trx
-      .deleteFrom('capi_outbox')
-      .where('conversion_id', 'in', (eb) =>
         eb.selectFrom('refunds').select('refunds.id').where('refunds.conversion_id', 'in', conversionIds),
       )
       .execute();
@@ -204,10 +196,6 @@ async function dropExpiredMonth(trx: Writer, before: number): Promise<Deleted | 
       const counted = await sql<{ n: number }>`select count(*) as n from ${part}`.execute(trx);
       await sql`delete from touchpoints where ${sql.ref(idColumn)} in (select id from ${part})`.execute(trx);
       if (table === 'conversions') {
-        await sql`delete from capi_outbox where conversion_id in (select id from ${part})`.execute(trx);
-        await sql`delete from capi_outbox where conversion_id in (select id from refunds where conversion_id in (select id from ${part}))`.execute(
-          trx,
-        );
         await sql`delete from refunds where conversion_id in (select id from ${part})`.execute(trx);
         await sql`delete from destination_jobs where conversion_id in (select id from ${part})`.execute(trx);
       } else {
