@@ -4,6 +4,7 @@ import type { Forwarder } from '../capi/forwarding.js';
 import type { Database } from '../db/database.js';
 import { claimJobs, dueJobGroups, type JobGroup, nextJobDueAt } from '../db/repositories/destinations.js';
 import type { DestinationJobsTable } from '../db/schema.js';
+import { OutboxLoop } from '../outbox-loop.js';
 import type { SecretBox } from '../secrets.js';
 import type { DestinationEnv, Sender } from './adapter.js';
 import { type DeliveryContext, deliverBatch } from './delivery.js';
@@ -79,26 +80,22 @@ const groupKey = (g: JobGroup) => `${g.store_id}\n${g.destination}\n${g.livemode
  * kind, route) it sends batches up to the platform's limit, at most `maxInFlightPerGroup` at a
  * time, and records each job's outcome (delivery.ts): an acknowledgement once, whoever holds the
  * lease; a retry with exponential backoff and jitter; a refusal as `failed` with the platform's
- * message. A request for a Meta conversion may wait for its first attempt (sync waiters).
+ * message. A request for a Meta conversion may wait for its first attempt (sync waiters). The
+ * claim loop itself (wake, poll, requests in flight, stop) is the one the webhooks share
+ * (outbox-loop.ts).
  */
 export class Dispatcher implements Forwarder {
   /** Lease owner id: unique per dispatcher, so a restarted process never mistakes old leases for its own. */
   readonly owner = `dispatcher_${randomBytes(8).toString('hex')}`;
   private readonly tuning: DispatcherTuning;
   private readonly log: DispatcherLog;
-  private running = false;
-  private pumping = false;
-  private again = false;
-  private wakeScheduled = false;
+  private readonly loop: OutboxLoop;
   /** The last look left due jobs behind for want of a free request slot; a finishing request wakes us. */
   private saturated = false;
-  private timer: NodeJS.Timeout | undefined;
-  private active = 0;
   private readonly groupLoad = new Map<string, number>();
   /** Jobs this process enqueued (already claimed for us in the database), waiting to be sent. */
   private readonly ready = new Map<string, { group: JobGroup; jobs: DestinationJobsTable[] }>();
   private readyCount = 0;
-  private readonly inFlight = new Set<Promise<void>>();
   private readonly waiters = new DeliveryWaiters();
   private readonly context: DeliveryContext;
 
@@ -106,6 +103,22 @@ export class Dispatcher implements Forwarder {
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.log = options.log ?? SILENT;
     const { backoffBaseMs: base, backoffCapMs: cap, random, requestTimeoutMs, timeouts, leaseMs } = this.tuning;
+    this.loop = new OutboxLoop(
+      {
+        nextDueAt: () => nextJobDueAt(options.database.read),
+        look: (free) => this.look(free),
+        saturated: () => this.saturated,
+        pumpStarted: () => {
+          this.saturated = false;
+        },
+      },
+      {
+        maxInFlight: this.tuning.maxInFlight,
+        pollMs: this.tuning.pollMs,
+        log: this.log,
+        failedLook: 'Dispatcher could not read the outbox',
+      },
+    );
     this.context = {
       database: options.database,
       secrets: options.secrets,
@@ -120,7 +133,7 @@ export class Dispatcher implements Forwarder {
         const ceiling = Math.min(cap, base * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
         return Math.round(ceiling / 2 + random() * (ceiling / 2));
       },
-      running: () => this.running,
+      running: () => this.loop.isRunning,
       settled: (jobs, sent) => {
         const ids = jobs.filter((j) => j.kind === 'conversion').map((j) => j.conversion_id);
         this.waiters.settle(ids, sent);
@@ -130,9 +143,7 @@ export class Dispatcher implements Forwarder {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.wake();
+    this.loop.start();
   }
 
   /**
@@ -141,10 +152,7 @@ export class Dispatcher implements Forwarder {
    * Call before the database closes.
    */
   async stop(): Promise<void> {
-    this.running = false;
-    clearTimeout(this.timer);
-    while (this.pumping) await new Promise((resolve) => setImmediate(resolve));
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.loop.stop();
     const ready = [...this.ready.values()];
     this.ready.clear();
     this.readyCount = 0;
@@ -159,13 +167,13 @@ export class Dispatcher implements Forwarder {
    * Resolves once the dispatcher is not looking at the outbox (no look scheduled or running).
    * Tests queue a backlog after it, so that the look made at start does not take part of it.
    */
-  async settled(): Promise<void> {
-    while (this.pumping || this.wakeScheduled) await new Promise((resolve) => setImmediate(resolve));
+  settled(): Promise<void> {
+    return this.loop.settled();
   }
 
   reserve(jobs: DestinationJobsTable[]): void {
     // Bounded: past it, jobs are left to the database path.
-    if (!this.running || this.readyCount >= MAX_READY) return;
+    if (!this.loop.isRunning || this.readyCount >= MAX_READY) return;
     for (const job of jobs) {
       job.claimed_by = this.owner;
       job.next_attempt_at = job.created_at + this.tuning.leaseMs;
@@ -174,7 +182,7 @@ export class Dispatcher implements Forwarder {
 
   handoff(jobs: DestinationJobsTable[]): Promise<boolean> {
     for (const job of jobs) {
-      if (!this.running || job.claimed_by !== this.owner) continue;
+      if (!this.loop.isRunning || job.claimed_by !== this.owner) continue;
       const key = groupKey(job);
       const entry = this.ready.get(key) ?? { group: job, jobs: [] };
       entry.jobs.push(job);
@@ -189,12 +197,7 @@ export class Dispatcher implements Forwarder {
 
   /** Something may be due: look at the outbox soon (coalesced, so a burst of commits makes one look). */
   wake(): void {
-    if (!this.running || this.wakeScheduled) return;
-    this.wakeScheduled = true;
-    setImmediate(() => {
-      this.wakeScheduled = false;
-      void this.pump();
-    });
+    this.loop.wake();
   }
 
   awaitDelivery(conversionId: string): Promise<boolean> {
@@ -203,7 +206,7 @@ export class Dispatcher implements Forwarder {
     // everything recorded meanwhile in one batch.
     if (!this.saturated) this.wake();
     const waitMs = this.options.syncWaitMs;
-    if (!this.running || waitMs <= 0) return Promise.resolve(false);
+    if (!this.loop.isRunning || waitMs <= 0) return Promise.resolve(false);
     return this.waiters.wait(conversionId, waitMs);
   }
 
@@ -211,54 +214,38 @@ export class Dispatcher implements Forwarder {
     return Math.min(senderOf(destination)?.maxBatch ?? 100, this.tuning.maxBatch ?? Number.POSITIVE_INFINITY);
   }
 
-  private async pump(): Promise<void> {
-    if (!this.running) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
+  /** One look: the jobs handed over first, then due groups claimed from the database; true when more may be due. */
+  private async look(available: number): Promise<boolean> {
+    const free = available > 0 ? this.launchReady(available) : available;
+    if (free <= 0) {
+      this.saturated = true;
+      return false;
     }
-    this.pumping = true;
-    this.saturated = false;
-    try {
-      do {
-        this.again = false;
-        let free = this.tuning.maxInFlight - this.active;
-        if (free > 0) free = this.launchReady(free);
-        if (free <= 0) {
-          this.saturated = true;
-          break;
-        }
-        const now = Date.now();
-        const due = await nextJobDueAt(this.options.database.read);
-        if (due === undefined || due > now) break; // idle: no write transaction at all
-        const claimed = await this.options.database.write(async (trx) => {
-          const candidates = await dueJobGroups(trx, now, free + this.groupLoad.size);
-          const open = candidates.filter((g) => (this.groupLoad.get(groupKey(g)) ?? 0) < this.tuning.maxInFlightPerGroup);
-          if (open.length < candidates.length || open.length > free) this.saturated = true;
-          const batches: Array<{ group: JobGroup; jobs: DestinationJobsTable[] }> = [];
-          for (const group of open.slice(0, free)) {
-            const jobs = await claimJobs(trx, group, {
-              owner: this.owner,
-              now,
-              leaseUntil: now + this.tuning.leaseMs,
-              limit: this.batchOf(group.destination),
-            });
-            if (jobs.length > 0) batches.push({ group, jobs });
-          }
-          return batches;
+    const now = Date.now();
+    const due = await nextJobDueAt(this.options.database.read);
+    if (due === undefined || due > now) return false; // idle: no write transaction at all
+    const claimed = await this.options.database.write(async (trx) => {
+      const candidates = await dueJobGroups(trx, now, free + this.groupLoad.size);
+      const open = candidates.filter((g) => (this.groupLoad.get(groupKey(g)) ?? 0) < this.tuning.maxInFlightPerGroup);
+      if (open.length < candidates.length || open.length > free) this.saturated = true;
+      const batches: Array<{ group: JobGroup; jobs: DestinationJobsTable[] }> = [];
+      for (const group of open.slice(0, free)) {
+        const jobs = await claimJobs(trx, group, {
+          owner: this.owner,
+          now,
+          leaseUntil: now + this.tuning.leaseMs,
+          limit: this.batchOf(group.destination),
         });
-        for (const { group, jobs } of claimed) {
-          this.launch(group, jobs);
-          if (jobs.length === this.batchOf(group.destination)) this.again = true; // more of this group may be due
-        }
-        if (claimed.length > 0 && claimed.length === free) this.again = true;
-      } while (this.again && this.running);
-    } catch (error) {
-      this.log.error({ err: error }, 'Dispatcher could not read the outbox');
-    } finally {
-      this.pumping = false;
-      await this.scheduleNextLook();
+        if (jobs.length > 0) batches.push({ group, jobs });
+      }
+      return batches;
+    });
+    let more = claimed.length > 0 && claimed.length === free;
+    for (const { group, jobs } of claimed) {
+      this.launch(group, jobs);
+      if (jobs.length === this.batchOf(group.destination)) more = true; // more of this group may be due
     }
+    return more;
   }
 
   /**
@@ -287,43 +274,24 @@ export class Dispatcher implements Forwarder {
     return free;
   }
 
-  /** Sleeps until the next job falls due (retries, leases), at most pollMs. */
-  private async scheduleNextLook(): Promise<void> {
-    if (!this.running) return;
-    let delay = this.tuning.pollMs;
-    // Due jobs wait for a request slot: the request that frees it wakes us, no need to spin.
-    if (!this.saturated) {
-      try {
-        const next = await nextJobDueAt(this.options.database.read);
-        if (next !== undefined) delay = Math.min(delay, Math.max(next - Date.now(), 1));
-      } catch {
-        // Unreachable database: look again after pollMs.
-      }
-    }
-    if (!this.running) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), delay);
-    this.timer.unref();
-  }
-
   private launch(group: JobGroup, jobs: DestinationJobsTable[]): void {
     const key = groupKey(group);
-    this.active++;
     this.groupLoad.set(key, (this.groupLoad.get(key) ?? 0) + 1);
-    const run: Promise<void> = deliverBatch(this.context, group, jobs)
-      .catch((error: unknown) => {
+    this.loop.launch(
+      async () => {
+        try {
+          await deliverBatch(this.context, group, jobs);
+        } finally {
+          const load = (this.groupLoad.get(key) ?? 1) - 1;
+          if (load > 0) this.groupLoad.set(key, load);
+          else this.groupLoad.delete(key);
+          this.saturated = false;
+        }
+      },
+      (error) => {
         // Recording failed (database unreachable): the jobs stay leased and are taken again after the lease.
         this.log.error({ err: error, destination: group.destination, events: jobs.length }, 'Delivery could not be recorded');
-      })
-      .finally(() => {
-        this.active--;
-        const load = (this.groupLoad.get(key) ?? 1) - 1;
-        if (load > 0) this.groupLoad.set(key, load);
-        else this.groupLoad.delete(key);
-        this.inFlight.delete(run);
-        this.saturated = false;
-        this.wake();
-      });
-    this.inFlight.add(run);
+      },
+    );
   }
 }
