@@ -12,8 +12,13 @@
 // 3. Every destination: 10,000 conversions of a store with Meta, Google Ads and TikTok configured,
 //    a third with a gclid, a third with a ttclid, a third with both (Meta receives them all),
 //    delivered to local fakes of the Graph API, Google's OAuth + Ads API and TikTok's Events API
-//    answering in 50 ms. Timed from ready until nothing is pending for any destination.
-// Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ROUNDS (3).
+//    answering in 50 ms, all through the one outbox (destination_jobs). Timed from ready until
+//    nothing is pending for any destination. Then conversion latency at a fixed BENCH_ALL_RATE
+//    (default 500/s) for a store forwarding to Meta only and one forwarding to all three, every
+//    conversion carrying a gclid and a ttclid (same server, CAPI_SYNC_WAIT_MS=0, runs
+//    interleaved, BENCH_ROUNDS each).
+// Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ALL_RATE,
+// BENCH_ROUNDS (3); BENCH_ONLY_DELIVERY skips the latency runs.
 // Embedded SQLite only (it reads the outbox state from the database file).
 
 import { execFileSync } from 'node:child_process';
@@ -31,6 +36,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** The fixed request rate of the latency comparison: below saturation, where a p99 means something. */
 const RATE = Number(process.env.BENCH_RATE ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** The fixed request rate of the one-destination vs three-destinations comparison. */
+const ALL_RATE = Number(process.env.BENCH_ALL_RATE ?? 500);
 const PIXEL = '123456789012345';
 const TOKEN = 'EAAB-bench-token';
 
@@ -305,7 +312,7 @@ function cpuMs(pid) {
 }
 
 let order = 0;
-function conversionRun(url, headers, storeId, options = {}) {
+function conversionRun(url, headers, storeId, options = {}, clickIds = false) {
   return run({
     ...options,
     url: `${url}/v1/track/conversion`,
@@ -324,6 +331,7 @@ function conversionRun(url, headers, storeId, options = {}) {
             customerData: { email: `buyer-${order}@example.com`, country: 'US' },
             ipAddress: '203.0.113.9',
             userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
+            ...(clickIds && { gclid: `G-lat-${order}`, ttclid: `T-lat-${order}` }),
           }),
         }),
       },
@@ -393,6 +401,78 @@ async function latency(syncWaitMs, rounds) {
   }
 }
 
+/**
+ * Conversion latency at ALL_RATE for a store forwarding to Meta only vs one forwarding to Meta,
+ * Google Ads and TikTok (fakes answering at once), runs interleaved.
+ */
+async function latencyEveryDestination(rounds) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-lat-all-'));
+  const graph = await startFake(0);
+  const platforms = await startPlatformsFake(0);
+  const env = {
+    DATA_DIR: dataDir,
+    META_GRAPH_URL: graph.url,
+    GOOGLE_ADS_API_URL: platforms.url,
+    GOOGLE_OAUTH_TOKEN_URL: `${platforms.url}/token`,
+    TIKTOK_API_URL: platforms.url,
+    CAPI_SYNC_WAIT_MS: '0',
+    RATE_LIMIT_RPS: '1000000',
+    RATE_LIMIT_BURST: '1000000',
+  };
+  const server = await startServer(env);
+  try {
+    const account = JSON.parse(
+      execFileSync(process.execPath, [bin, 'account', 'create', '--email', 'lat-all@example.com', '--json'], {
+        env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+        encoding: 'utf8',
+      }),
+    );
+    const headers = { authorization: `Bearer ${account.keys.live}`, 'content-type': 'application/json' };
+    const api = async (method, url, body) => {
+      const res = await fetch(`${server.url}${url}`, { method, headers, body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+      return (await res.json()).data;
+    };
+    const makeStore = async () =>
+      (
+        await api('POST', '/v1/stores', {
+          name: 'Bench',
+          domain: 'bench.example.com',
+          platform: 'custom',
+          pixelId: PIXEL,
+          capiAccessToken: TOKEN,
+        })
+      ).id;
+    const one = await makeStore();
+    const all = await makeStore();
+    await api('PUT', `/v1/stores/${all}/destinations/google_ads`, {
+      customerId: '1234567890',
+      conversionAction: 'customers/1234567890/conversionActions/1',
+      developerToken: GOOGLE.developerToken,
+      oauth: { clientId: GOOGLE.clientId, clientSecret: GOOGLE.clientSecret, refreshToken: GOOGLE.refreshToken },
+    });
+    await api('PUT', `/v1/stores/${all}/destinations/tiktok`, { pixelCode: 'CBENCH12345678', accessToken: TIKTOK_TOKEN });
+    await conversionRun(server.url, headers, all, { duration: 3 }, true); // warm-up, not reported
+    const results = [];
+    for (let i = 0; i < rounds; i++) {
+      for (const [destinations, storeId] of [
+        ['one', one],
+        ['all', all],
+      ]) {
+        const cpu = cpuMs(server.child.pid);
+        const result = await conversionRun(server.url, headers, storeId, { overallRate: ALL_RATE }, true);
+        results.push({ destinations, cpuPerRequest: (cpuMs(server.child.pid) - cpu) / result.requests.total, ...result });
+      }
+    }
+    return { results, delivered: { meta: graph.acked.size, google: platforms.google.size, tiktok: platforms.tiktok.size } };
+  } finally {
+    await server.stop();
+    await graph.close();
+    await platforms.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function main() {
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // the bench talks to its own self-signed server on 127.0.0.1
   console.log(
@@ -422,6 +502,36 @@ async function main() {
       `recorded sent ${every.recordedMs.toFixed(0)} ms after the server was ready (target ≤ 5000 ms); ${every.requests} requests`,
   );
   if (process.env.BENCH_ONLY_DELIVERY) return;
+
+  const perDestinations = await latencyEveryDestination(ROUNDS);
+  console.log(
+    `\nPOST /v1/track/conversion at ${ALL_RATE} req/s fixed, Meta only vs Meta + Google Ads + TikTok (CAPI_SYNC_WAIT_MS=0, interleaved):`,
+  );
+  for (const r of perDestinations.results) {
+    console.log(
+      `  ${r.destinations === 'one' ? 'one destination   ' : 'three destinations'}  ${r.requests.average.toFixed(0).padStart(6)} req/s  ` +
+        `p50 ${r.latency.p50} ms  p90 ${r.latency.p90} ms  p99 ${r.latency.p99} ms  ` +
+        `server CPU ${(r.cpuPerRequest * 1000).toFixed(0)} µs/req  non-2xx ${r.non2xx}  errors ${r.errors}`,
+    );
+  }
+  const mean = (kind, f) => {
+    const of = perDestinations.results.filter((r) => r.destinations === kind).map(f);
+    return of.reduce((a, b) => a + b, 0) / of.length;
+  };
+  for (const [name, f] of [
+    ['p50', (r) => r.latency.p50],
+    ['p99', (r) => r.latency.p99],
+    ['CPU/request', (r) => r.cpuPerRequest],
+  ]) {
+    const one = mean('one', f);
+    const all = mean('all', f);
+    console.log(
+      `  mean ${name}: one ${one.toFixed(2)}, three ${all.toFixed(2)} (${(((all - one) / one) * 100).toFixed(1)} %; target ≤ +10 %)`,
+    );
+  }
+  console.log(
+    `  delivered during the runs: Meta ${perDestinations.delivered.meta}, Google Ads ${perDestinations.delivered.google}, TikTok ${perDestinations.delivered.tiktok}`,
+  );
 
   const { results } = await latency(0, ROUNDS);
   console.log('\nPOST /v1/track/conversion, CAPI_SYNC_WAIT_MS=0 (one server, runs interleaved):');

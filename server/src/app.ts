@@ -2,12 +2,11 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions, LogController } from 'fastify';
-import { Dispatcher, type DispatcherTuning } from './capi/dispatcher.js';
 import type { Config } from './config.js';
 import { dashboard } from './dashboard/plugin.js';
 import type { Database } from './db/database.js';
 import { getOrCreateSecret } from './db/repositories/settings.js';
-import { DestinationDispatcher, type DestinationTuning } from './destinations/dispatcher.js';
+import { Dispatcher, type DispatcherTuning } from './destinations/dispatcher.js';
 import { authenticate, KeyStore } from './http/auth.js';
 import { capConnectionsPerClient } from './http/connection-limits.js';
 import { answerError, registerErrorHandling, toApiError } from './http/error-handler.js';
@@ -47,10 +46,10 @@ import { WebhookDispatcher, type WebhookTuning } from './webhooks/dispatcher.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The Conversions API dispatcher of this app (started with it, stopped when it closes). */
+    /** The outbox dispatcher of every destination (started with the app, stopped when it closes). */
     forwarding: Dispatcher;
-    /** The dispatcher of every destination other than Meta (destinations/dispatcher.ts). */
-    destinations: DestinationDispatcher;
+    /** The same dispatcher (one outbox for Meta and the others), under the name it had for the others. */
+    destinations: Dispatcher;
     /** The webhooks-out dispatcher (webhooks/dispatcher.ts). */
     webhooks: WebhookDispatcher;
   }
@@ -64,12 +63,16 @@ declare module 'fastify' {
   }
 }
 
-/** Tests that shorten the Meta dispatcher's timings get the same for the other destinations. */
-function destinationTuningFrom(tuning: Partial<DispatcherTuning>): Partial<DestinationTuning> {
-  const { backoffBaseMs, backoffCapMs, pollMs, leaseMs, random } = tuning;
-  return Object.fromEntries(
-    Object.entries({ backoffBaseMs, backoffCapMs, pollMs, leaseMs, random }).filter(([, v]) => v !== undefined),
-  );
+/** The dispatcher's tuning from the two sets tests give (they named Meta's and the others' dispatchers before there was one). */
+function tuningOf(deps: AppDeps): Partial<DispatcherTuning> {
+  const { requestTimeoutMs: metaTimeout, ...forwarding } = deps.forwarding ?? {};
+  const { requestTimeoutMs: othersTimeout, ...destinations } = deps.destinations ?? {};
+  return {
+    ...destinations,
+    ...forwarding,
+    ...(othersTimeout !== undefined && { requestTimeoutMs: othersTimeout }),
+    ...(metaTimeout !== undefined && { timeouts: { meta: metaTimeout } }),
+  };
 }
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -112,10 +115,10 @@ export interface AppDeps {
   logger?: FastifyServerOptions['logger'];
   /** Seals secrets at rest; default: from SECRETS_KEY or the key file in DATA_DIR. */
   secrets?: SecretBox;
-  /** Dispatcher timings (tests shorten backoff, lease and polling to milliseconds). */
+  /** Dispatcher timings (tests shorten backoff, lease and polling to milliseconds); `requestTimeoutMs` is Meta's. */
   forwarding?: Partial<DispatcherTuning>;
-  /** Timings of the other destinations' dispatcher (tests shorten them too). */
-  destinations?: Partial<DestinationTuning>;
+  /** More timings of the same dispatcher (`forwarding` wins where both set one); `requestTimeoutMs` is the other platforms'. */
+  destinations?: Partial<DispatcherTuning>;
   /** Webhooks-out dispatcher timings and trusted CAs (tests shorten polling and trust their receiver). */
   webhooks?: Partial<WebhookTuning>;
   /** Connection limits (tests shorten the timeouts). */
@@ -201,27 +204,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const cursors = new CursorCodec(await getOrCreateSecret(database, 'cursor_secret'));
   const idem = idempotency(database);
   const secrets = deps.secrets ?? new SecretBox(loadSecretsKey(config));
+  // One dispatcher for every destination's outbox: it runs with the app, starts when the app is
+  // ready and stops on close, before the server closes the database (server.ts), so every
+  // attempt in flight is recorded.
   const forwarding = new Dispatcher({
     database,
     secrets,
-    graphUrl: config.metaGraphUrl,
-    graphVersion: config.metaGraphVersion,
+    env: config,
     syncWaitMs: config.capiSyncWaitMs,
     registry,
     log: app.log,
-    tuning: deps.forwarding,
+    tuning: tuningOf(deps),
   });
-  // The dispatcher runs with the app: it starts when the app is ready and stops on close,
-  // before the server closes the database (server.ts), so every attempt in flight is recorded.
-  const destinations = new DestinationDispatcher({
-    database,
-    secrets,
-    env: config,
-    registry,
-    log: app.log,
-    tuning: deps.destinations ?? (deps.forwarding && destinationTuningFrom(deps.forwarding)),
-  });
-  forwarding.destinationsQueued = () => destinations.wake();
+  const destinations = forwarding;
   const webhooks = new WebhookDispatcher({
     database,
     secrets,
@@ -235,12 +230,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('webhooks', webhooks);
   app.addHook('onReady', async () => {
     forwarding.start();
-    destinations.start();
     webhooks.start();
   });
   app.addHook('onClose', async () => {
     await forwarding.stop();
-    await destinations.stop();
     await webhooks.stop();
   });
   const webhookPolicy = { allowPrivate: config.webhooksAllowPrivate };

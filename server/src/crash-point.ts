@@ -13,8 +13,8 @@ import { writeSync } from 'node:fs';
  *               database file (and synced it); the log has not been restarted
  *   fold        analytics/rollups.ts — a rollup fold's deltas are written inside its write
  *               transaction, which is not committed
- *   forward     capi/dispatcher.ts — jobs are claimed (leased in the database) and their Graph
- *               API request is about to be sent
+ *   forward     destinations/delivery.ts — jobs are claimed (leased in the database) and their
+ *               request to the platform (Meta's Graph API, Google Ads, TikTok) is about to be sent
  *   shop-webhook  shops/webhooks.ts — a shop webhook's conversion or refunds are durable, its
  *               delivery is neither recorded nor answered
  *   webhook     webhooks/dispatcher.ts — a webhook endpoint has answered an attempt, which is

@@ -1,9 +1,9 @@
 import type { Database, Reader } from '../db/database.js';
 import { findClick } from '../db/repositories/clicks.js';
 import { findConversion } from '../db/repositories/conversions.js';
-import { requeueOutboxJob } from '../db/repositories/outbox.js';
+import { requeueMetaJob } from '../db/repositories/job-status.js';
 import { findStore } from '../db/repositories/stores.js';
-import type { CapiOutboxTable, ConversionsTable, StoresTable } from '../db/schema.js';
+import type { ConversionsTable, DestinationJobsTable, StoresTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
 import { conversionNotFound } from '../http/not-found.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
@@ -12,19 +12,32 @@ import { buildMetaEvent } from './event.js';
 /** Meta accepts events up to 7 days after they happened; older ones are not sent at all. */
 export const MAX_EVENT_AGE_MS = 7 * 86_400_000;
 
-/** The in-process dispatcher, as the code that enqueues conversions sees it. */
+/** The in-process dispatcher (destinations/dispatcher.ts), as the code that enqueues conversions sees it. */
 export interface Forwarder {
   /**
-   * Called before the job's write: a running dispatcher marks the job as already claimed by
-   * itself, so once committed it is sent straight from memory, without a claim write.
+   * Called before the jobs' write: a running dispatcher marks them as already claimed by
+   * itself, so once committed they are sent straight from memory, without a claim write.
    */
-  reserve(job: CapiOutboxTable): void;
-  /** After the job's write committed: sends it, and resolves like `awaitDelivery`. */
-  handoff(job: CapiOutboxTable): Promise<boolean>;
+  reserve(jobs: DestinationJobsTable[]): void;
+  /** After the jobs' write committed: sends them, and resolves like `awaitDelivery` for the Meta job. */
+  handoff(jobs: DestinationJobsTable[]): Promise<boolean>;
   /** Waits up to CAPI_SYNC_WAIT_MS for the first attempt: true only when Meta acknowledged the event. */
   awaitDelivery(conversionId: string): Promise<boolean>;
-  /** Jobs of other destinations (destinations/) were committed: their dispatcher may look now. */
-  destinationsQueued?(): void;
+}
+
+/**
+ * A Meta job's route (`destination_jobs.route`): the pixel and test event code it goes to. A
+ * pixel id is digits only, so the first colon separates the two.
+ */
+export function metaRoute(pixelId: string, testEventCode: string | null): string {
+  return `${pixelId}:${testEventCode ?? ''}`;
+}
+
+export function parseMetaRoute(route: string): { pixelId: string; testEventCode: string | null } {
+  const at = route.indexOf(':');
+  const pixelId = at < 0 ? route : route.slice(0, at);
+  const testEventCode = at < 0 ? '' : route.slice(at + 1);
+  return { pixelId, testEventCode: testEventCode === '' ? null : testEventCode };
 }
 
 /** Why a conversion was recorded without being forwarded to Meta (`capi.status: skipped`, `capi.reason`). */
@@ -69,25 +82,27 @@ export async function jobFor(
   store: StoresTable,
   conversion: ConversionsTable,
   now: number,
-): Promise<CapiOutboxTable> {
+): Promise<DestinationJobsTable> {
   const click = conversion.attributed_click_id
     ? await findClick(db, conversion.account_id, conversion.livemode, conversion.attributed_click_id)
     : undefined;
   return {
     conversion_id: conversion.id,
+    destination: 'meta',
+    job_key: '',
+    kind: 'conversion',
     account_id: conversion.account_id,
     store_id: store.id,
     livemode: conversion.livemode,
-    pixel_id: store.pixel_id as string,
-    test_event_code: conversion.livemode === 1 ? null : store.capi_test_event_code,
-    event: JSON.stringify(buildMetaEvent(conversion, click)),
+    route: metaRoute(store.pixel_id as string, conversion.livemode === 1 ? null : store.capi_test_event_code),
+    payload: JSON.stringify(buildMetaEvent(conversion, click)),
     status: 'pending',
     attempts: 0,
     next_attempt_at: now,
     expires_at: Math.min(conversion.event_time, now) + MAX_EVENT_AGE_MS,
     claimed_by: null,
     last_error: null,
-    fbtrace_id: null,
+    trace_id: null,
     created_at: now,
     updated_at: now,
     sent_at: null,
@@ -105,7 +120,7 @@ export async function planDelivery(
   store: StoresTable,
   conversion: ConversionsTable,
   now: number,
-): Promise<{ job: CapiOutboxTable } | { skip: SkipReason }> {
+): Promise<{ job: DestinationJobsTable } | { skip: SkipReason }> {
   const refusal = whyNotForwarded(store, conversion, now);
   if (refusal) return { skip: refusal.skip };
   return { job: await jobFor(db, store, conversion, now) };
@@ -115,7 +130,7 @@ export async function planDelivery(
  * The columns of a conversion recorded without being forwarded. A skipped conversion has had no
  * Meta error, so `capi_last_error` holds the skip reason — what was true when it was recorded
  * (the store's settings may change later); `presentForwarding` shows it as `capi.reason`, and a
- * resend clears it (requeueOutboxJob).
+ * resend clears it (requeueMetaJob).
  */
 export function skippedColumns(skip: SkipReason): Pick<ConversionsTable, 'capi_status' | 'capi_last_error'> {
   return { capi_status: 'skipped', capi_last_error: skip };
@@ -189,7 +204,7 @@ export async function resendConversion(
     // Decided again inside the write: a concurrent resend or a late acknowledgement wins.
     const current = await findConversion(trx, tenant.accountId, livemode, conversionId);
     if (!current || current.capi_status === 'sent' || current.capi_status === 'pending') return false;
-    await requeueOutboxJob(trx, job);
+    await requeueMetaJob(trx, job);
     return true;
   });
   if (requeued && forwarder) await forwarder.awaitDelivery(conversionId);

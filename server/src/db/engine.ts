@@ -1,13 +1,6 @@
 import type { CreateTableBuilder, DialectAdapter, Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
 import type { Reader, Writer } from './database.js';
-import type {
-  CapiOutboxTable,
-  ClicksTable,
-  ConversionsTable,
-  DestinationJobsTable,
-  TouchpointsTable,
-  WebhookEventRow,
-} from './schema.js';
+import type { ClicksTable, ConversionsTable, DestinationJobsTable, TouchpointsTable, WebhookEventRow } from './schema.js';
 
 /**
  * What each engine does its own way, one interface per concern. db/sqlite/engine.ts and
@@ -83,9 +76,7 @@ export type ConversionKey = { storeId: string; livemode: number; eventType: stri
 export interface ConversionRecord {
   conversion: ConversionsTable;
   touchpoints: TouchpointsTable[];
-  /** Its Meta delivery job, when it is forwarded to Meta. */
-  delivery?: CapiOutboxTable;
-  /** Delivery jobs of the other destinations (Google Ads, TikTok, …), api.md §8. */
+  /** Its delivery jobs (the outbox): Meta's and the other destinations' (Google Ads, TikTok, …), api.md §8. */
   jobs?: DestinationJobsTable[];
   /** Its `conversion.attributed` webhook event (api.md §9), written to the webhook outbox with it. */
   webhook?: WebhookEventRow;

@@ -224,27 +224,6 @@ export interface IdempotencyKeysTable {
   created_at: number;
 }
 
-/** One Conversions API delivery job per forwarded conversion (the outbox). */
-export interface CapiOutboxTable {
-  conversion_id: string;
-  account_id: string;
-  store_id: string;
-  livemode: number;
-  pixel_id: string;
-  test_event_code: string | null;
-  event: string; // the Meta server event, JSON, built at enqueue time (never holds the access token)
-  status: 'pending' | 'sent' | 'failed';
-  attempts: number;
-  next_attempt_at: number; // also the lease expiry while a dispatcher holds the job
-  expires_at: number; // Meta refuses events older than 7 days: no attempt after this
-  claimed_by: string | null;
-  last_error: string | null;
-  fbtrace_id: string | null;
-  created_at: number;
-  updated_at: number;
-  sent_at: number | null;
-}
-
 /** Migration 0010: one row per click id other than fbclid (dedup and explicit references). */
 export interface ClickIdsTable {
   store_id: string;
@@ -265,7 +244,10 @@ export interface StoreDestinationsTable {
   updated_at: number;
 }
 
-/** Migration 0010: the outbox of the destinations other than Meta, one job per (conversion, destination). */
+/**
+ * Migration 0010: the outbox of every destination (Meta's too since 0020), one job per
+ * (conversion, destination, job_key).
+ */
 export interface DestinationJobsTable {
   conversion_id: string;
   destination: string;
@@ -276,6 +258,8 @@ export interface DestinationJobsTable {
   account_id: string;
   store_id: string;
   livemode: number;
+  /** What one request's jobs share beyond the group (Meta: `<pixelId>:<testEventCode>`); '' for the others. */
+  route: string;
   payload: string; // the adapter's event, JSON, built at enqueue time (never a secret)
   status: 'pending' | 'sent' | 'failed' | 'skipped';
   attempts: number;
@@ -380,7 +364,6 @@ export interface DB {
   ad_spend: AdSpendTable;
   idempotency_keys: IdempotencyKeysTable;
   settings: SettingsTable;
-  capi_outbox: CapiOutboxTable;
   rollup_queue: RollupQueueTable;
   rollup_stores: RollupStoresTable;
   rollup_days: RollupDaysTable;

@@ -3,17 +3,45 @@ import type { CustomerData } from '../capi/pii.js';
 import type { ClicksTable, ConversionsTable, RefundsTable, StoresTable } from '../db/schema.js';
 
 /**
- * One ad platform a store's conversions are forwarded to (api.md §8). Adding a platform is one
- * adapter file (its settings, which conversions it takes, its request and its answers) and one
- * line in registry.ts; the outbox, leases, retries, age limits and status are shared
- * (dispatcher.ts, routing.ts).
+ * How the shared outbox (dispatcher.ts) sends one platform's jobs: every destination has one,
+ * Meta's included (meta.ts; its settings are the store's own fields, not an `Adapter`'s).
  */
-export interface Adapter<Settings = Record<string, unknown>, Secrets = Record<string, unknown>> {
+export interface Sender<Settings = Record<string, unknown>, Secrets = Record<string, unknown>> {
   kind: string;
   /** The platform's name in messages. */
   label: string;
   /** Most events in one request (the platform's limit). */
   maxBatch: number;
+  /** Its request timeout, unless the dispatcher's tuning sets one for all. */
+  timeoutMs?: number;
+  /**
+   * Halve a batch the platform refused because of some event in it (`SendResult.split`) until
+   * the refused events stand alone, so the rest are delivered (Meta refuses a whole batch for
+   * one bad event).
+   */
+  bisect?: boolean;
+  /** The payloads reach `send` as their stored JSON text (Meta splices them into its body) instead of parsed. */
+  rawPayloads?: boolean;
+  /** false: refund jobs are sent as they come, not held back behind the conversion's job (refund-order.ts). */
+  ordersRefunds?: boolean;
+  /** How its age limit reads in messages (default: "within the platform's age limit"). */
+  ageLimit?: string;
+  /** Its own texts: a destination removed, or whose secrets cannot be opened, before a job was sent; a batch delivered (debug log), events refused (warning). */
+  messages?: { removed?: string; secretsLost?: string; delivered?: string; refused?: string };
+  /** What a log line about a batch names of its route (Meta: the pixel id). */
+  logFields?(route: string): Record<string, unknown>;
+  /** Sends one batch of payloads (same store, mode, destination, kind, route); one outcome per payload, in order. */
+  send(request: SendRequest<Settings, Secrets>): Promise<SendResult>;
+}
+
+/**
+ * One ad platform a store's conversions are forwarded to (api.md §8). Adding a platform is one
+ * adapter file (its settings, which conversions it takes, its request and its answers) and one
+ * line in registry.ts; the outbox, leases, retries, age limits and status are shared
+ * (dispatcher.ts, routing.ts).
+ */
+export interface Adapter<Settings = Record<string, unknown>, Secrets = Record<string, unknown>>
+  extends Sender<Settings, Secrets> {
   /** The PUT body as the API documents it (settings-schemas.ts); `parse` checks it. */
   settingsSchema: TSchema;
   /**
@@ -41,8 +69,6 @@ export interface Adapter<Settings = Record<string, unknown>, Secrets = Record<st
    * platform gets nothing for refunds (TikTok without `refundEvent`).
    */
   planRefund?(input: RefundPlanInput<Settings>): Plan | undefined;
-  /** Sends one batch of payloads (same store, mode, destination); one outcome per payload, in order. */
-  send(request: SendRequest<Settings, Secrets>): Promise<SendResult>;
 }
 
 export interface PlanInput<Settings> {
@@ -75,6 +101,8 @@ export interface SendRequest<Settings, Secrets> {
   live: boolean;
   /** What the payloads are: conversions (`plan`) or refunds (`planRefund`); one batch holds one kind. */
   kind: 'conversion' | 'refund';
+  /** The jobs' route (`destination_jobs.route`; '' but for Meta). */
+  route: string;
   payloads: unknown[];
   env: DestinationEnv;
   timeoutMs: number;
@@ -87,12 +115,18 @@ export type Outcome =
 
 export interface SendResult {
   outcomes: Outcome[];
-  /** The platform's id of the request (Google's job id, TikTok's request_id), when it gave one. */
+  /** The platform's id of the request (Google's job id, TikTok's request_id, Meta's fbtrace_id), when it gave one. */
   traceId?: string;
+  /** The whole batch was refused because of some event in it: a `bisect` sender's batch is halved. */
+  split?: boolean;
+  /** The request's outcome as the platform's own metrics name it (Meta: accepted, retry, rejected). */
+  requestOutcome?: string;
 }
 
 /** Where the platforms are (config: GOOGLE_ADS_API_URL, …); tests point them at local fakes. */
 export interface DestinationEnv {
+  metaGraphUrl: string;
+  metaGraphVersion: string;
   googleAdsApiUrl: string;
   googleAdsApiVersion: string;
   googleOauthTokenUrl: string;

@@ -1,47 +1,45 @@
 import { randomBytes } from 'node:crypto';
-import { Counter, Gauge, type Registry } from 'prom-client';
-import { modeOf } from '../capi/dispatcher-metrics.js';
-import { crashPoint } from '../crash-point.js';
+import type { Registry } from 'prom-client';
+import type { Forwarder } from '../capi/forwarding.js';
 import type { Database } from '../db/database.js';
-import {
-  claimJobs,
-  countJobs,
-  dueJobGroups,
-  type JobGroup,
-  type JobKey,
-  jobsOfConversions,
-  markJobs,
-  nextJobDueAt,
-  postponeJobs,
-  showOnConversions,
-  skipJob,
-  uncountAttempt,
-} from '../db/repositories/destinations.js';
+import { claimJobs, dueJobGroups, type JobGroup, nextJobDueAt } from '../db/repositories/destinations.js';
 import type { DestinationJobsTable } from '../db/schema.js';
+import { OutboxLoop } from '../outbox-loop.js';
 import type { SecretBox } from '../secrets.js';
-import { SecretError } from '../secrets.js';
-import { webhookEvents } from '../webhooks/events.js';
-import type { DestinationEnv, Outcome } from './adapter.js';
-import { orderRefundJobs } from './refund-order.js';
-import { adapterOf } from './registry.js';
-import { openDestination } from './settings.js';
+import type { DestinationEnv, Sender } from './adapter.js';
+import { type DeliveryContext, deliverBatch } from './delivery.js';
+import { DeliveryWaiters } from './delivery-waiters.js';
+import { dispatcherMetrics } from './metrics.js';
+import { senderOf } from './registry.js';
 
-export interface DestinationTuning {
+export interface DispatcherTuning {
   /** Requests in flight over every destination and store. */
   maxInFlight: number;
-  requestTimeoutMs: number;
+  /** Requests in flight per group: jobs arriving meanwhile wait and leave together (micro-batching). */
+  maxInFlightPerGroup: number;
+  /** Events per request at most, below each platform's own limit (tests make it small). */
+  maxBatch?: number;
+  /** One request timeout for every platform; unset, each platform's own (Meta 1.5 s, others 5 s). */
+  requestTimeoutMs?: number;
+  /** Request timeouts per destination kind, over `requestTimeoutMs`. */
+  timeouts?: Partial<Record<string, number>>;
+  /** Retry n waits about min(cap, base·2^(n−1)), the upper half of it drawn at random. */
   backoffBaseMs: number;
   backoffCapMs: number;
-  /** How long a claimed job stays reserved for this dispatcher (longer than a request and its recording). */
+  /**
+   * How long a claimed job stays reserved for this dispatcher: longer than one request plus its
+   * recording (renewed before each request of a split), short enough that the jobs of a process
+   * killed mid-request are retried soon after it restarts.
+   */
   leaseMs: number;
-  /** Longest sleep between looks at the outbox. */
+  /** Longest sleep between looks at the outbox (jobs of other instances, retries falling due). */
   pollMs: number;
   random: () => number;
 }
 
-export const DEFAULT_DESTINATION_TUNING: DestinationTuning = {
+export const DEFAULT_TUNING: DispatcherTuning = {
   maxInFlight: 8,
-  requestTimeoutMs: 5000,
+  maxInFlightPerGroup: 2,
   backoffBaseMs: 1000,
   backoffCapMs: 10 * 60_000,
   leaseMs: 15_000,
@@ -49,348 +47,251 @@ export const DEFAULT_DESTINATION_TUNING: DestinationTuning = {
   random: Math.random,
 };
 
-interface Log {
+/** The part of pino the dispatcher uses (domain code does not depend on the HTTP framework). */
+export interface DispatcherLog {
+  debug?(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
 
-export interface DestinationDispatcherOptions {
+export interface DispatcherOptions {
   database: Database;
   secrets: SecretBox;
+  /** Where the platforms are (config: META_GRAPH_URL, GOOGLE_ADS_API_URL, …). */
   env: DestinationEnv;
+  /** CAPI_SYNC_WAIT_MS: how long a request may wait for its Meta event's first attempt. */
+  syncWaitMs: number;
   registry?: Registry;
-  log?: Log;
-  tuning?: Partial<DestinationTuning>;
+  log?: DispatcherLog;
+  tuning?: Partial<DispatcherTuning>;
 }
 
-const SILENT: Log = { warn() {}, error() {} };
-const groupKey = (g: JobGroup) => `${g.store_id}\n${g.destination}\n${g.livemode}\n${g.kind}`;
-const keyOf = (j: DestinationJobsTable): JobKey => ({ conversion_id: j.conversion_id, job_key: j.job_key });
+const SILENT: DispatcherLog = { warn() {}, error() {} };
+/** Jobs held in memory for sending at most; beyond, new jobs are left to the database path. */
+const MAX_READY = 20_000;
+const groupKey = (g: JobGroup) => `${g.store_id}\n${g.destination}\n${g.livemode}\n${g.kind}\n${g.route}`;
 
 /**
- * Delivers `destination_jobs` (every destination but Meta, whose outbox is capi/dispatcher.ts)
- * through each platform's adapter. A job is leased in the database before it is sent, so
- * dispatchers sharing the database never send it at once, and one of a process killed
- * mid-request is taken again after its lease. Per group (store, destination, mode) it sends
- * batches up to the adapter's limit and records each job's outcome: an acknowledgement once
- * (whoever holds the lease), a retry with exponential backoff and jitter (past the job's age
- * limit it fails, keeping the last error), a refusal as `failed` with the platform's message.
+ * The one outbox dispatcher: delivers `destination_jobs` of every destination through its sender
+ * (Meta's, or the platform's adapter). Every job it works on is leased to it in the database, so
+ * instances sharing the database never send one at once: jobs this process records are written
+ * already leased and handed over in memory (no poll wait); others (retries, other instances',
+ * ones whose lease ended) are claimed from the database. Per group (store, destination, mode,
+ * kind, route) it sends batches up to the platform's limit, at most `maxInFlightPerGroup` at a
+ * time, and records each job's outcome (delivery.ts): an acknowledgement once, whoever holds the
+ * lease; a retry with exponential backoff and jitter; a refusal as `failed` with the platform's
+ * message. A request for a Meta conversion may wait for its first attempt (sync waiters). The
+ * claim loop itself (wake, poll, requests in flight, stop) is the one the webhooks share
+ * (outbox-loop.ts).
  */
-export class DestinationDispatcher {
-  readonly owner = `destinations_${randomBytes(8).toString('hex')}`;
-  private readonly tuning: DestinationTuning;
-  private readonly log: Log;
-  private running = false;
-  private pumping = false;
-  private again = false;
-  private wakeScheduled = false;
-  private timer: NodeJS.Timeout | undefined;
-  private active = 0;
-  private readonly busy = new Set<string>();
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly metrics;
+export class Dispatcher implements Forwarder {
+  /** Lease owner id: unique per dispatcher, so a restarted process never mistakes old leases for its own. */
+  readonly owner = `dispatcher_${randomBytes(8).toString('hex')}`;
+  private readonly tuning: DispatcherTuning;
+  private readonly log: DispatcherLog;
+  private readonly loop: OutboxLoop;
+  /** The last look left due jobs behind for want of a free request slot; a finishing request wakes us. */
+  private saturated = false;
+  private readonly groupLoad = new Map<string, number>();
+  /** Jobs this process enqueued (already claimed for us in the database), waiting to be sent. */
+  private readonly ready = new Map<string, { group: JobGroup; jobs: DestinationJobsTable[] }>();
+  private readyCount = 0;
+  private readonly waiters = new DeliveryWaiters();
+  private readonly context: DeliveryContext;
 
-  constructor(private readonly options: DestinationDispatcherOptions) {
-    this.tuning = { ...DEFAULT_DESTINATION_TUNING, ...options.tuning };
+  constructor(private readonly options: DispatcherOptions) {
+    this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
     this.log = options.log ?? SILENT;
-    const registers = options.registry ? [options.registry] : [];
-    this.metrics = {
-      events: new Counter({
-        name: 'waytrack_destination_events_total',
-        help: 'Conversion deliveries to destinations other than Meta, by destination, mode and outcome (sent, retried, failed)',
-        labelNames: ['destination', 'mode', 'outcome'],
-        registers,
-      }),
-      refunds: new Counter({
-        name: 'waytrack_destination_refunds_total',
-        help: 'Refund deliveries (Google Ads adjustments, opt-in refund events) to destinations other than Meta, by destination, mode and outcome (sent, retried, failed, skipped)',
-        labelNames: ['destination', 'mode', 'outcome'],
-        registers,
-      }),
-      requests: new Counter({
-        name: 'waytrack_destination_requests_total',
-        help: 'Requests to destinations other than Meta, by destination',
-        labelNames: ['destination'],
-        registers,
-      }),
-      jobs: new Gauge({
-        name: 'waytrack_destination_backlog',
-        help: 'Conversions waiting for delivery to a destination other than Meta, by destination and mode',
-        labelNames: ['destination', 'mode'],
-        registers,
-        collect: async function (this: Gauge) {
-          try {
-            this.reset();
-            for (const row of await countJobs(options.database.read)) {
-              this.set({ destination: row.destination, mode: modeOf(row.livemode) }, row.count);
-            }
-          } catch {
-            // The database is unreachable: readiness reports that.
-          }
+    const { backoffBaseMs: base, backoffCapMs: cap, random, requestTimeoutMs, timeouts, leaseMs } = this.tuning;
+    this.loop = new OutboxLoop(
+      {
+        nextDueAt: () => nextJobDueAt(options.database.read),
+        look: (free) => this.look(free),
+        saturated: () => this.saturated,
+        pumpStarted: () => {
+          this.saturated = false;
         },
-      }),
+      },
+      {
+        maxInFlight: this.tuning.maxInFlight,
+        pollMs: this.tuning.pollMs,
+        log: this.log,
+        failedLook: 'Dispatcher could not read the outbox',
+      },
+    );
+    this.context = {
+      database: options.database,
+      secrets: options.secrets,
+      env: options.env,
+      owner: this.owner,
+      metrics: dispatcherMetrics(options.database, options.registry),
+      timeoutMs: (sender: Sender) => timeouts?.[sender.kind] ?? requestTimeoutMs ?? sender.timeoutMs ?? 5000,
+      leaseMs,
+      backoffBaseMs: base,
+      // Retry n (1-based) waits between half and all of min(cap, base·2^(n−1)).
+      backoff(attempt: number) {
+        const ceiling = Math.min(cap, base * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
+        return Math.round(ceiling / 2 + random() * (ceiling / 2));
+      },
+      running: () => this.loop.isRunning,
+      settled: (jobs, sent) => {
+        const ids = jobs.filter((j) => j.kind === 'conversion').map((j) => j.conversion_id);
+        this.waiters.settle(ids, sent);
+      },
+      log: this.log,
     };
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.wake();
+    this.loop.start();
   }
 
+  /**
+   * Stops claiming, lets requests in flight finish and be recorded, and gives back what was
+   * handed over but not sent (due again at once for the next start, not after the lease).
+   * Call before the database closes.
+   */
   async stop(): Promise<void> {
-    this.running = false;
-    clearTimeout(this.timer);
-    while (this.pumping) await new Promise((resolve) => setImmediate(resolve));
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.loop.stop();
+    const ready = [...this.ready.values()];
+    this.ready.clear();
+    this.readyCount = 0;
+    for (const { group, jobs } of ready) {
+      // deliverBatch with the dispatcher stopped gives the jobs back without a request.
+      await deliverBatch(this.context, group, jobs).catch(() => {});
+    }
+    this.waiters.settleAll(false);
   }
 
-  async settled(): Promise<void> {
-    while (this.pumping || this.wakeScheduled) await new Promise((resolve) => setImmediate(resolve));
+  /**
+   * Resolves once the dispatcher is not looking at the outbox (no look scheduled or running).
+   * Tests queue a backlog after it, so that the look made at start does not take part of it.
+   */
+  settled(): Promise<void> {
+    return this.loop.settled();
   }
 
-  /** Jobs may be due: look soon (coalesced). */
+  reserve(jobs: DestinationJobsTable[]): void {
+    // Bounded: past it, jobs are left to the database path.
+    if (!this.loop.isRunning || this.readyCount >= MAX_READY) return;
+    for (const job of jobs) {
+      job.claimed_by = this.owner;
+      job.next_attempt_at = job.created_at + this.tuning.leaseMs;
+    }
+  }
+
+  handoff(jobs: DestinationJobsTable[]): Promise<boolean> {
+    for (const job of jobs) {
+      if (!this.loop.isRunning || job.claimed_by !== this.owner) continue;
+      const key = groupKey(job);
+      const entry = this.ready.get(key) ?? { group: job, jobs: [] };
+      entry.jobs.push(job);
+      this.ready.set(key, entry);
+      this.readyCount++;
+    }
+    const meta = jobs.find((j) => j.destination === 'meta' && j.kind === 'conversion');
+    if (meta) return this.awaitDelivery(meta.conversion_id);
+    if (!this.saturated) this.wake();
+    return Promise.resolve(false);
+  }
+
+  /** Something may be due: look at the outbox soon (coalesced, so a burst of commits makes one look). */
   wake(): void {
-    if (!this.running || this.wakeScheduled) return;
-    this.wakeScheduled = true;
-    setImmediate(() => {
-      this.wakeScheduled = false;
-      void this.pump();
-    });
+    this.loop.wake();
   }
 
-  private async pump(): Promise<void> {
-    if (!this.running) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
+  awaitDelivery(conversionId: string): Promise<boolean> {
+    // While every request slot the job could use is busy, looking is wasted work (a write
+    // transaction per conversion under load): the request that frees a slot looks, and takes
+    // everything recorded meanwhile in one batch.
+    if (!this.saturated) this.wake();
+    const waitMs = this.options.syncWaitMs;
+    if (!this.loop.isRunning || waitMs <= 0) return Promise.resolve(false);
+    return this.waiters.wait(conversionId, waitMs);
+  }
+
+  private batchOf(destination: string): number {
+    return Math.min(senderOf(destination)?.maxBatch ?? 100, this.tuning.maxBatch ?? Number.POSITIVE_INFINITY);
+  }
+
+  /** One look: the jobs handed over first, then due groups claimed from the database; true when more may be due. */
+  private async look(available: number): Promise<boolean> {
+    const free = available > 0 ? this.launchReady(available) : available;
+    if (free <= 0) {
+      this.saturated = true;
+      return false;
     }
-    this.pumping = true;
-    try {
-      do {
-        this.again = false;
-        const free = this.tuning.maxInFlight - this.active;
-        if (free <= 0) break;
-        const now = Date.now();
-        const due = await nextJobDueAt(this.options.database.read);
-        if (due === undefined || due > now) break;
-        const claimed = await this.options.database.write(async (trx) => {
-          const groups = (await dueJobGroups(trx, now, free + this.busy.size)).filter((g) => !this.busy.has(groupKey(g)));
-          const batches: Array<{ group: JobGroup; jobs: DestinationJobsTable[] }> = [];
-          for (const group of groups.slice(0, free)) {
-            const adapter = adapterOf(group.destination);
-            const jobs = await claimJobs(trx, group, {
-              owner: this.owner,
-              now,
-              leaseUntil: now + this.tuning.leaseMs,
-              limit: adapter?.maxBatch ?? 100,
-            });
-            if (jobs.length > 0) batches.push({ group, jobs });
-          }
-          return batches;
+    const now = Date.now();
+    const due = await nextJobDueAt(this.options.database.read);
+    if (due === undefined || due > now) return false; // idle: no write transaction at all
+    const claimed = await this.options.database.write(async (trx) => {
+      const candidates = await dueJobGroups(trx, now, free + this.groupLoad.size);
+      const open = candidates.filter((g) => (this.groupLoad.get(groupKey(g)) ?? 0) < this.tuning.maxInFlightPerGroup);
+      if (open.length < candidates.length || open.length > free) this.saturated = true;
+      const batches: Array<{ group: JobGroup; jobs: DestinationJobsTable[] }> = [];
+      for (const group of open.slice(0, free)) {
+        const jobs = await claimJobs(trx, group, {
+          owner: this.owner,
+          now,
+          leaseUntil: now + this.tuning.leaseMs,
+          limit: this.batchOf(group.destination),
         });
-        for (const { group, jobs } of claimed) {
-          this.launch(group, jobs);
-          if (jobs.length === (adapterOf(group.destination)?.maxBatch ?? 100)) this.again = true;
-        }
-      } while (this.again && this.running);
-    } catch (error) {
-      this.log.error({ err: error }, 'Destination dispatcher could not read the outbox');
-    } finally {
-      this.pumping = false;
-      await this.scheduleNextLook();
+        if (jobs.length > 0) batches.push({ group, jobs });
+      }
+      return batches;
+    });
+    let more = claimed.length > 0 && claimed.length === free;
+    for (const { group, jobs } of claimed) {
+      this.launch(group, jobs);
+      if (jobs.length === this.batchOf(group.destination)) more = true; // more of this group may be due
     }
+    return more;
   }
 
-  private async scheduleNextLook(): Promise<void> {
-    if (!this.running) return;
-    let delay = this.tuning.pollMs;
-    try {
-      const next = await nextJobDueAt(this.options.database.read);
-      if (next !== undefined) delay = Math.min(delay, Math.max(next - Date.now(), 1));
-    } catch {
-      // Unreachable database: look again after pollMs.
+  /**
+   * Sends jobs handed over by this process's requests; returns the request slots left. A job
+   * that waited here for half its lease is dropped: the database path takes it when the lease
+   * ends, so it can never be sent by two dispatchers at once.
+   */
+  private launchReady(free: number): number {
+    const freshUntil = Date.now() + this.tuning.leaseMs / 2;
+    for (const [key, entry] of this.ready) {
+      if (free <= 0) break;
+      if ((this.groupLoad.get(key) ?? 0) >= this.tuning.maxInFlightPerGroup) {
+        this.saturated = true;
+        continue;
+      }
+      const fresh = entry.jobs.filter((j) => j.next_attempt_at > freshUntil);
+      const batch = fresh.splice(0, this.batchOf(entry.group.destination));
+      this.readyCount -= entry.jobs.length - fresh.length;
+      entry.jobs = fresh;
+      if (fresh.length === 0) this.ready.delete(key);
+      if (batch.length > 0) {
+        this.launch(entry.group, batch);
+        free--;
+      }
     }
-    if (!this.running) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), delay);
-    this.timer.unref();
+    return free;
   }
 
   private launch(group: JobGroup, jobs: DestinationJobsTable[]): void {
     const key = groupKey(group);
-    this.active++;
-    this.busy.add(key);
-    const run: Promise<void> = this.deliver(group, jobs)
-      .catch((error: unknown) => {
+    this.groupLoad.set(key, (this.groupLoad.get(key) ?? 0) + 1);
+    this.loop.launch(
+      async () => {
+        try {
+          await deliverBatch(this.context, group, jobs);
+        } finally {
+          const load = (this.groupLoad.get(key) ?? 1) - 1;
+          if (load > 0) this.groupLoad.set(key, load);
+          else this.groupLoad.delete(key);
+          this.saturated = false;
+        }
+      },
+      (error) => {
         // Recording failed (database unreachable): the jobs stay leased and are taken again after the lease.
-        this.log.error({ err: error, destination: group.destination, events: jobs.length }, 'Destination delivery not recorded');
-      })
-      .finally(() => {
-        this.active--;
-        this.busy.delete(key);
-        this.inFlight.delete(run);
-        this.wake();
-      });
-    this.inFlight.add(run);
-  }
-
-  private async deliver(group: JobGroup, jobs: DestinationJobsTable[]): Promise<void> {
-    const adapter = adapterOf(group.destination);
-    const label = adapter?.label ?? group.destination;
-    const now = Date.now();
-    const expired = jobs.filter((j) => Number(j.expires_at) <= now);
-    for (const job of expired) {
-      const error =
-        job.last_error !== null
-          ? `Not delivered to ${label} within its age limit; last error: ${job.last_error}`
-          : `Not delivered to ${label} within its age limit; ${label} no longer accepts it`;
-      await this.record(group, [job], { outcome: 'failed', error }, undefined, false);
-    }
-    let live = jobs.filter((j) => Number(j.expires_at) > now);
-    if (live.length === 0) return;
-    if (!adapter) {
-      return this.record(group, live, { outcome: 'failed', error: `Unknown destination ${group.destination}` }, undefined, false);
-    }
-    let destination: Awaited<ReturnType<typeof openDestination>>;
-    try {
-      destination = await openDestination(this.options.database.read, group.store_id, group.destination, this.options.secrets);
-    } catch (error) {
-      if (!(error instanceof SecretError)) throw error;
-      // Kept pending: the operator can restore SECRETS_KEY, or the merchant set the destination again.
-      const message = `The ${label} destination's secrets cannot be decrypted: SECRETS_KEY changed. Restore it or PUT the destination again`;
-      this.log.error({ storeId: group.store_id, destination: group.destination }, message);
-      return this.record(group, live, { outcome: 'retry', error: message }, undefined, false);
-    }
-    if (!destination) {
-      const error = `The store's ${label} destination was removed before the conversion could be sent`;
-      return this.record(group, live, { outcome: 'failed', error }, undefined, false);
-    }
-    if (group.kind === 'refund') {
-      live = await this.orderRefunds(group, live, label);
-      if (live.length === 0) return;
-    }
-    crashPoint('forward'); // test hook: jobs leased, the request not sent yet
-    const result = await adapter.send({
-      settings: destination.settings,
-      secrets: destination.secrets,
-      live: group.livemode === 1,
-      kind: group.kind,
-      payloads: live.map((j) => JSON.parse(j.payload) as unknown),
-      env: this.options.env,
-      timeoutMs: this.tuning.requestTimeoutMs,
-    });
-    this.metrics.requests.inc({ destination: group.destination });
-    // Jobs with the same outcome are recorded together.
-    const byOutcome = new Map<string, { outcome: Outcome; jobs: DestinationJobsTable[] }>();
-    live.forEach((job, i) => {
-      const outcome = result.outcomes[i] ?? { outcome: 'retry', error: `${label} gave no answer for this event` };
-      const key = JSON.stringify(outcome);
-      const entry = byOutcome.get(key) ?? { outcome, jobs: [] };
-      entry.jobs.push(job);
-      byOutcome.set(key, entry);
-    });
-    for (const { outcome, jobs: same } of byOutcome.values()) {
-      if (outcome.outcome === 'failed') {
-        this.log.warn({ destination: group.destination, events: same.length, error: outcome.error }, `${label} refused events`);
-      }
-      await this.record(group, same, outcome, result.traceId, true);
-    }
-  }
-
-  /** Refund jobs that may go now (refund-order.ts); the others are postponed or skipped here. */
-  private async orderRefunds(group: JobGroup, jobs: DestinationJobsTable[], label: string): Promise<DestinationJobsTable[]> {
-    const { destination } = group;
-    const now = Date.now();
-    const ids = [...new Set(jobs.map((j) => j.conversion_id))];
-    const siblings = await jobsOfConversions(this.options.database.read, destination, ids);
-    const order = orderRefundJobs(jobs, siblings, label, now, this.tuning.backoffBaseMs);
-    await this.recording(() =>
-      this.options.database.write(async (trx) => {
-        for (const p of order.postpone) await postponeJobs(trx, destination, [keyOf(p.job)], this.owner, p.until, now);
-        for (const k of order.skip) await skipJob(trx, destination, keyOf(k.job), this.owner, k.message, now);
-      }),
+        this.log.error({ err: error, destination: group.destination, events: jobs.length }, 'Delivery could not be recorded');
+      },
     );
-    if (order.skip.length > 0) {
-      this.metrics.refunds.inc({ destination, mode: modeOf(group.livemode), outcome: 'skipped' }, order.skip.length);
-    }
-    return order.send;
-  }
-
-  private backoff(attempt: number): number {
-    const { backoffBaseMs: base, backoffCapMs: cap, random } = this.tuning;
-    const ceiling = Math.min(cap, base * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
-    return Math.round(ceiling / 2 + random() * (ceiling / 2));
-  }
-
-  /**
-   * Runs a recording, again after a moment when it fails (a deadlock victim, a dropped
-   * connection): an acknowledgement not recorded would be sent again after the lease.
-   */
-  private async recording<T>(write: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await write();
-      } catch (error) {
-        if (attempt >= 3) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-      }
-    }
-  }
-
-  /** Records one outcome for jobs; `tried`: a request was made for them (else attempts stay). */
-  private async record(
-    group: JobGroup,
-    jobs: DestinationJobsTable[],
-    outcome: Outcome,
-    traceId: string | undefined,
-    tried: boolean,
-  ): Promise<void> {
-    const now = Date.now();
-    const mode = modeOf(group.livemode);
-    const destination = group.destination;
-    const keys = jobs.map(keyOf);
-    const changed = await this.recording(() =>
-      this.options.database.write(async (trx) => {
-        let rows: DestinationJobsTable[];
-        if (outcome.outcome === 'sent') {
-          rows = await markJobs(trx, destination, keys, this.owner, 'sent', { now, traceId: traceId ?? null });
-        } else if (outcome.outcome === 'failed') {
-          rows = await markJobs(trx, destination, keys, this.owner, 'failed', {
-            now,
-            error: outcome.error,
-            ...(traceId !== undefined && { traceId }),
-          });
-        } else {
-          const attempts = Math.max(...jobs.map((j) => j.attempts)) + 1;
-          const next = now + Math.max(this.backoff(attempts), outcome.retryAfterMs ?? 0);
-          const retry = jobs.filter((j) => next <= Number(j.expires_at)).map(keyOf);
-          const giveUp = jobs.filter((j) => next > Number(j.expires_at)).map(keyOf);
-          rows = [
-            ...(await markJobs(trx, destination, retry, this.owner, 'pending', {
-              now,
-              nextAttemptAt: next,
-              error: outcome.error,
-            })),
-            ...(await markJobs(trx, destination, giveUp, this.owner, 'failed', {
-              now,
-              error: `Not delivered within the platform's age limit; last error: ${outcome.error}`,
-            })),
-          ];
-        }
-        if (!tried && rows.length > 0) {
-          // No request was made: the attempt count stays what it was.
-          for (const row of rows) row.attempts -= 1;
-          await uncountAttempt(trx, destination, rows.map(keyOf));
-        }
-        await showOnConversions(trx, rows);
-        await webhookEvents.jobsFailed(trx, destination, rows); // conversion.forwarding_failed for the rows now failed
-        return rows;
-      }),
-    );
-    for (const row of changed) {
-      const label = row.status === 'pending' ? 'retried' : row.status;
-      (row.kind === 'refund' ? this.metrics.refunds : this.metrics.events).inc({ destination, mode, outcome: label });
-    }
   }
 }

@@ -1,14 +1,6 @@
 import { planMetaRefund } from '../capi/refund-event.js';
 import type { Reader, Writer } from '../db/database.js';
-import {
-  capiJobOf,
-  conversionAt,
-  insertJobs,
-  jobsOfConversions,
-  jobsOfRefund,
-  refundByKey,
-} from '../db/repositories/destinations.js';
-import { insertOutboxJob } from '../db/repositories/outbox.js';
+import { conversionAt, insertJobs, jobsOfConversions, jobsOfRefund, refundByKey } from '../db/repositories/destinations.js';
 import type { ConversionsTable, DestinationJobsTable, RefundsTable, StoresTable } from '../db/schema.js';
 import { adapterOf } from './registry.js';
 import type { ForwardingEntry } from './routing.js';
@@ -19,7 +11,7 @@ export async function forwardRefund(trx: Writer, store: StoresTable, refund: Ref
   const conversion = await conversionAt(trx, refund.conversion_id, refund.conversion_time);
   if (!conversion) return;
   const meta = await planMetaRefund(trx, store, conversion, refund, now);
-  if (meta) await insertOutboxJob(trx, meta);
+  if (meta) await insertJobs(trx, [meta]);
   await queueRefundJobs(trx, store, conversion, refund, now);
 }
 
@@ -35,7 +27,7 @@ export interface RefundForwardingEntry {
 
 /**
  * Where a refund went (api.md §9): per platform that gets it, its job's state now — Meta's refund
- * event (capi outbox), Google Ads' adjustment, TikTok's refund event. A platform that gets nothing
+ * event, Google Ads' adjustment, TikTok's refund event. A platform that gets nothing
  * for this refund has no entry.
  */
 export async function refundForwarding(
@@ -56,8 +48,6 @@ export async function refundForwarding(
     ...(job.last_error !== null && { lastError: job.last_error }),
     ...(job.sent_at !== null && { sentAt: new Date(Number(job.sent_at)).toISOString() }),
   });
-  const meta = await capiJobOf(db, refund.id);
-  if (meta) out.meta = entry(meta);
   for (const job of await jobsOfRefund(db, refund.conversion_id, refund.id)) {
     const type = (JSON.parse(job.payload) as { adjustmentType?: unknown }).adjustmentType;
     out[job.destination] = { ...entry(job), ...(typeof type === 'string' && { adjustmentType: type }) };
@@ -109,6 +99,7 @@ export async function queueRefundJobs(
       account_id: conversion.account_id,
       store_id: store.id,
       livemode: conversion.livemode,
+      route: '',
       payload: skipped ? '{}' : JSON.stringify(plan.payload),
       status: skipped ? 'skipped' : 'pending',
       attempts: 0,

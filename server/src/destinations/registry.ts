@@ -1,12 +1,13 @@
-import type { Adapter } from './adapter.js';
+import type { Adapter, Sender } from './adapter.js';
 import { googleAds } from './google-ads.js';
+import { metaSender } from './meta.js';
 import { tiktok } from './tiktok.js';
 
 /**
- * The destinations a store can forward to (api.md §8). Meta is the store's own fields
- * (`pixelId`, `capiAccessToken`, `capiTestEventCode`) and its own outbox (capi/); every other
- * platform is an adapter here, served by the shared outbox (dispatcher.ts). A new platform is
- * its adapter file and one line below.
+ * The destinations a store can forward to (api.md §8). Meta's settings are the store's own
+ * fields (`pixelId`, `capiAccessToken`, `capiTestEventCode`; meta.ts); every other platform is
+ * an adapter here. All of them, Meta included, are served by the shared outbox (dispatcher.ts).
+ * A new platform is its adapter file and one line below.
  */
 export const ADAPTERS = {
   google_ads: googleAds,
@@ -19,4 +20,9 @@ export type DestinationKind = 'meta' | AdapterKind;
 
 export function adapterOf(kind: string): Adapter | undefined {
   return (ADAPTERS as Record<string, unknown>)[kind] as Adapter | undefined;
+}
+
+/** How the shared outbox sends a destination's jobs (Meta's sender, or the adapter). */
+export function senderOf(kind: string): Sender | undefined {
+  return kind === 'meta' ? (metaSender as unknown as Sender) : adapterOf(kind);
 }

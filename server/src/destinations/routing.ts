@@ -67,6 +67,7 @@ export async function planDestinations(
       account_id: conversion.account_id,
       store_id: store.id,
       livemode: conversion.livemode,
+      route: '',
       payload: JSON.stringify(plan.payload),
       status: 'pending',
       attempts: 0,

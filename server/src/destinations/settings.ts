@@ -175,8 +175,21 @@ export function forgetDestinations(storeId: string): void {
   cache.delete(storeId);
 }
 
-/** The settings and opened secrets of a store's destination (for sending); undefined when removed. */
-export async function openDestination(db: Reader, storeId: string, kind: string, secrets: SecretBox) {
-  const row = await findStoreDestination(db, storeId, kind);
+/**
+ * The settings and opened secrets of a store's destination (for sending); undefined when removed.
+ * Meta's are the store's current access token (a rotated token applies to jobs already queued).
+ */
+export async function openDestination(
+  db: Reader,
+  account: { accountId: string; storeId: string },
+  kind: string,
+  secrets: SecretBox,
+): Promise<{ settings: Record<string, unknown>; secrets: Record<string, unknown> } | undefined> {
+  if (kind === 'meta') {
+    const store = await findStore(db, account.accountId, account.storeId);
+    if (!store?.capi_access_token) return undefined;
+    return { settings: {}, secrets: { accessToken: secrets.open(store.capi_access_token, store.id) } };
+  }
+  const row = await findStoreDestination(db, account.storeId, kind);
   return row ? opened(row, secrets) : undefined;
 }

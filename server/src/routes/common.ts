@@ -1,6 +1,6 @@
 import { type TProperties, type TSchema, Type } from 'typebox';
-import type { Dispatcher } from '../capi/dispatcher.js';
 import type { Database } from '../db/database.js';
+import type { Dispatcher } from '../destinations/dispatcher.js';
 import { Envelope, ErrorEnvelope } from '../http/envelope.js';
 import { DATE_TIME } from '../http/openapi.js';
 import type { CursorCodec } from '../http/pagination.js';
@@ -12,7 +12,7 @@ export interface RouteDeps {
   cursors: CursorCodec;
   /** Seals store access tokens at rest. */
   secrets: SecretBox;
-  /** The Conversions API dispatcher: requests wait on it for `capiSent`. */
+  /** The outbox dispatcher: requests wait on it for `capiSent`. */
   forwarding: Dispatcher;
 }
 

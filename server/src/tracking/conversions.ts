@@ -274,11 +274,13 @@ export async function recordConversion(
   // Google Ads, TikTok, …: their jobs commit with the conversion too (destinations/routing.ts).
   const destinations = await planDestinations(database.read, store, row, input.customerData, now);
   if (Object.keys(destinations.forwarding).length > 0) row.forwarding = JSON.stringify(destinations.forwarding);
-  const jobs = destinations.jobs.length > 0 ? destinations.jobs : undefined;
   const delivery = 'job' in plan ? plan.job : undefined;
+  // One outbox: Meta's job beside the others' (destinations/dispatcher.ts sends them all).
+  const all = delivery ? [delivery, ...destinations.jobs] : destinations.jobs;
+  const jobs = all.length > 0 ? all : undefined;
+  if (jobs) forwarding?.reserve(jobs);
   if (delivery) {
     row.capi_status = 'pending';
-    forwarding?.reserve(delivery);
   } else if ('skip' in plan) {
     Object.assign(row, skippedColumns(plan.skip));
   }
@@ -299,7 +301,6 @@ export async function recordConversion(
   const stored = await database.runWrite(RECORD_CONVERSION, {
     conversion: row,
     touchpoints,
-    delivery,
     ...(jobs && { jobs }),
     ...(webhook && { webhook }),
   });
@@ -307,9 +308,9 @@ export async function recordConversion(
   // first): this one is its duplicate, answered after the original's commit is durable.
   if (stored.duplicate) return { result: await withModeHint(database, stored.row, duplicateResult(stored.row, input, given)) };
   const result = await withModeHint(database, stored.row, resultOf(stored.row, false));
-  if (jobs) forwarding?.destinationsQueued?.();
   // capiSent is true only if Meta acknowledged the event before this response (CAPI_SYNC_WAIT_MS).
-  return delivery && forwarding ? { result, delivered: forwarding.handoff(delivery) } : { result };
+  const delivered = jobs && forwarding ? forwarding.handoff(jobs) : undefined;
+  return delivery && delivered ? { result, delivered } : { result };
 }
 
 /** A conversion no reference attributed, whose reference names a click of the other mode, says so. */

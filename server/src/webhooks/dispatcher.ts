@@ -13,6 +13,7 @@ import {
 } from '../db/repositories/webhooks.js';
 import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable } from '../db/schema.js';
 import { newId } from '../ids.js';
+import { OutboxLoop } from '../outbox-loop.js';
 import type { SecretBox } from '../secrets.js';
 import { nextAttemptAt } from './schedule.js';
 import { postMessage, type SendOptions } from './send.js';
@@ -56,95 +57,64 @@ export const secretContext = (webhookId: string) => `webhook:${webhookId}`;
  * sent, so dispatchers sharing the database never send it at once, and one of a process killed
  * mid-request is taken again after its lease, with the same `webhook-id`. Each attempt is
  * recorded; a failed one is retried on the documented schedule (schedule.ts); past 3 days the
- * endpoint is disabled with the reason shown.
+ * endpoint is disabled with the reason shown. The claim loop is the one the destinations'
+ * dispatcher shares (outbox-loop.ts).
  */
 export class WebhookDispatcher {
   readonly owner = `webhooks_${randomBytes(8).toString('hex')}`;
   private readonly tuning: WebhookTuning;
   private readonly log: Log;
-  private running = false;
-  private pumping = false;
-  private wakeScheduled = false;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly loop: OutboxLoop;
 
   constructor(private readonly options: WebhookDispatcherOptions) {
     this.tuning = { ...DEFAULT_WEBHOOK_TUNING, ...options.tuning };
     this.log = options.log ?? SILENT;
+    this.loop = new OutboxLoop(
+      { nextDueAt: () => nextMessageDueAt(options.database.read), look: (free) => this.look(free) },
+      {
+        maxInFlight: this.tuning.maxInFlight,
+        pollMs: this.tuning.pollMs,
+        log: this.log,
+        failedLook: 'Webhook dispatcher could not read the outbox',
+      },
+    );
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.wake();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    clearTimeout(this.timer);
-    while (this.pumping) await new Promise((resolve) => setImmediate(resolve));
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.loop.stop();
   }
 
   /** Messages may be due: look soon (coalesced). */
   wake(): void {
-    if (!this.running || this.wakeScheduled) return;
-    this.wakeScheduled = true;
-    setImmediate(() => {
-      this.wakeScheduled = false;
-      void this.pump();
-    });
+    this.loop.wake();
   }
 
-  private async pump(): Promise<void> {
-    if (!this.running || this.pumping) return;
-    this.pumping = true;
-    try {
-      const free = this.tuning.maxInFlight - this.inFlight.size;
-      const now = Date.now();
-      const due = free > 0 ? await nextMessageDueAt(this.options.database.read) : undefined;
-      if (due !== undefined && due <= now) {
-        const claimed = await this.options.database.write((trx) =>
-          claimMessages(trx, { owner: this.owner, now, leaseUntil: now + this.tuning.leaseMs, limit: free }),
-        );
-        for (const message of claimed) this.launch(message);
-      }
-    } catch (error) {
-      this.log.error({ err: error }, 'Webhook dispatcher could not read the outbox');
-    } finally {
-      this.pumping = false;
-      await this.scheduleNextLook();
+  /** Claims the due messages the free request slots can take, and sends each. */
+  private async look(free: number): Promise<boolean> {
+    if (free <= 0) return false;
+    const now = Date.now();
+    const due = await nextMessageDueAt(this.options.database.read);
+    if (due === undefined || due > now) return false;
+    const claimed = await this.options.database.write((trx) =>
+      claimMessages(trx, { owner: this.owner, now, leaseUntil: now + this.tuning.leaseMs, limit: free }),
+    );
+    for (const message of claimed) {
+      this.loop.launch(
+        () => this.deliver(message),
+        (error) => {
+          // Recording failed (database unreachable): the message stays leased and is taken again after the lease.
+          this.log.error(
+            { err: error, webhookId: message.webhook_id, eventId: message.event_id },
+            'Webhook delivery not recorded',
+          );
+        },
+      );
     }
-  }
-
-  private async scheduleNextLook(): Promise<void> {
-    if (!this.running) return;
-    let delay = this.tuning.pollMs;
-    if (this.inFlight.size < this.tuning.maxInFlight) {
-      try {
-        const next = await nextMessageDueAt(this.options.database.read);
-        if (next !== undefined) delay = Math.min(delay, Math.max(next - Date.now(), 1));
-      } catch {
-        // Unreachable database: look again after pollMs.
-      }
-    }
-    if (!this.running) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), delay);
-    this.timer.unref();
-  }
-
-  private launch(message: WebhookMessagesTable): void {
-    const run: Promise<void> = this.deliver(message)
-      .catch((error: unknown) => {
-        // Recording failed (database unreachable): the message stays leased and is taken again after the lease.
-        this.log.error({ err: error, webhookId: message.webhook_id, eventId: message.event_id }, 'Webhook delivery not recorded');
-      })
-      .finally(() => {
-        this.inFlight.delete(run);
-        this.wake();
-      });
-    this.inFlight.add(run);
+    return false;
   }
 
   private async deliver(message: WebhookMessagesTable): Promise<void> {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CapiOutboxTable, ConversionsTable, DestinationJobsTable } from '../../src/db/schema.js';
+import type { ConversionsTable, DestinationJobsTable } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
 import { call, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
 
@@ -84,7 +84,6 @@ describe('reconciliation', () => {
       { id: string; live: boolean; time: number; attributed: boolean; refunded: boolean } & Record<Kind, Expected>
     > = [];
     const conversions: ConversionsTable[] = [];
-    const outbox: CapiOutboxTable[] = [];
     const jobs: DestinationJobsTable[] = [];
     for (const [i, g] of generated.entries()) {
       const id = newId('conversion');
@@ -102,7 +101,7 @@ describe('reconciliation', () => {
       const times = { claimed_by: null, created_at: time, updated_at: time };
       const error = (expired: boolean) =>
         expired ? 'Not delivered within 7 days of the event; last error: 500' : 'Invalid parameter';
-      // Meta: the capi_* columns and the outbox.
+      // Meta: the capi_* columns and its job in the outbox.
       const m = g.meta;
       const capi: Pick<ConversionsTable, 'capi_status' | 'capi_last_error' | 'capi_sent_at'> =
         m.kind === 'not_configured'
@@ -113,16 +112,18 @@ describe('reconciliation', () => {
               ? { capi_status: 'failed', capi_last_error: error(m.expired), capi_sent_at: null }
               : { capi_status: m.kind, capi_last_error: null, capi_sent_at: m.kind === 'sent' ? time : null };
       if (m.kind === 'pending' || m.kind === 'sent' || m.kind === 'failed') {
-        outbox.push({
+        jobs.push({
           conversion_id: id,
+          destination: 'meta',
+          job_key: '',
+          kind: 'conversion',
           ...job,
           ...times,
-          pixel_id: 'px',
-          test_event_code: null,
-          event: '{}',
+          route: '123456:',
+          payload: '{}',
           status: m.kind,
           last_error: capi.capi_last_error,
-          fbtrace_id: m.kind === 'sent' ? (m.trace ?? null) : null,
+          trace_id: m.kind === 'sent' ? (m.trace ?? null) : null,
           sent_at: capi.capi_sent_at,
         });
       }
@@ -148,6 +149,7 @@ describe('reconciliation', () => {
           kind: 'conversion',
           ...job,
           ...times,
+          route: '',
           payload: '{}',
           status: s.kind,
           last_error: lastError,
@@ -214,7 +216,6 @@ describe('reconciliation', () => {
     }
     await ctx.database.write(async (trx) => {
       if (conversions.length) await trx.insertInto('conversions').values(conversions).execute();
-      if (outbox.length) await trx.insertInto('capi_outbox').values(outbox).execute();
       if (jobs.length) await trx.insertInto('destination_jobs').values(jobs).execute();
     });
     return expected;

@@ -106,8 +106,9 @@ describe('jobs that can no longer be sent', () => {
     const [id] = await queueBacklog(ctx, storeId, 1, 'late');
     await ctx.database.write((trx) =>
       trx
-        .updateTable('capi_outbox')
+        .updateTable('destination_jobs')
         .set({ expires_at: Date.now() - 1 })
+        .where('destination', '=', 'meta')
         .execute(),
     );
     ctx.app.forwarding.wake();
@@ -123,8 +124,9 @@ describe('jobs that can no longer be sent', () => {
     const lastError = 'Meta error (code 2 OAuthException): Service temporarily unavailable (fbtrace_id Ftrace1)';
     await ctx.database.write((trx) =>
       trx
-        .updateTable('capi_outbox')
-        .set({ expires_at: Date.now() - 1, attempts: 3, last_error: lastError, fbtrace_id: 'Ftrace1' })
+        .updateTable('destination_jobs')
+        .set({ expires_at: Date.now() - 1, attempts: 3, last_error: lastError, trace_id: 'Ftrace1' })
+        .where('destination', '=', 'meta')
         .execute(),
     );
     ctx.app.forwarding.wake();
@@ -157,8 +159,12 @@ describe('permanent errors', () => {
     expect(failed.capi.lastError).toMatch(
       /^Meta error \(code 100\/2804019 OAuthException\): Invalid parameter \(fbtrace_id A[0-9a-f]+\)$/,
     );
-    const outbox = await ctx.database.read.selectFrom('capi_outbox').selectAll().executeTakeFirstOrThrow();
-    expect(outbox.fbtrace_id).toMatch(/^A[0-9a-f]+$/);
+    const outbox = await ctx.database.read
+      .selectFrom('destination_jobs')
+      .selectAll()
+      .where('destination', '=', 'meta')
+      .executeTakeFirstOrThrow();
+    expect(outbox.trace_id).toMatch(/^A[0-9a-f]+$/);
     expect(await metric('waytrack_capi_events_failed_total')).toBe(1);
   });
 

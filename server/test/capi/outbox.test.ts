@@ -102,9 +102,10 @@ describe('the outbox across restarts', () => {
     const leaseEnd = Date.now() + 1200;
     await first.database.write((trx) =>
       trx
-        .updateTable('capi_outbox')
+        .updateTable('destination_jobs')
         .set({ claimed_by: 'dispatcher_dead', next_attempt_at: leaseEnd })
         .where('conversion_id', '=', conversionId)
+        .where('destination', '=', 'meta')
         .execute(),
     );
     await first.stop();
@@ -142,17 +143,19 @@ describe('the outbox across restarts', () => {
     // The only request slot is busy: this one waits in memory, claimed for this process.
     await call(first.app, 'POST', '/v1/track/conversion', { key, body: conversionBody(two, { orderId: 'waiting' }) });
     const held = await first.database.read
-      .selectFrom('capi_outbox')
+      .selectFrom('destination_jobs')
       .selectAll()
-      .where('pixel_id', '=', '99999999')
+      .where('destination', '=', 'meta')
+      .where('route', '=', '99999999:')
       .executeTakeFirstOrThrow();
     expect(held.claimed_by).toBe(first.app.forwarding.owner);
     expect(held.next_attempt_at).toBeGreaterThan(Date.now() + 5000);
     await first.app.close();
     const given = await first.database.read
-      .selectFrom('capi_outbox')
+      .selectFrom('destination_jobs')
       .selectAll()
-      .where('pixel_id', '=', '99999999')
+      .where('destination', '=', 'meta')
+      .where('route', '=', '99999999:')
       .executeTakeFirstOrThrow();
     expect(given).toMatchObject({ status: 'pending', claimed_by: null, attempts: 0 });
     expect(given.next_attempt_at).toBeLessThanOrEqual(Date.now());
@@ -174,13 +177,13 @@ describe('the outbox across restarts', () => {
     // A job row already holding the next conversion id cannot exist; simulate a failing outbox
     // insert by dropping the table under the app, then check no conversion was kept either.
     await instance.database.write(async (trx) => {
-      await trx.schema.alterTable('capi_outbox').renameTo('capi_outbox_gone').execute();
+      await trx.schema.alterTable('destination_jobs').renameTo('destination_jobs_gone').execute();
     });
     const res = await call(instance.app, 'POST', '/v1/track/conversion', { key, body: conversionBody(storeId) });
     expect(res.status).toBeGreaterThanOrEqual(500);
     expect(await instance.database.read.selectFrom('conversions').select('id').execute()).toHaveLength(0);
     await instance.database.write(async (trx) => {
-      await trx.schema.alterTable('capi_outbox_gone').renameTo('capi_outbox').execute();
+      await trx.schema.alterTable('destination_jobs_gone').renameTo('destination_jobs').execute();
     });
     await instance.stop();
   });

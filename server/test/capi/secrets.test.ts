@@ -92,7 +92,7 @@ describe('access tokens at rest', () => {
       const row = await ctx.database.read.selectFrom('stores').selectAll().where('id', '=', storeId).executeTakeFirstOrThrow();
       expect(row.capi_access_token).toMatch(/^wtenc1:/);
       expect(JSON.stringify(row)).not.toContain(TOKEN);
-      const outbox = async () => JSON.stringify(await ctx.database.read.selectFrom('capi_outbox').selectAll().execute());
+      const outbox = async () => JSON.stringify(await ctx.database.read.selectFrom('destination_jobs').selectAll().execute());
 
       await postConversion(ctx, storeId, { orderId: 'o-1' });
       expect(fake.requests.at(-1)?.accessToken).toBe(TOKEN);

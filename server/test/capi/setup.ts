@@ -1,4 +1,4 @@
-import type { DispatcherTuning } from '../../src/capi/dispatcher.js';
+import type { DispatcherTuning } from '../../src/destinations/dispatcher.js';
 import { trackConversion } from '../../src/tracking/conversions.js';
 import { type ApiResponse, call, conversionBody, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import type { FakeGraph } from './fake-graph.js';

@@ -15,9 +15,9 @@ import type { Reader } from '../../src/db/database.js';
 import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
 import { findConversionByKey, identityLinkedClickIds, listConversions } from '../../src/db/repositories/conversions.js';
+import { claimJobs, dueJobGroups, nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
 import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js';
-import { claimGroup, dueGroups, nextDueAt } from '../../src/db/repositories/outbox.js';
 import { expiredClicks, expiredConversions } from '../../src/db/repositories/retention.js';
 import { readQueue } from '../../src/db/repositories/rollup-queue.js';
 import {
@@ -215,16 +215,18 @@ async function seed(ctx: TestContext): Promise<Seeded> {
             .execute();
         }
         await trx
-          .insertInto('capi_outbox')
+          .insertInto('destination_jobs')
           .values(
             rows.map((r, i) => ({
               conversion_id: r.id,
+              destination: 'meta',
+              job_key: '',
+              kind: 'conversion' as const,
               account_id: accountId,
               store_id: r.store_id,
               livemode: r.livemode,
-              pixel_id: 'pixel',
-              test_event_code: null,
-              event: '{}',
+              route: '123456:',
+              payload: '{}',
               // Most jobs long delivered, as on a running server: a few are due.
               status: i % 20 === 0 ? ('pending' as const) : ('sent' as const),
               attempts: 1,
@@ -232,7 +234,7 @@ async function seed(ctx: TestContext): Promise<Seeded> {
               expires_at: r.event_time + 7 * DAY_MS,
               claimed_by: null,
               last_error: null,
-              fbtrace_id: null,
+              trace_id: null,
               created_at: r.event_time,
               updated_at: r.event_time,
               sent_at: null,
@@ -506,23 +508,23 @@ const CASES: Case[] = [
   },
   {
     name: 'outbox: next due time',
-    run: (db) => nextDueAt(db),
-    index: { sqlite: 'capi_outbox_due', postgres: 'capi_outbox_due' },
+    run: (db) => nextJobDueAt(db),
+    index: { sqlite: 'destination_jobs_due', postgres: 'destination_jobs_due' },
   },
   {
     name: 'outbox: due groups',
-    run: (db, s) => dueGroups(db, s.now, 10),
-    index: { sqlite: 'capi_outbox_due', postgres: 'capi_outbox_due' },
+    run: (db, s) => dueJobGroups(db, s.now, 10),
+    index: { sqlite: 'destination_jobs_due', postgres: 'destination_jobs_due' },
   },
   {
     name: 'outbox: claim a group',
     run: (db, s) =>
-      claimGroup(
+      claimJobs(
         db as Kysely<DB>,
-        { store_id: s.storeId, pixel_id: 'pixel', livemode: 1, test_event_code: null },
+        { store_id: s.storeId, destination: 'meta', livemode: 1, kind: 'conversion', route: '123456:' },
         { owner: 'me', now: s.now, leaseUntil: s.now + 60_000, limit: 100 },
       ),
-    index: { sqlite: 'capi_outbox_store_due', postgres: 'capi_outbox_store_due' },
+    index: { sqlite: 'destination_jobs_store_due', postgres: 'destination_jobs_store_due' },
   },
   {
     name: 'analytics: totals (metrics)',

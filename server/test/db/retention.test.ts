@@ -4,7 +4,6 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { insertClickOnce } from '../../src/db/repositories/clicks.js';
 import { recordConversionOnce } from '../../src/db/repositories/conversions.js';
-import { insertOutboxJob } from '../../src/db/repositories/outbox.js';
 import { deleteExpiredEvents } from '../../src/db/repositories/retention.js';
 import type { ClicksTable, ConversionsTable } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
@@ -71,17 +70,19 @@ function outboxJob(conversion: ConversionsTable) {
     conversion_id: conversion.id,
     account_id: conversion.account_id,
     store_id: conversion.store_id,
+    destination: 'meta',
+    job_key: '',
+    kind: 'conversion' as const,
     livemode: conversion.livemode,
-    pixel_id: 'pixel',
-    test_event_code: null,
-    event: '{}',
+    route: '123456:',
+    payload: '{}',
     status: 'pending' as const,
     attempts: 0,
     next_attempt_at: conversion.event_time,
     expires_at: conversion.event_time + 7 * DAY_MS,
     claimed_by: null,
     last_error: null,
-    fbtrace_id: null,
+    trace_id: null,
     created_at: conversion.event_time,
     updated_at: conversion.event_time,
     sent_at: null,
@@ -125,9 +126,14 @@ describe(`retention (${ENGINE})`, () => {
         .execute()
     ).map((t) => `${t.conversion_id}→${t.click_id}`);
   const outbox = async () =>
-    (await ctx.database.read.selectFrom('capi_outbox').select('conversion_id').orderBy('conversion_id').execute()).map(
-      (r) => r.conversion_id,
-    );
+    (
+      await ctx.database.read
+        .selectFrom('destination_jobs')
+        .select('conversion_id')
+        .where('destination', '=', 'meta')
+        .orderBy('conversion_id')
+        .execute()
+    ).map((r) => r.conversion_id);
   const fold = () => refreshRollups(ctx.database, { id: storeId, timezone: 'UTC' });
 
   /** Every rollup row, in key order: what analytics answers from. */
@@ -199,7 +205,7 @@ describe(`retention (${ENGINE})`, () => {
             click_time: ancientClick.click_time,
           },
         ],
-        delivery: outboxJob(ancientConversion),
+        jobs: [outboxJob(ancientConversion)],
       });
     });
     // Expired, through the API: clicks 40 and 35 days old, a conversion of 39 days on the first.
@@ -216,7 +222,7 @@ describe(`retention (${ENGINE})`, () => {
 
     await ctx.database.write(async (trx) => {
       const rows = await trx.selectFrom('conversions').selectAll().where('id', 'in', [oldConversion, newConversion]).execute();
-      for (const conversion of rows) await insertOutboxJob(trx, outboxJob(conversion));
+      for (const conversion of rows) await trx.insertInto('destination_jobs').values(outboxJob(conversion)).execute();
     });
     expect(await touchpoints()).toEqual(
       [
@@ -283,6 +289,7 @@ describe(`retention (${ENGINE})`, () => {
             account_id: ctx.a.accountId,
             store_id: storeId,
             livemode: 1,
+            route: '',
             payload: '{}',
             status: 'pending',
             attempts: 0,

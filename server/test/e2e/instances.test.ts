@@ -20,9 +20,9 @@ else if (!REDIS_URL) console.log('shared rate limit test skipped: set REDIS_URL 
 
 /**
  * The dispatcher's lease is not configurable from the environment (DispatcherTuning.leaseMs is a
- * buildApp option only), so the kill test waits out the default: 10 s.
+ * buildApp option only), so the kill test waits out the default: 15 s.
  */
-const DEFAULT_LEASE_MS = 10_000;
+const DEFAULT_LEASE_MS = 15_000;
 
 type Json = Record<string, unknown>;
 
@@ -477,8 +477,9 @@ describe.skipIf(ENGINE !== 'postgres')('two instances on one PostgreSQL (end to 
     killedAt = Date.now();
     expect(await a.stop('SIGKILL')).toBe(null);
     const leasedAtKill = await db.read
-      .selectFrom('capi_outbox')
+      .selectFrom('destination_jobs')
       .select(['conversion_id', 'claimed_by', 'next_attempt_at', 'status'])
+      .where('destination', '=', 'meta')
       .where('store_id', '=', storeId)
       .where('status', '=', 'pending')
       .where('claimed_by', 'is not', null)
@@ -531,8 +532,9 @@ describe.skipIf(ENGINE !== 'postgres')('two instances on one PostgreSQL (end to 
     const finished = await waitAllSent(b, storeId, DEFAULT_LEASE_MS + 15_000);
     expect(finished).toHaveLength(conversions.length);
     const outbox = await db.read
-      .selectFrom('capi_outbox')
+      .selectFrom('destination_jobs')
       .select(['conversion_id', 'status', 'sent_at'])
+      .where('destination', '=', 'meta')
       .where(
         'conversion_id',
         'in',

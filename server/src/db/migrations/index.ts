@@ -17,6 +17,7 @@ import * as refundRollups from './0014_refund_rollups.js';
 import * as fxMatchQuality from './0015_fx_match_quality.js';
 import * as consent from './0016_consent.js';
 import * as refundForwarding from './0019_refund_forwarding.js';
+import * as oneOutbox from './0020_one_outbox.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '0015_fx_match_quality': fxMatchQuality,
   '0016_consent': consent,
   '0019_refund_forwarding': refundForwarding,
+  '0020_one_outbox': oneOutbox,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

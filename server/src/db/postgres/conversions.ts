@@ -15,11 +15,10 @@ export class PostgresConversions implements ConversionStatements {
    * nothing. True when this conversion was inserted.
    */
   async recordOnce(db: Writer, record: ConversionRecord): Promise<boolean> {
-    const { conversion, touchpoints, delivery } = record;
+    const { conversion, touchpoints } = record;
     const parameters = [
       JSON.stringify(conversion),
       JSON.stringify(touchpoints),
-      ...(delivery ? [JSON.stringify(delivery)] : []),
       ...(record.jobs?.length ? [JSON.stringify(record.jobs)] : []),
       ...(record.webhook ? [JSON.stringify(record.webhook)] : []),
     ];
@@ -83,7 +82,7 @@ export class PostgresConversions implements ConversionStatements {
 const recordStatements = new Map<string, CompiledQuery>();
 
 function recordStatementFor(db: Writer, record: ConversionRecord, parameters: string[]): CompiledQuery {
-  const shape = `${Object.keys(record.conversion)}|${record.delivery ? Object.keys(record.delivery) : '-'}|${record.jobs?.length ? 'jobs' : '-'}|${record.webhook ? 'webhook' : '-'}`;
+  const shape = `${Object.keys(record.conversion)}|${record.jobs?.length ? 'jobs' : '-'}|${record.webhook ? 'webhook' : '-'}`;
   let compiled = recordStatements.get(shape);
   if (!compiled) {
     compiled = recordStatement(record).compile(db);
@@ -96,16 +95,9 @@ function recordStatementFor(db: Writer, record: ConversionRecord, parameters: st
   return compiled;
 }
 
-function recordStatement({ conversion, touchpoints, delivery, jobs, webhook }: ConversionRecord) {
+function recordStatement({ conversion, touchpoints, jobs, webhook }: ConversionRecord) {
   const columnsOf = (row: object) => sql.join(Object.keys(row).map((c) => sql.ref(c)));
   const columns = columnsOf(conversion);
-  const outbox = delivery
-    ? sql`, outbox as (
-      insert into capi_outbox (${columnsOf(delivery)})
-      select ${columnsOf(delivery)} from json_populate_record(null::capi_outbox, ${JSON.stringify(delivery)}::json)
-      where exists (select from conversion)
-    )`
-    : sql``;
   const destinationJobs = jobs?.length
     ? sql`, destination_job as (
       insert into destination_jobs
@@ -142,7 +134,7 @@ function recordStatement({ conversion, touchpoints, delivery, jobs, webhook }: C
       select conversion_id, click_id, signal, score, click_time
       from json_populate_recordset(null::touchpoints, ${JSON.stringify(touchpoints)}::json)
       where exists (select from conversion)
-    )${outbox}${destinationJobs}${webhookMessages}
+    )${destinationJobs}${webhookMessages}
     insert into rollup_queue (id, store_id, kind, version)
     select id, store_id, 'conversion', 0 from conversion
     returning id`;

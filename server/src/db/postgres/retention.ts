@@ -49,10 +49,6 @@ async function dropExpiredMonth(trx: Writer, before: number): Promise<Deleted | 
       const counted = await sql<{ n: number }>`select count(*) as n from ${part}`.execute(trx);
       await sql`delete from touchpoints where ${sql.ref(idColumn)} in (select id from ${part})`.execute(trx);
       if (table === 'conversions') {
-        await sql`delete from capi_outbox where conversion_id in (select id from ${part})`.execute(trx);
-        await sql`delete from capi_outbox where conversion_id in (select id from refunds where conversion_id in (select id from ${part}))`.execute(
-          trx,
-        );
         await sql`delete from refunds where conversion_id in (select id from ${part})`.execute(trx);
         await sql`delete from destination_jobs where conversion_id in (select id from ${part})`.execute(trx);
       } else {

@@ -1,7 +1,7 @@
 import type { Reader, Writer } from '../database.js';
 import { engineOf } from '../engine.js';
 import { rowLimit } from '../row-limit.js';
-import type { CapiOutboxTable, ConversionsTable, DestinationJobsTable, RefundsTable, StoreDestinationsTable } from '../schema.js';
+import type { ConversionsTable, DestinationJobsTable, RefundsTable, StoreDestinationsTable } from '../schema.js';
 
 /** A store's destinations other than Meta (whose settings stay in `stores`). */
 export async function storeDestinations(db: Reader, storeId: string): Promise<StoreDestinationsTable[]> {
@@ -40,22 +40,26 @@ export async function deleteStoreDestination(db: Writer, storeId: string, kind: 
   return Number(result.numDeletedRows) > 0;
 }
 
-/** Jobs forwarded together: same store (settings), destination, mode and kind (conversions, refunds). */
+/**
+ * Jobs forwarded together: same store (settings), destination, mode, kind (conversions, refunds)
+ * and route (Meta: the pixel and test event code; '' for the others).
+ */
 export interface JobGroup {
   store_id: string;
   destination: string;
   livemode: number;
   kind: DestinationJobsTable['kind'];
+  route: string;
 }
 
 export async function dueJobGroups(db: Reader, now: number, limit: number): Promise<JobGroup[]> {
   return db
     .selectFrom('destination_jobs')
-    .select(['store_id', 'destination', 'livemode', 'kind'])
+    .select(['store_id', 'destination', 'livemode', 'kind', 'route'])
     .select((eb) => eb.fn.min('next_attempt_at').as('due'))
     .where('status', '=', 'pending')
     .where('next_attempt_at', '<=', now)
-    .groupBy(['store_id', 'destination', 'livemode', 'kind'])
+    .groupBy(['store_id', 'destination', 'livemode', 'kind', 'route'])
     .orderBy('due')
     .limit(rowLimit(limit))
     .execute();
@@ -85,6 +89,7 @@ export async function claimJobs(
         .where('destination', '=', group.destination)
         .where('livemode', '=', group.livemode)
         .where('kind', '=', group.kind)
+        .where('route', '=', group.route)
         .where('status', '=', 'pending')
         .where('next_attempt_at', '<=', claim.now)
         .orderBy('next_attempt_at')
@@ -152,16 +157,18 @@ export async function skipJob(db: Writer, destination: string, key: JobKey, owne
     .execute();
 }
 
-/** Takes back the attempt `markJobs` counted when no request was made for these jobs. */
-export async function uncountAttempt(db: Writer, destination: string, keys: JobKey[]): Promise<void> {
+/** Extends the lease on jobs `owner` still holds (a split batch makes several requests in a row). */
+export async function renewLeases(db: Writer, destination: string, keys: JobKey[], owner: string, until: number) {
   if (keys.length === 0) return;
   const { ids, jobKeys } = keyFilter(keys);
   await db
     .updateTable('destination_jobs')
-    .set((eb) => ({ attempts: eb('attempts', '-', 1) }))
+    .set({ next_attempt_at: until })
     .where('destination', '=', destination)
     .where('conversion_id', 'in', ids)
     .where('job_key', 'in', jobKeys)
+    .where('status', '=', 'pending')
+    .where('claimed_by', '=', owner)
     .execute();
 }
 
@@ -183,6 +190,8 @@ export async function jobsOfRefund(db: Reader, conversionId: string, refundRowId
 
 export interface JobOutcome {
   now: number;
+  /** Requests made that included these jobs (more than one when a batch was split; 0: none). Default 1. */
+  attempts?: number;
   error?: string;
   traceId?: string | null;
   nextAttemptAt?: number;
@@ -207,7 +216,7 @@ export async function markJobs(
     .updateTable('destination_jobs')
     .set((eb) => ({
       status,
-      attempts: eb('attempts', '+', 1),
+      attempts: eb('attempts', '+', outcome.attempts ?? 1),
       claimed_by: null,
       updated_at: outcome.now,
       next_attempt_at: outcome.nextAttemptAt ?? outcome.now,
@@ -223,36 +232,6 @@ export async function markJobs(
       ? query.where('status', '!=', 'sent')
       : query.where('status', '=', 'pending').where('claimed_by', '=', owner);
   return query.returningAll().execute();
-}
-
-/** Shows each job's state on its conversion (`forwarding.<destination>`), in the same transaction. */
-export async function showOnConversions(db: Writer, jobs: DestinationJobsTable[]): Promise<void> {
-  // In id order: two transactions showing jobs of the same conversions lock their rows in one order (no deadlock).
-  const ordered = jobs
-    .filter((j) => j.kind === 'conversion')
-    .sort((a, b) => (a.conversion_id < b.conversion_id ? -1 : a.conversion_id > b.conversion_id ? 1 : 0));
-  for (const job of ordered) {
-    // Locked while read on PostgreSQL: two destinations' recordings of one conversion must not
-    // each write back the entry the other had not yet changed (a lost update).
-    const row = await db
-      .selectFrom('conversions')
-      .select('forwarding')
-      .where('id', '=', job.conversion_id)
-      .$call(engineOf(db).locks.forUpdate)
-      .executeTakeFirst();
-    const forwarding = row?.forwarding ? (JSON.parse(row.forwarding) as Record<string, unknown>) : {};
-    forwarding[job.destination] = {
-      status: job.status,
-      attempts: job.attempts,
-      ...(job.last_error !== null && { lastError: job.last_error }),
-      ...(job.sent_at !== null && { sentAt: new Date(Number(job.sent_at)).toISOString() }),
-    };
-    await db
-      .updateTable('conversions')
-      .set({ forwarding: JSON.stringify(forwarding) })
-      .where('id', '=', job.conversion_id)
-      .execute();
-  }
 }
 
 export async function nextJobDueAt(db: Reader): Promise<number | undefined> {
@@ -279,11 +258,6 @@ export async function countJobs(db: Reader): Promise<Array<{ destination: string
 /** A conversion by id and time (its partition on PostgreSQL). */
 export async function conversionAt(db: Reader, id: string, eventTime: number): Promise<ConversionsTable | undefined> {
   return db.selectFrom('conversions').selectAll().where('id', '=', id).where('event_time', '=', eventTime).executeTakeFirst();
-}
-
-/** A capi outbox job by its key (a refund's Meta event is keyed by the refund's row id). */
-export async function capiJobOf(db: Reader, key: string): Promise<CapiOutboxTable | undefined> {
-  return db.selectFrom('capi_outbox').selectAll().where('conversion_id', '=', key).executeTakeFirst();
 }
 
 /** A refund by its API key (store, mode, refundId). */

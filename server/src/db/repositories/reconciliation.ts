@@ -5,8 +5,8 @@ import { engineOf, type JsonStatements } from '../engine.js';
 /**
  * Each conversion's state per destination, for reconciliation (api.md §10) and for the
  * conversions list's forwarding filters — read from today's tables in ONE place: Meta's from the
- * conversion's `capi_*` columns and `capi_outbox`, the others' from the conversion's
- * `forwarding` JSON and `destination_jobs`. Every state below is one SQL expression, used both
+ * conversion's `capi_*` columns, the others' from the conversion's `forwarding` JSON, every
+ * destination's trace id from `destination_jobs`. Every state below is one SQL expression, used both
  * to read the states (`forwardingStates`) and to filter the list (`forwardingCondition`), so a
  * report's count and the list behind it cannot disagree. When the storage moves, this file is
  * the one to change.
@@ -78,8 +78,8 @@ function metaExpressions(): Expressions {
     else c.capi_status end)`;
   const reason = sql<string | null>`(case when ${status} = 'skipped' then ${skipReason}
     when ${status} = 'failed' then ${failureReason(sql`c.capi_last_error`)} else null end)`;
-  const traceId = sql<string | null>`(case when ${status} = 'sent' then (select o.fbtrace_id from capi_outbox o
-    where o.conversion_id = c.id and o.status = 'sent') else null end)`;
+  const traceId = sql<string | null>`(case when ${status} = 'sent' then (select j.trace_id from destination_jobs j
+    where j.conversion_id = c.id and j.destination = 'meta' and j.job_key = '' and j.status = 'sent') else null end)`;
   return { status, reason, traceId };
 }
 

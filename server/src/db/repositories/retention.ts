@@ -116,20 +116,12 @@ async function deleteExpiredRows(trx: Writer, before: number, limit: number): Pr
   let conversions = 0;
   if (conversionIds.length > 0) {
     await trx.deleteFrom('touchpoints').where('conversion_id', 'in', conversionIds).execute();
-    await trx.deleteFrom('capi_outbox').where('conversion_id', 'in', conversionIds).execute();
     await trx.deleteFrom('destination_jobs').where('conversion_id', 'in', conversionIds).execute();
     // None was queued when selected; on PostgreSQL a rebuild committed since may have queued it.
     await trx.deleteFrom('rollup_queue').where('id', 'in', conversionIds).execute();
     await trx
       .deleteFrom('rollup_queue')
       .where('id', 'in', (eb) =>
-        eb.selectFrom('refunds').select('refunds.id').where('refunds.conversion_id', 'in', conversionIds),
-      )
-      .execute();
-    // A refund's Meta event is a capi job keyed by the refund (capi/refund-event.ts).
-    await trx
-      .deleteFrom('capi_outbox')
-      .where('conversion_id', 'in', (eb) =>
         eb.selectFrom('refunds').select('refunds.id').where('refunds.conversion_id', 'in', conversionIds),
       )
       .execute();

@@ -2,7 +2,6 @@ import type { Reader, Writer } from '../database.js';
 import type { ConversionKey, ConversionRecord, ConversionStatements } from '../engine.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { insertTouchpoint } from '../repositories/conversions.js';
-import { insertOutboxJob } from '../repositories/outbox.js';
 import { enqueueForRollups } from '../repositories/rollup-queue.js';
 import { fanOut } from '../repositories/webhooks.js';
 import type { ConversionsTable } from '../schema.js';
@@ -28,11 +27,10 @@ const insertConversion = prepared((db, row: ConversionsTable) =>
 export class SqliteConversions implements ConversionStatements {
   /** The table's unique key decides; then the conversion's dependants, statement by statement. */
   async recordOnce(db: Writer, record: ConversionRecord): Promise<boolean> {
-    const { conversion, touchpoints, delivery } = record;
+    const { conversion, touchpoints } = record;
     if (Number((await insertConversion(db, conversion)).numAffectedRows ?? 0n) === 0) return false;
     for (const touchpoint of touchpoints) await insertTouchpoint(db, touchpoint);
     await enqueueForRollups(db, 'conversion', [conversion]);
-    if (delivery) await insertOutboxJob(db, delivery);
     if (record.jobs?.length) await db.insertInto('destination_jobs').values(record.jobs).execute();
     if (record.webhook) await fanOut(db, record.webhook);
     return true;

@@ -1,0 +1,260 @@
+import { crashPoint } from '../crash-point.js';
+import type { Database } from '../db/database.js';
+import {
+  type JobGroup,
+  type JobKey,
+  jobsOfConversions,
+  markJobs,
+  postponeJobs,
+  renewLeases,
+  skipJob,
+} from '../db/repositories/destinations.js';
+import { showOnConversions } from '../db/repositories/job-status.js';
+import type { DestinationJobsTable } from '../db/schema.js';
+import { type SecretBox, SecretError } from '../secrets.js';
+import { webhookEvents } from '../webhooks/events.js';
+import type { DestinationEnv, Outcome, Sender } from './adapter.js';
+import type { DispatcherMetrics } from './metrics.js';
+import { orderRefundJobs } from './refund-order.js';
+import { senderOf } from './registry.js';
+import { openDestination } from './settings.js';
+
+/** What delivering one claimed batch needs of its dispatcher. */
+export interface DeliveryContext {
+  database: Database;
+  secrets: SecretBox;
+  env: DestinationEnv;
+  owner: string;
+  metrics: DispatcherMetrics;
+  /** Requests time out after this (the tuning's, else the sender's own). */
+  timeoutMs(sender: Sender): number;
+  leaseMs: number;
+  backoffBaseMs: number;
+  backoff(attempt: number): number;
+  /** false once the dispatcher stops: a split batch gives the rest back instead of sending on. */
+  running(): boolean;
+  /** The outcome of a Meta conversion job was recorded (sync waiters: sent or not). */
+  settled(jobs: DestinationJobsTable[], sent: boolean): void;
+  log: { debug?(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+/** What a recording does: an outcome, or giving jobs back untried (due again at once). */
+type Recorded = Outcome | { outcome: 'give-back' };
+
+const keyOf = (j: DestinationJobsTable): JobKey => ({ conversion_id: j.conversion_id, job_key: j.job_key });
+
+/**
+ * Delivers one claimed batch of one group: jobs past their age limit fail, the destination's
+ * current settings and secrets are opened (a job of a removed destination fails, one whose
+ * secrets cannot be opened is kept pending), refund jobs wait for their conversion's, and the
+ * rest go in one request whose outcome is recorded per job.
+ */
+export async function deliverBatch(ctx: DeliveryContext, group: JobGroup, jobs: DestinationJobsTable[]): Promise<void> {
+  const sender = senderOf(group.destination);
+  const label = sender?.label ?? group.destination;
+  const now = Date.now();
+  for (const job of jobs.filter((j) => Number(j.expires_at) <= now)) {
+    const within = sender?.ageLimit ?? `to ${label} within its age limit`;
+    const error =
+      job.last_error !== null
+        ? `Not delivered ${within}; last error: ${job.last_error}`
+        : `Not delivered ${within}; ${label} no longer accepts it`;
+    await record(ctx, group, [job], { outcome: 'failed', error }, undefined, 0);
+  }
+  let live = jobs.filter((j) => Number(j.expires_at) > now);
+  if (live.length === 0) return;
+  if (!sender) {
+    return record(ctx, group, live, { outcome: 'failed', error: `Unknown destination ${group.destination}` }, undefined, 0);
+  }
+  let destination: Awaited<ReturnType<typeof openDestination>>;
+  try {
+    const account = { accountId: (live[0] as DestinationJobsTable).account_id, storeId: group.store_id };
+    destination = await openDestination(ctx.database.read, account, group.destination, ctx.secrets);
+  } catch (error) {
+    if (!(error instanceof SecretError)) throw error;
+    // Kept pending: the operator can restore SECRETS_KEY, or the merchant set the destination again.
+    const message =
+      sender.messages?.secretsLost ??
+      `The ${label} destination's secrets cannot be decrypted: SECRETS_KEY changed. Restore it or PUT the destination again`;
+    ctx.log.error({ storeId: group.store_id, destination: group.destination }, message);
+    return record(ctx, group, live, { outcome: 'retry', error: message }, undefined, 0);
+  }
+  if (!destination) {
+    const error = sender.messages?.removed ?? `The store's ${label} destination was removed before the conversion could be sent`;
+    return record(ctx, group, live, { outcome: 'failed', error }, undefined, 0);
+  }
+  if (group.kind === 'refund' && sender.ordersRefunds !== false) {
+    live = await orderRefunds(ctx, group, live, label);
+    if (live.length === 0) return;
+  }
+  await send(ctx, sender, group, live, destination, 0);
+}
+
+/** One request for `jobs`; `prior` counts the earlier requests of this attempt that included them (splits). */
+async function send(
+  ctx: DeliveryContext,
+  sender: Sender,
+  group: JobGroup,
+  jobs: DestinationJobsTable[],
+  destination: { settings: Record<string, unknown>; secrets: Record<string, unknown> },
+  prior: number,
+): Promise<void> {
+  if (!ctx.running()) {
+    // Shutting down mid-split: give the rest back for the next start, counting the requests made.
+    return record(ctx, group, jobs, { outcome: 'give-back' }, undefined, prior);
+  }
+  if (prior > 0) {
+    const until = Date.now() + ctx.leaseMs;
+    await ctx.database.write((trx) => renewLeases(trx, group.destination, jobs.map(keyOf), ctx.owner, until));
+  }
+  crashPoint('forward'); // test hook (crash-point.ts): jobs leased, the request not sent yet
+  const result = await sender.send({
+    ...destination,
+    live: group.livemode === 1,
+    kind: group.kind,
+    route: group.route,
+    payloads: jobs.map((j) => (sender.rawPayloads ? j.payload : (JSON.parse(j.payload) as unknown))),
+    env: ctx.env,
+    timeoutMs: ctx.timeoutMs(sender),
+  });
+  ctx.metrics.request(group.destination, result.requestOutcome);
+  const attempts = prior + 1;
+  if (sender.bisect && result.split && jobs.length > 1) {
+    // The platform refused the whole batch for some event in it: halve it until the bad ones stand alone.
+    const half = Math.ceil(jobs.length / 2);
+    await send(ctx, sender, group, jobs.slice(0, half), destination, attempts);
+    await send(ctx, sender, group, jobs.slice(half), destination, attempts);
+    return;
+  }
+  // Jobs with the same outcome are recorded together.
+  const byOutcome = new Map<string, { outcome: Outcome; jobs: DestinationJobsTable[] }>();
+  jobs.forEach((job, i) => {
+    const outcome = result.outcomes[i] ?? { outcome: 'retry', error: `${sender.label} gave no answer for this event` };
+    const key = JSON.stringify(outcome);
+    const entry = byOutcome.get(key) ?? { outcome, jobs: [] };
+    entry.jobs.push(job);
+    byOutcome.set(key, entry);
+  });
+  for (const { outcome, jobs: same } of byOutcome.values()) {
+    if (outcome.outcome === 'failed') {
+      const fields = { destination: group.destination, ...sender.logFields?.(group.route), events: same.length };
+      ctx.log.warn(
+        { ...fields, traceId: result.traceId, error: outcome.error },
+        sender.messages?.refused ?? `${sender.label} refused events`,
+      );
+    }
+    await record(ctx, group, same, outcome, result.traceId, attempts);
+  }
+}
+
+/** Refund jobs that may go now (refund-order.ts); the others are postponed or skipped here. */
+async function orderRefunds(
+  ctx: DeliveryContext,
+  group: JobGroup,
+  jobs: DestinationJobsTable[],
+  label: string,
+): Promise<DestinationJobsTable[]> {
+  const { destination } = group;
+  const now = Date.now();
+  const ids = [...new Set(jobs.map((j) => j.conversion_id))];
+  const siblings = await jobsOfConversions(ctx.database.read, destination, ids);
+  const order = orderRefundJobs(jobs, siblings, label, now, ctx.backoffBaseMs);
+  await recording(() =>
+    ctx.database.write(async (trx) => {
+      for (const p of order.postpone) await postponeJobs(trx, destination, [keyOf(p.job)], ctx.owner, p.until, now);
+      for (const k of order.skip) await skipJob(trx, destination, keyOf(k.job), ctx.owner, k.message, now);
+    }),
+  );
+  if (order.skip.length > 0) ctx.metrics.skipped(destination, group.livemode, order.skip.length);
+  return order.send;
+}
+
+/**
+ * Runs a recording, again after a moment when it fails (a deadlock victim, a dropped
+ * connection): an acknowledgement not recorded would be sent again after the lease.
+ */
+async function recording<T>(write: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (attempt >= 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
+
+/**
+ * Records one outcome for jobs, `attempts` the requests made that included them (0: none). A
+ * retry whose next attempt would fall after a job's age limit fails it now, keeping the error.
+ */
+async function record(
+  ctx: DeliveryContext,
+  group: JobGroup,
+  jobs: DestinationJobsTable[],
+  outcome: Recorded,
+  traceId: string | undefined,
+  attempts: number,
+): Promise<void> {
+  const now = Date.now();
+  const { destination } = group;
+  const keys = jobs.map(keyOf);
+  const owner = ctx.owner;
+  const within = senderOf(destination)?.ageLimit ?? "within the platform's age limit";
+  const changed = await recording(() =>
+    ctx.database.write(async (trx) => {
+      let rows: DestinationJobsTable[];
+      if (outcome.outcome === 'sent') {
+        rows = await markJobs(trx, destination, keys, owner, 'sent', { now, attempts, traceId: traceId ?? null });
+      } else if (outcome.outcome === 'failed') {
+        rows = await markJobs(trx, destination, keys, owner, 'failed', {
+          now,
+          attempts,
+          error: outcome.error,
+          ...(traceId !== undefined && { traceId }),
+        });
+      } else {
+        const error = outcome.outcome === 'retry' ? outcome.error : undefined;
+        const total = Math.max(...jobs.map((j) => j.attempts)) + Math.max(attempts, 1);
+        const next = outcome.outcome === 'retry' ? now + Math.max(ctx.backoff(total), outcome.retryAfterMs ?? 0) : now;
+        const retry = jobs.filter((j) => next <= Number(j.expires_at)).map(keyOf);
+        const giveUp = jobs.filter((j) => next > Number(j.expires_at)).map(keyOf);
+        rows = [
+          ...(await markJobs(trx, destination, retry, owner, 'pending', {
+            now,
+            attempts,
+            nextAttemptAt: next,
+            ...(error !== undefined && { error }),
+            ...(traceId !== undefined && { traceId }),
+          })),
+          ...(await markJobs(trx, destination, giveUp, owner, 'failed', {
+            now,
+            attempts,
+            error: `Not delivered ${within}; last error: ${error ?? 'none'}`,
+          })),
+        ];
+      }
+      await showOnConversions(trx, rows);
+      await webhookEvents.jobsFailed(trx, destination, rows); // conversion.forwarding_failed for the rows now failed
+      return rows;
+    }),
+  );
+  ctx.metrics.recorded(destination, changed, outcome.outcome === 'retry');
+  if (outcome.outcome === 'sent') {
+    const sender = senderOf(destination);
+    ctx.log.debug?.(
+      {
+        storeId: group.store_id,
+        destination,
+        ...sender?.logFields?.(group.route),
+        mode: group.livemode === 1 ? 'live' : 'test',
+        events: jobs.length,
+        recorded: changed.length,
+        attempts,
+        traceId,
+      },
+      sender?.messages?.delivered ?? `${sender?.label ?? destination} batch delivered`,
+    );
+  }
+  if (destination === 'meta') ctx.settled(jobs, outcome.outcome === 'sent');
+}

@@ -1,0 +1,266 @@
+import { rmSync } from 'node:fs';
+import { type Kysely, sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/accounts/accounts.js';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import type { Database } from '../../src/db/database.js';
+import { forgetGoogleTokens } from '../../src/destinations/google-ads.js';
+import { FakeGraph } from '../capi/fake-graph.js';
+import { FAST, PIXEL, TOKEN } from '../capi/setup.js';
+import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
+import { call, createTestContext, makeStore, type TestContext, tempDir } from '../helpers.js';
+import { FakePlatforms } from './fake-platforms.js';
+
+/** One outbox (issue 24): Meta's jobs are `destination_jobs` like every destination's. */
+let graph: FakeGraph;
+let fake: FakePlatforms;
+beforeAll(async () => {
+  graph = await FakeGraph.start();
+  fake = await FakePlatforms.start();
+});
+afterAll(async () => {
+  await graph.close();
+  await fake.close();
+});
+afterEach(() => {
+  graph.reset();
+  fake.reset();
+  forgetGoogleTokens();
+});
+
+const ACTION = 'customers/1234567890/conversionActions/555';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** capi_outbox as migration 0019 left it (the table 0020 empties and drops). */
+async function createCapiOutbox(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable('capi_outbox')
+    .addColumn('conversion_id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull())
+    .addColumn('store_id', 'text', (c) => c.notNull())
+    .addColumn('livemode', 'integer', (c) => c.notNull())
+    .addColumn('pixel_id', 'text', (c) => c.notNull())
+    .addColumn('test_event_code', 'text')
+    .addColumn('event', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull())
+    .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+    .addColumn('expires_at', 'bigint', (c) => c.notNull())
+    .addColumn('claimed_by', 'text')
+    .addColumn('last_error', 'text')
+    .addColumn('fbtrace_id', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('updated_at', 'bigint', (c) => c.notNull())
+    .addColumn('sent_at', 'bigint')
+    .execute();
+}
+
+/**
+ * Takes a migrated database back to the schema before 0020, Meta's jobs in `capi_outbox` as the
+ * old code kept them (a refund's keyed by the refund's row id), so that migrating runs 0020 on them.
+ */
+async function backTo0019(database: Database): Promise<void> {
+  await database.write(async (trx) => {
+    const db = trx as unknown as Kysely<unknown>;
+    await createCapiOutbox(db);
+    await sql`insert into capi_outbox (conversion_id, account_id, store_id, livemode, pixel_id, test_event_code, event,
+      status, attempts, next_attempt_at, expires_at, claimed_by, last_error, fbtrace_id, created_at, updated_at, sent_at)
+      select case when j.job_key = '' then j.conversion_id else j.job_key end, j.account_id, j.store_id, j.livemode,
+      substr(j.route, 1, strpos_colon - 1), nullif(substr(j.route, strpos_colon + 1), ''), j.payload, j.status, j.attempts,
+      j.next_attempt_at, j.expires_at, j.claimed_by, j.last_error, j.trace_id, j.created_at, j.updated_at, j.sent_at
+      from (select d.*, ${ENGINE === 'postgres' ? sql`strpos(d.route, ':')` : sql`instr(d.route, ':')`} as strpos_colon
+        from destination_jobs d where d.destination = 'meta') j`.execute(db);
+    await sql`delete from destination_jobs where destination = 'meta'`.execute(db);
+    await sql`drop index destination_jobs_store_due`.execute(db);
+    await sql`alter table destination_jobs drop column route`.execute(db);
+    await sql`delete from kysely_migration where name = '0020_one_outbox'`.execute(db);
+  });
+}
+
+describe('migration 0020 (one outbox)', () => {
+  let testDb: TestDatabase;
+  let dataDir: string;
+  afterEach(async () => {
+    await testDb?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function app(database: Database, pollMs: number) {
+    const config = loadConfig({ ...testDb.env, META_GRAPH_URL: graph.url, CAPI_SYNC_WAIT_MS: '0' });
+    const built = await buildApp({ config, database, logger: false, forwarding: { ...FAST, pollMs } });
+    await built.ready();
+    return built;
+  }
+
+  it("moves Meta's pending jobs (a conversion's and a refund's) into destination_jobs, then delivers each once", async () => {
+    dataDir = tempDir();
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.migrate();
+    // Meta down while the jobs are queued: they stay pending, tried once.
+    graph.outage = { type: 'http500' };
+    const first = await app(testDb.database, 20);
+    const key = (await createAccount(testDb.database, { email: 'migrate@example.com' })).keys.live;
+    const storeId = await makeStore(first, key, {});
+    const put = await call(first, 'PUT', `/v1/stores/${storeId}/destinations/meta`, {
+      key,
+      body: { pixelId: PIXEL, accessToken: TOKEN, refundEvent: 'OrderRefunded' },
+    });
+    expect(put.status).toBe(200);
+    const body = { storeId, eventType: 'Purchase', eventValue: 100, currency: 'EUR', orderId: 'm-1' };
+    const conversionId = (await call(first, 'POST', '/v1/track/conversion', { key, body })).body.data.conversionId as string;
+    const refunded = await call(first, 'POST', '/v1/track/refund', {
+      key,
+      body: { storeId, orderId: 'm-1', refundId: 're-1', currency: 'EUR', amount: 40 },
+    });
+    expect(refunded.status).toBe(200);
+    await graph.waitFor(() => graph.requests.length >= 2, 5000, 'both jobs tried');
+    await first.close();
+    const refundRow = await testDb.database.read.selectFrom('refunds').select('id').executeTakeFirstOrThrow();
+
+    await backTo0019(testDb.database);
+    const outbox = () =>
+      sql<{ conversion_id: string }>`select conversion_id from capi_outbox`.execute(
+        testDb.database.read as unknown as Kysely<unknown>,
+      );
+    expect((await outbox()).rows.map((r) => r.conversion_id).sort()).toEqual([conversionId, refundRow.id].sort());
+
+    expect(await testDb.database.migrate()).toEqual(['0020_one_outbox']);
+    const moved = await testDb.database.read
+      .selectFrom('destination_jobs')
+      .selectAll()
+      .where('destination', '=', 'meta')
+      .orderBy('job_key')
+      .execute();
+    expect(moved).toHaveLength(2);
+    expect(moved[0]).toMatchObject({
+      conversion_id: conversionId,
+      job_key: '',
+      kind: 'conversion',
+      route: `${PIXEL}:`,
+      status: 'pending',
+    });
+    expect(moved[0]?.attempts).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(moved[0]?.payload as string)).toMatchObject({ event_name: 'Purchase', event_id: 'm-1' });
+    expect(moved[1]).toMatchObject({
+      conversion_id: conversionId,
+      job_key: refundRow.id,
+      kind: 'refund',
+      route: `${PIXEL}:`,
+      status: 'pending',
+    });
+    expect(JSON.parse(moved[1]?.payload as string)).toMatchObject({ event_name: 'OrderRefunded', event_id: 'refund_re-1' });
+    // The table is gone.
+    await expect(outbox()).rejects.toThrow();
+
+    // Meta is back: the shared dispatcher delivers both, once each.
+    graph.reset();
+    const second = await app(testDb.database, 20);
+    try {
+      await graph.waitFor(() => graph.acceptedEvents().length === 2, 5000, 'both events delivered');
+      await sleep(200);
+      expect(graph.acceptedEventIds().sort()).toEqual(['m-1', 'refund_re-1']);
+      const conversion = await call(second, 'GET', `/v1/conversions/${conversionId}`, { key });
+      expect(conversion.body.data).toMatchObject({ capiSent: true, capi: { status: 'sent' } });
+      expect(conversion.body.data.forwarding.meta).toMatchObject({ status: 'sent' });
+      const refund = await call(second, 'POST', '/v1/track/refund', {
+        key,
+        body: { storeId, orderId: 'm-1', refundId: 're-1', currency: 'EUR', amount: 40 },
+      });
+      expect(refund.body.data.forwarding.meta).toMatchObject({ status: 'sent' });
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('a store forwarding to all three destinations', () => {
+  let ctx: TestContext;
+  afterEach(async () => ctx?.close());
+
+  it('queues exactly one job per destination per conversion, and each platform receives each conversion once', async () => {
+    ctx = await createTestContext({
+      env: {
+        META_GRAPH_URL: graph.url,
+        GOOGLE_ADS_API_URL: fake.url,
+        GOOGLE_OAUTH_TOKEN_URL: fake.tokenUrl,
+        TIKTOK_API_URL: fake.url,
+        CAPI_SYNC_WAIT_MS: '2000',
+      },
+      forwarding: FAST,
+    });
+    const key = ctx.a.live;
+    const storeId = await makeStore(ctx.app, key, { pixelId: PIXEL, capiAccessToken: TOKEN });
+    const put = (kind: string, body: unknown) =>
+      call(ctx.app, 'PUT', `/v1/stores/${storeId}/destinations/${kind}`, { key, body });
+    const google = {
+      customerId: '1234567890',
+      conversionAction: ACTION,
+      developerToken: fake.developerToken,
+      oauth: fake.oauthClient,
+    };
+    expect((await put('google_ads', google)).status).toBe(200);
+    expect((await put('tiktok', { pixelCode: 'CABCDEFGHIJ1234567', accessToken: fake.tiktokToken })).status).toBe(200);
+
+    const orders = Array.from({ length: 6 }, (_, i) => `all-${i}`);
+    const ids: string[] = [];
+    for (const orderId of orders) {
+      const res = await call(ctx.app, 'POST', '/v1/track/conversion', {
+        key,
+        body: {
+          storeId,
+          eventType: 'Purchase',
+          eventValue: 50,
+          currency: 'EUR',
+          orderId,
+          gclid: `g-${orderId}`,
+          ttclid: `t-${orderId}`,
+        },
+      });
+      expect(res.status).toBe(200);
+      ids.push(res.body.data.conversionId);
+    }
+    await graph.waitFor(() => graph.acceptedEvents().length >= orders.length, 5000, 'Meta events');
+    await fake.waitFor(
+      () => fake.googleAccepted().length >= orders.length && fake.tiktokAccepted().length >= orders.length,
+      8000,
+      'Google Ads and TikTok events',
+    );
+    await sleep(300); // nothing more arrives
+    expect(graph.acceptedEventIds().sort()).toEqual([...orders].sort());
+    expect(
+      fake
+        .googleAccepted()
+        .map((c) => c.orderId)
+        .sort(),
+    ).toEqual([...orders].sort());
+    expect(fake.tiktokAccepted()).toHaveLength(orders.length);
+
+    const jobs = await ctx.database.read
+      .selectFrom('destination_jobs')
+      .select(['conversion_id', 'destination', 'job_key', 'status'])
+      .execute();
+    expect(jobs).toHaveLength(orders.length * 3);
+    for (const id of ids) {
+      const own = jobs.filter((j) => j.conversion_id === id);
+      expect(own.map((j) => j.destination).sort()).toEqual(['google_ads', 'meta', 'tiktok']);
+      expect(own.every((j) => j.job_key === '' && j.status === 'sent')).toBe(true);
+    }
+    for (const id of ids) {
+      const data = (await call(ctx.app, 'GET', `/v1/conversions/${id}`, { key })).body.data;
+      expect(data.capiSent).toBe(true);
+      expect(data.forwarding).toMatchObject({
+        meta: { status: 'sent', attempts: 1 },
+        google_ads: { status: 'sent', attempts: 1 },
+        tiktok: { status: 'sent', attempts: 1 },
+      });
+    }
+    const metrics = (await call(ctx.app, 'GET', '/metrics')).raw.body;
+    expect(metrics).toContain(`waytrack_capi_events_sent_total{mode="live"} ${orders.length}`);
+    for (const destination of ['meta', 'google_ads', 'tiktok']) {
+      expect(metrics).toContain(
+        `waytrack_destination_events_total{destination="${destination}",mode="live",outcome="sent"} ${orders.length}`,
+      );
+    }
+  });
+});
