@@ -24,12 +24,12 @@ interface Plan {
   slots: Array<{ name: string } | { constant: unknown }>;
 }
 
-/** The dialect's adapter: one compiled form per dialect (Kysely instances of one database share it). */
+/** The Kysely instance's adapter (its transactions share it): one compiled form per instance. */
 function adapterOf(db: Reader): object {
   return (db as unknown as { getExecutor(): { adapter: object } }).getExecutor().adapter;
 }
 
-/** Compiles `build` with a marker per value name, once per dialect and set of names. */
+/** Compiles `build` with a marker per value name, once per Kysely instance and set of names. */
 function planner<V extends object, R>(build: (db: Builder, values: V) => Compilable<R>) {
   const plans = new WeakMap<object, Map<string, Plan>>();
   const compile = (db: Reader, names: string[]): Plan => {
@@ -44,7 +44,7 @@ function planner<V extends object, R>(build: (db: Builder, values: V) => Compila
     }
     return { compiled, slots };
   };
-  // The plan of the last call per dialect, with its names: calls of a hot path repeat the same
+  // The plan of the last call per instance, with its names: calls of a hot path repeat the same
   // names in the same order, and comparing them (~0.3 µs for a click's 24 columns) costs a tenth
   // of joining them into a key and hashing it (~3 µs, measured).
   const last = new WeakMap<object, { names: string[]; plan: Plan }>();
