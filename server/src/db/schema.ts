@@ -1,3 +1,16 @@
+import type {
+  RollupDaysTable,
+  RollupDimensionClicksTable,
+  RollupDimensionCreditsTable,
+  RollupHoursTable,
+  RollupQueueTable,
+  RollupStoresTable,
+} from './schema-rollups.js';
+import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable } from './schema-webhooks.js';
+
+export type * from './schema-rollups.js';
+export type * from './schema-webhooks.js';
+
 /**
  * Row types of every table. Times are integer milliseconds since the epoch (UTC); money is
  * integer minor units; booleans are 0/1 so the same queries run on SQLite and PostgreSQL.
@@ -278,61 +291,6 @@ export interface SettingsTable {
   value: string;
 }
 
-/** Analytics rollups (migrations 0004, 0005): see analytics/rollups.ts. */
-export interface RollupQueueTable {
-  id: string; // a click's, a conversion's or a refund's (refunds.id) id
-  store_id: string;
-  kind: 'click' | 'conversion' | 'refund';
-  version: number; // moves when the queued event's state changes before it is folded
-}
-
-export interface RollupStoresTable {
-  store_id: string;
-  timezone: string;
-  tzdata: string; // the platform's time zone data version (process.versions.tz)
-}
-
-export interface RollupHoursTable {
-  store_id: string;
-  livemode: number;
-  local_date: string;
-  hour_start: number;
-  currency: string; // '' on the row that carries the clicks
-  clicks: number;
-  conversions: number;
-  attributed: number;
-  purchases: number;
-  revenue_minor: number;
-  attributed_revenue_minor: number;
-  /** Migration 0014: refunds of Purchase conversions (of attributed ones) by refund time. */
-  refunds_minor: number;
-  attributed_refunds_minor: number;
-}
-
-export type RollupDaysTable = Omit<RollupHoursTable, 'hour_start'>;
-
-export interface RollupDimensionClicksTable {
-  store_id: string;
-  livemode: number;
-  dimension: string;
-  local_date: string;
-  value: string; // '' when the click has no value
-  clicks: number;
-}
-
-export interface RollupDimensionCreditsTable {
-  store_id: string;
-  livemode: number;
-  dimension: string;
-  model: string;
-  local_date: string;
-  value: string;
-  currency: string;
-  units: number; // 1,000,000 per conversion
-  revenue_minor: number;
-  refund_minor: number; // migration 0014: credited refunds, on the refund's local day
-}
-
 /** A signed-in dashboard owner (migration 0009); `id` is the SHA-256 of the cookie's token. */
 export interface DashboardSessionsTable {
   id: string;
@@ -340,17 +298,6 @@ export interface DashboardSessionsTable {
   csrf_token: string;
   created_at: number;
   last_seen_at: number;
-}
-
-/** An event to fan out to the endpoints that subscribe to it, one webhook outbox row each (repositories/webhooks.ts `fanOut`). */
-export interface WebhookEventRow {
-  event_id: string;
-  account_id: string;
-  /** The event's mode; null for configuration (`store.updated`), which endpoints of both modes get. */
-  livemode: number | null;
-  event_type: string;
-  payload: string;
-  created_at: number;
 }
 
 /** The tables of both engines (PostgreSQL has more: db/postgres/schema.ts). */
@@ -380,50 +327,4 @@ export interface DB {
   webhooks: WebhooksTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
-}
-
-/** Webhooks out (migration 0013): an account's endpoint, in one mode. */
-export interface WebhooksTable {
-  id: string;
-  account_id: string;
-  livemode: number;
-  url: string;
-  events: string; // JSON array of event types
-  description: string | null;
-  secret: string; // sealed `whsec_…`
-  status: 'enabled' | 'disabled';
-  disabled_reason: string | null;
-  disabled_at: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-/** The webhook outbox: one event for one endpoint; `event_id` is the `webhook-id` of every attempt. */
-export interface WebhookMessagesTable {
-  webhook_id: string;
-  event_id: string;
-  account_id: string;
-  livemode: number;
-  event_type: string;
-  payload: string;
-  status: 'pending' | 'succeeded' | 'failed';
-  attempts: number;
-  next_attempt_at: number;
-  claimed_by: string | null;
-  last_error: string | null;
-  created_at: number;
-}
-
-/** One attempt to deliver a message (the dispatcher's or a resend). */
-export interface WebhookDeliveriesTable {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  attempt: number;
-  status: 'succeeded' | 'failed';
-  response_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  at: number;
 }

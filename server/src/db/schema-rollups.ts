@@ -1,0 +1,56 @@
+// The analytics rollups' tables (part of `DB`, db/schema.ts).
+
+/** Analytics rollups (migrations 0004, 0005): see analytics/rollups.ts. */
+export interface RollupQueueTable {
+  id: string; // a click's, a conversion's or a refund's (refunds.id) id
+  store_id: string;
+  kind: 'click' | 'conversion' | 'refund';
+  version: number; // moves when the queued event's state changes before it is folded
+}
+
+export interface RollupStoresTable {
+  store_id: string;
+  timezone: string;
+  tzdata: string; // the platform's time zone data version (process.versions.tz)
+}
+
+export interface RollupHoursTable {
+  store_id: string;
+  livemode: number;
+  local_date: string;
+  hour_start: number;
+  currency: string; // '' on the row that carries the clicks
+  clicks: number;
+  conversions: number;
+  attributed: number;
+  purchases: number;
+  revenue_minor: number;
+  attributed_revenue_minor: number;
+  /** Migration 0014: refunds of Purchase conversions (of attributed ones) by refund time. */
+  refunds_minor: number;
+  attributed_refunds_minor: number;
+}
+
+export type RollupDaysTable = Omit<RollupHoursTable, 'hour_start'>;
+
+export interface RollupDimensionClicksTable {
+  store_id: string;
+  livemode: number;
+  dimension: string;
+  local_date: string;
+  value: string; // '' when the click has no value
+  clicks: number;
+}
+
+export interface RollupDimensionCreditsTable {
+  store_id: string;
+  livemode: number;
+  dimension: string;
+  model: string;
+  local_date: string;
+  value: string;
+  currency: string;
+  units: number; // 1,000,000 per conversion
+  revenue_minor: number;
+  refund_minor: number; // migration 0014: credited refunds, on the refund's local day
+}
