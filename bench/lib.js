@@ -60,10 +60,11 @@ export function benchEngine() {
 
 /**
  * A fresh PostgreSQL database for one bench run on the server of `adminUrl`, named
- * `waytrack_bench_<label>_<time>_<pid>`. `drop()` removes it (and ends any session left on it).
+ * `waytrack_bench_<label>_<time>_<pid>` (or `name`), empty or a copy of `template`. `drop()`
+ * removes it (and ends any session left on it).
  */
-export async function createBenchDatabase(adminUrl, label) {
-  const name = `waytrack_bench_${label}_${Date.now().toString(36)}_${process.pid}`;
+export async function createBenchDatabase(adminUrl, label, { name: fixedName, template } = {}) {
+  const name = fixedName ?? `waytrack_bench_${label}_${Date.now().toString(36)}_${process.pid}`;
   const admin = async (statement) => {
     const client = new pg.Client({ connectionString: adminUrl });
     await client.connect();
@@ -73,7 +74,9 @@ export async function createBenchDatabase(adminUrl, label) {
       await client.end();
     }
   };
-  await admin(`create database ${pg.escapeIdentifier(name)}`);
+  if (fixedName) await admin(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+  // With `template`: a file-level copy of that database (no session may be open on it).
+  await admin(`create database ${pg.escapeIdentifier(name)}${template ? ` template ${pg.escapeIdentifier(template)}` : ''}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
@@ -171,14 +174,18 @@ export async function startServer(env, timeoutMs = 60_000) {
   // (open in Chrome DevTools or speedscope) — where a figure's time goes.
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
   const child = spawn(process.execPath, [...profile, bin, 'serve'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env },
+    // BENCH_LOG_LEVEL=info: the request log lines production writes (the benches' default is warn).
+    env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', PORT: '0', ...env },
   });
+  // What the server printed until it was ready (for the error if it never is); its later lines
+  // (the request log at BENCH_LOG_LEVEL=info) are read and dropped.
   let out = '';
+  let ready = false;
   child.stdout.on('data', (d) => {
-    out += d;
+    if (!ready) out += d;
   });
   child.stderr.on('data', (d) => {
-    out += d;
+    if (!ready) out += d;
   });
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), timeoutMs);
@@ -187,8 +194,10 @@ export async function startServer(env, timeoutMs = 60_000) {
       reject(new Error(`server exited with ${code}:\n${out}`));
     });
     child.stdout.on('data', () => {
-      const match = /listening on (https:\/\/\S+?)\/v1/.exec(out);
+      const match = ready ? null : /listening on (https:\/\/\S+?)\/v1/.exec(out);
       if (match) {
+        ready = true;
+        out = '';
         clearTimeout(timer);
         resolve(match[1]);
       }
@@ -316,6 +325,26 @@ function percentiles(times) {
   return { p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), max: round(at(1)) };
 }
 
+/**
+ * One bench/open-loop.js run in a process of its own (Poisson arrivals; latency from the
+ * scheduled time), resolved with the JSON line it prints.
+ */
+export function openLoop(options) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(import.meta.dirname, 'open-loop.js'), JSON.stringify(options)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`open-loop client exited with ${code}: ${out}`));
+      resolve(JSON.parse(out.trim().split('\n').at(-1)));
+    });
+  });
+}
+
 /** The click every bench sends: a realistic body with campaign parameters, an IP and a user agent. */
 export function benchClick(storeId, fbclid) {
   return {
@@ -324,6 +353,35 @@ export function benchClick(storeId, fbclid) {
     landingPage: 'https://bench.example.com/p?utm_source=facebook&utm_campaign=bf',
     ipAddress: '203.0.113.9',
     userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
+  };
+}
+
+/** User agents of the bench's conversions (and of its generated clicks). */
+export const AGENTS = [
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36',
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15',
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36',
+];
+
+/**
+ * The `i`-th conversion of a bench run labelled `label` (a unique order id): a Purchase naming
+ * one of `recent` (fbclids of stored clicks inside the attribution window, so it is attributed),
+ * with the buyer's IP and user agent, and with `allSignals` also a fingerprint and an email
+ * (the email of earlier attributed conversions of the generated store: the identity signal
+ * finds them).
+ */
+export function benchConversion({ storeId, recent, label, allSignals, i }) {
+  return {
+    storeId,
+    eventType: 'Purchase',
+    orderId: `${label}_${process.pid}_${i}`,
+    eventValue: 10 + (i % 200),
+    currency: 'USD',
+    fbclid: recent[(i * 7919) % recent.length],
+    ipAddress: `10.1.${(i >> 8) & 255}.${i & 255}`,
+    userAgent: AGENTS[i % AGENTS.length],
+    ...(allSignals && { fingerprint: `fp${i}`, customerData: { email: `buyer${i}@example.com` } }),
   };
 }
 
