@@ -265,13 +265,15 @@ export function recentFbclids(data) {
   return recent;
 }
 
-export function startBenchServer(target) {
-  return startServer({
+/** The server on a bench store; `database` is the PostgreSQL database's name (for its backends' CPU). */
+export async function startBenchServer(target) {
+  const server = await startServer({
     DATA_DIR: target.dataDir,
     ...(target.database && { DATABASE_URL: target.database.url }),
     RATE_LIMIT_RPS: '1000000',
     RATE_LIMIT_BURST: '10000000',
   });
+  return { ...server, database: target.database?.name };
 }
 
 /**

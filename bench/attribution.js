@@ -120,7 +120,9 @@ async function conversionLatency(server, data, label, { allSignals = true, readE
       }
     })();
     const pids = BURST ? { server: server.child.pid, client: process.pid } : { server: server.child.pid };
-    const { value, cpu, wallMs } = await withCpu(pids, () => (BURST ? burst(WRITE_SECONDS) : open(label, WRITE_SECONDS)));
+    const { value, cpu, wallMs } = await withCpu(pids, () => (BURST ? burst(WRITE_SECONDS) : open(label, WRITE_SECONDS)), {
+      database: server.database,
+    });
     measuring = false;
     await dashboard;
     reads.sort((a, b) => a - b);
@@ -149,6 +151,8 @@ async function conversionLatency(server, data, label, { allSignals = true, readE
     const cost = {
       server: perConversion(cpu.server),
       postgres: ON_POSTGRES ? perConversion(cpu.postgres) : 0,
+      // The bench database's backends alone: steadier than all of PostgreSQL on a shared machine.
+      backends: ON_POSTGRES ? Math.round((cpu.postgresDbMs * 1000) / Math.max(1, result.answered)) : 0,
       client: BURST ? perConversion(cpu.client) : Math.round((value.cpuMs * 1000) / Math.max(1, result.answered)),
     };
     return { ...result, reads, cpu, cost };
@@ -166,7 +170,7 @@ const latencyNote = (r) =>
 
 /** CPU per request, µs: the server's, PostgreSQL's (when it runs) and the client's. */
 const costNote = (cost) =>
-  `server ${cost.server} µs${cost.postgres > 0 ? `, PostgreSQL ${cost.postgres} µs` : ''}, client ${cost.client} µs`;
+  `server ${cost.server} µs${cost.postgres > 0 ? `, PostgreSQL ${cost.postgres} µs (its backends ${cost.backends} µs)` : ''}, client ${cost.client} µs`;
 
 /** The status codes of a run, e.g. "200×4990 503×10". */
 const statusList = (r) =>

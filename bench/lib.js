@@ -247,14 +247,21 @@ export function cpuMs(pid) {
   }
 }
 
-/** CPU time of every process named `postgres` on this machine (the server and its backends), in ms. */
-export function postgresCpuMs() {
+/**
+ * CPU time of every process named `postgres` on this machine (the server and its backends), in
+ * ms; with `database`, only of the backends connected to that database (their title names it):
+ * on a machine shared with other users of the same PostgreSQL, what this bench's own statements
+ * cost, without the shared background processes (WAL writer, checkpointer, autovacuum).
+ */
+export function postgresCpuMs(database) {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres') total += cpuMs(entry);
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      if (database && !readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `)) continue;
+      total += cpuMs(entry);
     } catch {
       // gone meanwhile
     }
@@ -295,12 +302,14 @@ export async function waitForQuiet({
 
 /**
  * Measures where the CPU went while `work` ran: in the given processes (by label), in
- * PostgreSQL's processes, and on the whole machine. Shares are of one core (100 % = one core busy
+ * PostgreSQL's processes (with `database`, also in that database's backends alone:
+ * `postgresDbMs`), and on the whole machine. Shares are of one core (100 % = one core busy
  * for the whole time).
  */
-export async function withCpu(pids, work) {
+export async function withCpu(pids, work, { database } = {}) {
   const before = Object.fromEntries(Object.entries(pids).map(([label, pid]) => [label, cpuMs(pid)]));
   const pgBefore = postgresCpuMs();
+  const pgDbBefore = database ? postgresCpuMs(database) : 0;
   const machineBefore = machineCpuMs();
   const started = performance.now();
   const value = await work();
@@ -308,6 +317,8 @@ export async function withCpu(pids, work) {
   const share = (ms) => Math.round((100 * ms) / wall);
   const cpu = Object.fromEntries(Object.entries(pids).map(([label, pid]) => [label, share(cpuMs(pid) - before[label])]));
   cpu.postgres = share(postgresCpuMs() - pgBefore);
+  // The backends of `database` alone (a part of cpu.postgres), in ms and as a share.
+  if (database) cpu.postgresDbMs = postgresCpuMs(database) - pgDbBefore;
   const machine = machineCpuMs();
   cpu.machine = share(machine.busy - machineBefore.busy);
   cpu.machineOf = share(machine.total - machineBefore.total);
