@@ -16,10 +16,10 @@ export async function requireStore(db: Reader, tenant: Tenant, storeId: string):
 }
 
 /**
- * Active stores found lately, per database: a click or a conversion names its store, and under
- * load the same few stores thousands of times a second. An entry lives as long as a cached API
- * key (`KEY_CACHE_TTL_MS`): a store made inactive or changed (`updateStore`) is seen so on this
- * instance at once (`forgetStore`) and on the others within that time, as a revoked key is.
+ * Active stores found lately, per database: a click names its store, and under load the same
+ * few stores thousands of times a second. An entry lives as long as a cached API key
+ * (`KEY_CACHE_TTL_MS`): a store made inactive stops taking clicks on this instance at once
+ * (`forgetStore`) and on the others within that time, as a revoked key does.
  */
 const STORE_CACHE_TTL_MS = 2_000;
 const activeStores = new WeakMap<Reader, Map<string, { store: StoresTable; expires: number }>>();
@@ -33,7 +33,7 @@ function storeCacheOf(db: Reader): Map<string, { store: StoresTable; expires: nu
   return cache;
 }
 
-/** `requireActiveStore` through the cache above: for the tracking paths (clicks, conversions). */
+/** `requireActiveStore` through the cache above: for the click path, which reads only the store's id. */
 export async function requireActiveStoreCached(
   db: Reader,
   tenant: Tenant,

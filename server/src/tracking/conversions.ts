@@ -15,7 +15,7 @@ import { conversionNotFound } from '../http/not-found.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { setMatchQuality } from '../quality/record.js';
-import { requireActiveStoreCached, requireStore } from '../stores/lookup.js';
+import { requireActiveStore, requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { conversionAttributedEvent } from '../webhooks/events.js';
 import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
@@ -227,10 +227,7 @@ export async function recordConversion(
   const given = validate(input, now);
   const { currency, eventTime, valueMinor, products } = given;
   const eventType = normalizeEventType(input.eventType);
-  // From the short-lived cache of the click path: a statement less per conversion (a change
-  // through this instance applies at once; through another within the cache's 2 s, as the
-  // store's destinations and API keys).
-  const store = await requireActiveStoreCached(database.read, tenant, input.storeId);
+  const store = await requireActiveStore(database.read, tenant, input.storeId);
   const livemode = modeFlag(tenant);
   // No lookup of the order first: the write finds a duplicate itself (below), atomically, and
   // a resend is the rare case — checking every new conversion first cost each one a statement.
