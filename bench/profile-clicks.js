@@ -7,7 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { cli, findWrk, startServer, wrkRun } from './lib.js';
+import { cli, startServer } from './lib.js';
+import { findWrk, wrkRun } from './wrk.js';
 
 const dir = path.resolve(process.argv[2] ?? 'profiles');
 process.env.BENCH_CPU_PROF = dir;

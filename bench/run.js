@@ -29,15 +29,14 @@ import {
   cannon,
   cli,
   createBenchDatabase,
-  findWrk,
   machineContext,
   openLoop,
   postgresContext,
   startServer,
   waitForQuiet,
   withCpu,
-  wrkRun,
 } from './lib.js';
+import { findWrk, wrkRun } from './wrk.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
