@@ -7,7 +7,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { build, cli, findWrk, startServer, wrkRun } from './lib.js';
+import { build, cli, startServer } from './lib.js';
+import { findWrk, wrkRun } from './wrk.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 6);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);

@@ -2,7 +2,7 @@
 // a fresh PostgreSQL database per run), starting the real `waytrack serve`, driving it with
 // autocannon from this (second) process, and reading CPU time from /proc.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -60,10 +60,11 @@ export function benchEngine() {
 
 /**
  * A fresh PostgreSQL database for one bench run on the server of `adminUrl`, named
- * `waytrack_bench_<label>_<time>_<pid>`. `drop()` removes it (and ends any session left on it).
+ * `waytrack_bench_<label>_<time>_<pid>` (or `name`), empty or a copy of `template`. `drop()`
+ * removes it (and ends any session left on it).
  */
-export async function createBenchDatabase(adminUrl, label) {
-  const name = `waytrack_bench_${label}_${Date.now().toString(36)}_${process.pid}`;
+export async function createBenchDatabase(adminUrl, label, { name: fixedName, template } = {}) {
+  const name = fixedName ?? `waytrack_bench_${label}_${Date.now().toString(36)}_${process.pid}`;
   const admin = async (statement) => {
     const client = new pg.Client({ connectionString: adminUrl });
     await client.connect();
@@ -73,7 +74,9 @@ export async function createBenchDatabase(adminUrl, label) {
       await client.end();
     }
   };
-  await admin(`create database ${pg.escapeIdentifier(name)}`);
+  if (fixedName) await admin(`drop database if exists ${pg.escapeIdentifier(name)} with (force)`);
+  // With `template`: a file-level copy of that database (no session may be open on it).
+  await admin(`create database ${pg.escapeIdentifier(name)}${template ? ` template ${pg.escapeIdentifier(template)}` : ''}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
@@ -171,14 +174,18 @@ export async function startServer(env, timeoutMs = 60_000) {
   // (open in Chrome DevTools or speedscope) — where a figure's time goes.
   const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF)}`] : [];
   const child = spawn(process.execPath, [...profile, bin, 'serve'], {
-    env: { ...process.env, LOG_LEVEL: 'warn', PORT: '0', ...env },
+    // BENCH_LOG_LEVEL=info: the request log lines production writes (the benches' default is warn).
+    env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn', PORT: '0', ...env },
   });
+  // What the server printed until it was ready (for the error if it never is); its later lines
+  // (the request log at BENCH_LOG_LEVEL=info) are read and dropped.
   let out = '';
+  let ready = false;
   child.stdout.on('data', (d) => {
-    out += d;
+    if (!ready) out += d;
   });
   child.stderr.on('data', (d) => {
-    out += d;
+    if (!ready) out += d;
   });
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), timeoutMs);
@@ -187,8 +194,10 @@ export async function startServer(env, timeoutMs = 60_000) {
       reject(new Error(`server exited with ${code}:\n${out}`));
     });
     child.stdout.on('data', () => {
-      const match = /listening on (https:\/\/\S+?)\/v1/.exec(out);
+      const match = ready ? null : /listening on (https:\/\/\S+?)\/v1/.exec(out);
       if (match) {
+        ready = true;
+        out = '';
         clearTimeout(timer);
         resolve(match[1]);
       }
@@ -238,14 +247,21 @@ export function cpuMs(pid) {
   }
 }
 
-/** CPU time of every process named `postgres` on this machine (the server and its backends), in ms. */
-export function postgresCpuMs() {
+/**
+ * CPU time of every process named `postgres` on this machine (the server and its backends), in
+ * ms; with `database`, only of the backends connected to that database (their title names it):
+ * on a machine shared with other users of the same PostgreSQL, what this bench's own statements
+ * cost, without the shared background processes (WAL writer, checkpointer, autovacuum).
+ */
+export function postgresCpuMs(database) {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres') total += cpuMs(entry);
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'postgres') continue;
+      if (database && !readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `)) continue;
+      total += cpuMs(entry);
     } catch {
       // gone meanwhile
     }
@@ -286,12 +302,14 @@ export async function waitForQuiet({
 
 /**
  * Measures where the CPU went while `work` ran: in the given processes (by label), in
- * PostgreSQL's processes, and on the whole machine. Shares are of one core (100 % = one core busy
+ * PostgreSQL's processes (with `database`, also in that database's backends alone:
+ * `postgresDbMs`), and on the whole machine. Shares are of one core (100 % = one core busy
  * for the whole time).
  */
-export async function withCpu(pids, work) {
+export async function withCpu(pids, work, { database } = {}) {
   const before = Object.fromEntries(Object.entries(pids).map(([label, pid]) => [label, cpuMs(pid)]));
   const pgBefore = postgresCpuMs();
+  const pgDbBefore = database ? postgresCpuMs(database) : 0;
   const machineBefore = machineCpuMs();
   const started = performance.now();
   const value = await work();
@@ -299,6 +317,8 @@ export async function withCpu(pids, work) {
   const share = (ms) => Math.round((100 * ms) / wall);
   const cpu = Object.fromEntries(Object.entries(pids).map(([label, pid]) => [label, share(cpuMs(pid) - before[label])]));
   cpu.postgres = share(postgresCpuMs() - pgBefore);
+  // The backends of `database` alone (a part of cpu.postgres), in ms and as a share.
+  if (database) cpu.postgresDbMs = postgresCpuMs(database) - pgDbBefore;
   const machine = machineCpuMs();
   cpu.machine = share(machine.busy - machineBefore.busy);
   cpu.machineOf = share(machine.total - machineBefore.total);
@@ -316,6 +336,26 @@ function percentiles(times) {
   return { p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), max: round(at(1)) };
 }
 
+/**
+ * One bench/open-loop.js run in a process of its own (Poisson arrivals; latency from the
+ * scheduled time), resolved with the JSON line it prints.
+ */
+export function openLoop(options) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(import.meta.dirname, 'open-loop.js'), JSON.stringify(options)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`open-loop client exited with ${code}: ${out}`));
+      resolve(JSON.parse(out.trim().split('\n').at(-1)));
+    });
+  });
+}
+
 /** The click every bench sends: a realistic body with campaign parameters, an IP and a user agent. */
 export function benchClick(storeId, fbclid) {
   return {
@@ -327,127 +367,31 @@ export function benchClick(storeId, fbclid) {
   };
 }
 
+/** User agents of the bench's conversions (and of its generated clicks). */
+export const AGENTS = [
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36',
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15',
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36',
+];
+
 /**
- * Debian's `wrk` (a C client: at the rates here it uses a fraction of a core, where autocannon,
- * a Node process, needs nearly a whole one and becomes the bottleneck itself). Installed with
- * apt-get when missing and the bench runs as root; undefined when it cannot be had (the bench
- * then drives the server with autocannon and says so).
+ * The `i`-th conversion of a bench run labelled `label` (a unique order id): a Purchase naming
+ * one of `recent` (fbclids of stored clicks inside the attribution window, so it is attributed),
+ * with the buyer's IP and user agent, and with `allSignals` also a fingerprint and an email
+ * (the email of earlier attributed conversions of the generated store: the identity signal
+ * finds them).
  */
-export function findWrk() {
-  const which = () => {
-    try {
-      return execFileSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' }).trim() || undefined;
-    } catch {
-      return undefined;
-    }
+export function benchConversion({ storeId, recent, label, allSignals, i }) {
+  return {
+    storeId,
+    eventType: 'Purchase',
+    orderId: `${label}_${process.pid}_${i}`,
+    eventValue: 10 + (i % 200),
+    currency: 'USD',
+    fbclid: recent[(i * 7919) % recent.length],
+    ipAddress: `10.1.${(i >> 8) & 255}.${i & 255}`,
+    userAgent: AGENTS[i % AGENTS.length],
+    ...(allSignals && { fingerprint: `fp${i}`, customerData: { email: `buyer${i}@example.com` } }),
   };
-  let found = which();
-  if (!found && process.getuid?.() === 0) {
-    try {
-      execFileSync(
-        'sh',
-        ['-c', 'apt-get install -y -qq wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk)'],
-        {
-          stdio: 'ignore',
-          timeout: 300_000,
-        },
-      );
-    } catch {
-      // no package source reachable: autocannon it is
-    }
-    found = which();
-  }
-  return found;
 }
-
-/**
- * One `wrk` run (one thread, `connections` keep-alive connections), resolved with req/s,
- * latency percentiles (ms), the count of non-2xx answers and socket errors, and the client's own
- * CPU time. `click` sends POST /v1/track/click with a unique fbclid per request (a Lua script);
- * otherwise GET `url`.
- */
-export function wrkRun({ wrkPath, url, connections, duration, click, batch }) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'waytrack-wrk-'));
-  const script = path.join(dir, 'run.lua');
-  // The body as a Lua expression: benchClick's JSON with the fbclid spliced in per request. A
-  // batch (`batch.events` clicks a request) is built in Lua from the same click, each event
-  // with an fbclid of its own.
-  const post = click ?? batch;
-  const [before, after] = post ? JSON.stringify(benchClick(post.storeId, '\u0000')).split('\\u0000') : ['', ''];
-  const body = batch ? `{"events":[' .. events() .. ']}` : `${before}' .. prefix .. counter .. '${after}`;
-  const eventLua = batch
-    ? `events = function()
-  local parts = {}
-  for i = 1, ${batch.events} do
-    counter = counter + 1
-    parts[i] = '{"type":"click",${before.slice(1)}' .. prefix .. counter .. '${after}'
-  end
-  return table.concat(parts, ",")
-end
-`
-    : '';
-  writeFileSync(
-    script,
-    `counter = 0
-prefix = "wrk_${process.pid}_${Date.now().toString(36)}_"
-${eventLua}${
-  post
-    ? `wrk.method = "POST"
-wrk.headers["Authorization"] = "Bearer ${post.key}"
-wrk.headers["Content-Type"] = "application/json"
-request = function()
-  ${batch ? '' : 'counter = counter + 1'}
-  return wrk.format(nil, nil, nil, '${body}')
-end`
-    : ''
-}
-non2xx = 0
-response = function(status, headers, body)
-  if status < 200 or status > 299 then non2xx = non2xx + 1 end
-end
-done = function(summary, latency, requests)
-  io.write(string.format('WAYTRACK {"requests":%d,"seconds":%f,"p50":%f,"p90":%f,"p99":%f,"max":%f,"errors":%d,"non2xx":%d}\\n',
-    summary.requests, summary.duration / 1e6, latency:percentile(50) / 1000, latency:percentile(90) / 1000,
-    latency:percentile(99) / 1000, latency.max / 1000,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, non2xx))
-end
-`,
-  );
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(wrkPath, ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', '-s', script, url], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      out += d;
-    });
-    const pid = child.pid;
-    let cpu = 0;
-    const sample = setInterval(() => {
-      cpu = cpuMs(pid) || cpu;
-    }, 200);
-    child.once('exit', (code) => {
-      clearInterval(sample);
-      rmSync(dir, { recursive: true, force: true });
-      const line = /WAYTRACK (\{.*\})/.exec(out)?.[1];
-      if (code !== 0 || !line) return reject(new Error(`wrk exited with ${code}:\n${out}`));
-      const r = JSON.parse(line);
-      // The status codes of non-2xx answers are counted by the script (wrk's own count is of >399).
-      resolve({
-        average: r.requests / r.seconds,
-        total: r.requests,
-        ok: r.requests - r.non2xx,
-        non2xx: r.non2xx,
-        errors: r.errors,
-        exact: { p50: round1(r.p50), p90: round1(r.p90), p99: round1(r.p99), max: round1(r.max) },
-        clientCpuShare: Math.round((100 * cpu) / (performance.now() - started)),
-      });
-    });
-  });
-}
-
-const round1 = (ms) => Math.round(ms * 10) / 10;

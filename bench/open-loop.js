@@ -9,13 +9,18 @@
 // autocannon's overallRate and loadtest's --rps pace the sends but time each request from its
 // actual send, and neither draws Poisson gaps.)
 //
-// The JSON names `url` (the server's https origin), `kind` ('click', 'batch' or 'health'),
-// `rate` (requests/s), `duration` (s), `connections` (default 64), for clicks and batches `key`,
-// `storeId` and `prefix` (unique fbclids), for batches `events` (clicks a request, default 100).
-// Prints one JSON line: sent, answered, non-2xx, errors, the achieved rate, latency percentiles
-// (ms), how far the scheduler ever ran behind, and this process's CPU time.
+// The JSON names `url` (the server's https origin), `kind` ('click', 'batch', 'conversion' or
+// 'health'), `rate` (requests/s), `duration` (s), `connections` (default 64), for clicks,
+// batches and conversions `key` and `storeId`, for clicks and batches `prefix` (unique fbclids),
+// for batches `events` (clicks a request, default 100), for conversions `recentFile` (a JSON
+// array of fbclids of stored clicks inside the attribution window: each conversion names one),
+// `label` (unique order ids) and `allSignals` (bench/lib.js benchConversion).
+// Prints one JSON line: sent, answered, non-2xx (and every status seen), errors, the achieved
+// rate, latency percentiles (ms), how far the scheduler ever ran behind, this process's CPU
+// time, and for conversions how many answers said `attributed: true`.
+import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import { benchClick } from './lib.js';
+import { benchClick, benchConversion } from './lib.js';
 
 const options = JSON.parse(process.argv[2] ?? '{}');
 const rate = Number(options.rate);
@@ -25,9 +30,22 @@ const origin = new URL(options.url);
 let n = 0;
 const fbclid = () => `${options.prefix ?? 'open'}_${process.pid}_${n++}`;
 
+const recent = options.kind === 'conversion' ? JSON.parse(readFileSync(options.recentFile, 'utf8')) : [];
+let conversions = 0;
+
 function requestOf() {
   if (options.kind === 'health') return { method: 'GET', path: '/healthz' };
   const headers = { authorization: `Bearer ${options.key}`, 'content-type': 'application/json' };
+  if (options.kind === 'conversion') {
+    const conversion = benchConversion({
+      storeId: options.storeId,
+      recent,
+      label: options.label ?? 'open',
+      allSignals: options.allSignals !== false,
+      i: conversions++,
+    });
+    return { method: 'POST', path: '/v1/track/conversion', headers, body: JSON.stringify(conversion) };
+  }
   if (options.kind === 'batch') {
     const events = Array.from({ length: options.events ?? 100 }, () => ({
       type: 'click',
@@ -43,6 +61,8 @@ let answered = 0;
 let non2xx = 0;
 let errors = 0;
 let failedEvents = 0;
+let attributed = 0;
+const statuses = {};
 
 function send(scheduledAt) {
   const { method, path, headers, body } = requestOf();
@@ -50,17 +70,19 @@ function send(scheduledAt) {
     const req = https.request(
       { host: origin.hostname, port: origin.port, method, path, headers, agent, servername: 'localhost' },
       (res) => {
-        const batch = options.kind === 'batch';
+        const read = options.kind === 'batch' || options.kind === 'conversion';
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk) => {
-          if (batch) text += chunk;
+          if (read) text += chunk;
         });
         res.on('end', () => {
           latencies.push(performance.now() - scheduledAt);
           answered++;
+          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
           if (res.statusCode < 200 || res.statusCode > 299) non2xx++;
-          else if (batch) failedEvents += JSON.parse(text).data.failed;
+          else if (options.kind === 'batch') failedEvents += JSON.parse(text).data.failed;
+          else if (options.kind === 'conversion' && JSON.parse(text).data.attributed === true) attributed++;
           resolve();
         });
       },
@@ -113,6 +135,8 @@ console.log(
     non2xx,
     errors,
     failedEvents,
+    attributed,
+    statuses,
     achieved: Math.round(answered / wall),
     p50: at(0.5),
     p90: at(0.9),

@@ -4,10 +4,11 @@
 // profile holds the click path and nothing else. Summarize with `node bench/profile-summary.js FILE`.
 // BENCH_BATCH_EVENTS=N profiles `POST /v1/track/batch` instead: N clicks a request, over a fifth
 // of the connections (as bench/run.js's batch run).
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { cli, findWrk, startServer, wrkRun } from './lib.js';
+import { cli, startServer } from './lib.js';
+import { findWrk, wrkRun } from './wrk.js';
 
 const dir = path.resolve(process.argv[2] ?? 'profiles');
 process.env.BENCH_CPU_PROF = dir;
@@ -38,4 +39,5 @@ try {
   console.log(`${rate}, non-2xx ${result.non2xx}; profiles in ${dir}`);
 } finally {
   await server.stop();
+  rmSync(dataDir, { recursive: true, force: true });
 }

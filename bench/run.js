@@ -29,14 +29,14 @@ import {
   cannon,
   cli,
   createBenchDatabase,
-  findWrk,
   machineContext,
+  openLoop,
   postgresContext,
   startServer,
   waitForQuiet,
   withCpu,
-  wrkRun,
 } from './lib.js';
+import { findWrk, wrkRun } from './wrk.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -96,23 +96,6 @@ function startFloor(dataDir) {
       if (match) resolve({ child, url: match[1], stop: () => child.kill('SIGTERM') });
     });
     child.once('exit', (code) => reject(new Error(`floor server exited with ${code}: ${out}`)));
-  });
-}
-
-/** One bench/open-loop.js run in a process of its own (Poisson arrivals; latency from the scheduled time). */
-function openLoop(options) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(import.meta.dirname, 'open-loop.js'), JSON.stringify(options)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.once('exit', (code) => {
-      if (code !== 0) return reject(new Error(`open-loop client exited with ${code}: ${out}`));
-      resolve(JSON.parse(out.trim().split('\n').at(-1)));
-    });
   });
 }
 
