@@ -159,6 +159,8 @@ export interface EvidenceStatements {
 export interface JsonStatements {
   /** The text at `json`'s `key`.`field` (null when absent). */
   field(json: RawBuilder<unknown>, key: string, field: string): RawBuilder<string | null>;
+  /** `json` (a JSON object's text; null reads as `{}`) with its `key` set to the JSON text `entry`. */
+  set(json: RawBuilder<unknown>, key: string, entry: string): RawBuilder<string>;
 }
 
 export interface Deleted {

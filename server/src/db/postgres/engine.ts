@@ -25,6 +25,10 @@ class PostgresJson implements JsonStatements {
   field(json: RawBuilder<unknown>, key: string, field: string): RawBuilder<string | null> {
     return sql<string | null>`(${json}::jsonb -> ${sql.lit(key)} ->> ${sql.lit(field)})`;
   }
+
+  set(json: RawBuilder<unknown>, key: string, entry: string): RawBuilder<string> {
+    return sql<string>`(jsonb_set(coalesce(${json}, '{}')::jsonb, array[${key}]::text[], ${entry}::jsonb))::text`;
+  }
 }
 
 /**

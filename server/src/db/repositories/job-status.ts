@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Writer } from '../database.js';
 import { engineOf } from '../engine.js';
 import type { DestinationJobsTable } from '../schema.js';
@@ -44,30 +45,35 @@ async function showMeta(db: Writer, jobs: DestinationJobsTable[]): Promise<void>
   }
 }
 
+/**
+ * The other destinations' jobs: each conversion's `forwarding.<destination>` entry set in place
+ * (json_set / jsonb_set), one statement per destination and distinct entry — a batch's jobs
+ * mostly share theirs — instead of a read and a write per conversion. On PostgreSQL the rows are
+ * locked first, in id order: two recordings of the same conversions (two destinations) lock them
+ * in one order (no deadlock), and each update reads the entry it keeps from the locked row (no
+ * lost update).
+ */
 async function showOthers(db: Writer, jobs: DestinationJobsTable[]): Promise<void> {
-  // In id order: two transactions showing jobs of the same conversions lock their rows in one order (no deadlock).
-  const ordered = jobs.sort((a, b) => (a.conversion_id < b.conversion_id ? -1 : a.conversion_id > b.conversion_id ? 1 : 0));
-  for (const job of ordered) {
-    // Locked while read on PostgreSQL: two destinations' recordings of one conversion must not
-    // each write back the entry the other had not yet changed (a lost update).
-    const row = await db
-      .selectFrom('conversions')
-      .select('forwarding')
-      .where('id', '=', job.conversion_id)
-      .$call(engineOf(db).locks.forUpdate)
-      .executeTakeFirst();
-    const forwarding = row?.forwarding ? (JSON.parse(row.forwarding) as Record<string, unknown>) : {};
-    forwarding[job.destination] = {
+  if (jobs.length === 0) return;
+  const engine = engineOf(db);
+  const ids = [...new Set(jobs.map((j) => j.conversion_id))].sort();
+  await db.selectFrom('conversions').select('id').where('id', 'in', ids).orderBy('id').$call(engine.locks.forUpdate).execute();
+  const byEntry = new Map<string, { destination: string; entry: string; ids: string[] }>();
+  for (const job of jobs) {
+    const entry = JSON.stringify({
       status: job.status,
       attempts: job.attempts,
       ...(job.last_error !== null && { lastError: job.last_error }),
       ...(job.sent_at !== null && { sentAt: new Date(Number(job.sent_at)).toISOString() }),
-    };
-    await db
-      .updateTable('conversions')
-      .set({ forwarding: JSON.stringify(forwarding) })
-      .where('id', '=', job.conversion_id)
-      .execute();
+    });
+    const key = `${job.destination}\n${entry}`;
+    const same = byEntry.get(key) ?? { destination: job.destination, entry, ids: [] };
+    same.ids.push(job.conversion_id);
+    byEntry.set(key, same);
+  }
+  for (const { destination, entry, ids } of byEntry.values()) {
+    const forwarding = engine.json.set(sql.ref('forwarding'), destination, entry);
+    await db.updateTable('conversions').set({ forwarding }).where('id', 'in', ids.sort()).execute();
   }
 }
 

@@ -16,6 +16,10 @@ class SqliteJson implements JsonStatements {
   field(json: RawBuilder<unknown>, key: string, field: string): RawBuilder<string | null> {
     return sql<string | null>`json_extract(${json}, ${sql.lit(`$.${key}.${field}`)})`;
   }
+
+  set(json: RawBuilder<unknown>, key: string, entry: string): RawBuilder<string> {
+    return sql<string>`json_set(coalesce(${json}, '{}'), ${`$.${key}`}, json(${entry}))`;
+  }
 }
 
 /** The tables are not partitioned: retention deletes row by row. */
