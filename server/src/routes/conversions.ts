@@ -4,13 +4,8 @@ import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { describeResponses, EXAMPLE, ID_TOO_LONG, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
-import {
-  explainedConversion,
-  listConversionsOf,
-  presentConversion,
-  reattribute,
-  trackConversion,
-} from '../tracking/conversions.js';
+import { explainedConversion, listConversionsOf, presentConversion, reattribute } from '../tracking/conversion-views.js';
+import { trackConversion } from '../tracking/conversions.js';
 import { bearer, DateQuery, Query, type RouteDeps } from './common.js';
 import {
   CONVERSION_NOT_FOUND,

@@ -1,36 +1,25 @@
 import { attributeConversion } from '../attribution/evidence.js';
 import { type ClickInOtherMode, clickInOtherMode } from '../attribution/other-mode.js';
-import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
-import { type Forwarder, planDelivery, presentForwarding, skippedColumns } from '../capi/forwarding.js';
+import { type Forwarder, planDelivery, skippedColumns } from '../capi/forwarding.js';
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
-import { CONSENT_FIELDS, consentOf, presentConsent } from '../consent/consent.js';
+import { CONSENT_FIELDS, consentOf } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
-import { type ConversionFilter, findConversion, listConversions, RECORD_CONVERSION } from '../db/repositories/conversions.js';
-import type { Page } from '../db/repositories/keyset.js';
+import { RECORD_CONVERSION } from '../db/repositories/conversions.js';
 import type { ConversionsTable } from '../db/schema.js';
-import { planDestinations, presentDestinationsOf } from '../destinations/routing.js';
-import { fxFor, presentFx } from '../fx/record.js';
-import { fieldError, invalid } from '../http/errors.js';
-import { conversionNotFound } from '../http/not-found.js';
+import { planDestinations } from '../destinations/routing.js';
+import { fxFor } from '../fx/record.js';
+import { fieldError } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { setMatchQuality } from '../quality/record.js';
-import { requireActiveStore, requireStore } from '../stores/lookup.js';
+import { requireActiveStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { conversionAttributedEvent } from '../webhooks/events.js';
 import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
 import { type ConsentFields, checkLimitedDataUse, consentColumns } from './consent-input.js';
-import {
-  attributionColumns,
-  cluesOf,
-  explainAttribution,
-  NOT_ATTRIBUTED,
-  policyOf,
-  reattributeConversion,
-  touchpointRows,
-} from './conversion-attribution.js';
+import { attributionColumns, cluesOf, NOT_ATTRIBUTED, policyOf, touchpointRows } from './conversion-attribution.js';
+import { attributedTo, type StoredProduct } from './conversion-views.js';
 import { normalizeEventType } from './event-types.js';
-import { type ForwardingQuery, forwardingFilterOf } from './forwarding-filter.js';
 import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
 
 export interface ProductInput {
@@ -68,15 +57,6 @@ export interface ConversionInput extends ConsentFields {
   timestamp?: string;
 }
 
-/** Products as stored: prices in integer minor units of the conversion's currency. */
-interface StoredProduct {
-  productId: string;
-  name?: string;
-  priceMinor?: number;
-  quantity: number;
-  category?: string;
-}
-
 export interface ConversionResult {
   conversionId: string;
   eventType: string;
@@ -100,17 +80,6 @@ function resultOf(row: ConversionsTable, duplicate: boolean): ConversionResult {
     capiSent: row.capi_status === 'sent',
     timestamp: new Date(row.event_time).toISOString(),
     duplicate,
-  };
-}
-
-function attributedTo(row: ConversionsTable) {
-  if (row.attributed !== 1 || !row.attributed_click_id) return {};
-  return {
-    attributedTo: {
-      clickId: row.attributed_click_id,
-      fbclid: row.attributed_fbclid ?? '',
-      confidenceScore: row.confidence ?? 0,
-    },
   };
 }
 
@@ -318,109 +287,4 @@ async function withModeHint(database: Database, row: ConversionsTable, result: C
   if (row.attribution_signal === 'explicit' || !(row.ref_click_id || row.ref_fbclid || row.ref_fbc)) return result;
   const hint = await clickInOtherMode(database.read, cluesOf(row));
   return hint ? { ...result, clickInOtherMode: hint } : result;
-}
-
-export async function getConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {
-  const row = await findConversion(database.read, tenant.accountId, modeFlag(tenant), conversionId);
-  if (!row) throw await conversionNotFound(database.read, tenant, conversionId);
-  return row;
-}
-
-export interface ConversionListQuery extends ForwardingQuery {
-  storeId?: string;
-  eventType?: string;
-  attributed?: boolean;
-  capiStatus?: ConversionsTable['capi_status'];
-  refunded?: boolean;
-  startDate?: string;
-  endDate?: string;
-}
-
-/**
- * One page of the tenant's conversions, newest event first. Dates are inclusive calendar days
- * in the store's time zone when `storeId` is given, else in UTC.
- */
-export async function listConversionsOf(
-  database: Database,
-  tenant: Tenant,
-  query: ConversionListQuery,
-  page: Page,
-): Promise<ConversionsTable[]> {
-  // Validation before the store lookup (api.md: validation → resource lookup).
-  for (const field of ['startDate', 'endDate'] as const) {
-    const value = query[field];
-    if (value !== undefined && !isValidDate(value))
-      throw invalid(field, 'invalid_format', `${field} must be a date in YYYY-MM-DD format that exists (${value} does not)`);
-  }
-  if (query.startDate && query.endDate && query.startDate > query.endDate) {
-    throw invalid('startDate', 'out_of_range', 'startDate must not be after endDate');
-  }
-  const forwarding = forwardingFilterOf(query);
-  const store = query.storeId ? await requireStore(database.read, tenant, query.storeId) : undefined;
-  const timezone = store?.timezone ?? 'UTC';
-  const filter: ConversionFilter = {
-    storeId: query.storeId,
-    // As recorded: a standard event name in any case is the standard event.
-    eventType: query.eventType === undefined ? undefined : normalizeEventType(query.eventType),
-    attributed: query.attributed,
-    capiStatus: query.capiStatus,
-    refunded: query.refunded,
-    forwarding,
-    from: query.startDate ? startOfDay(query.startDate, timezone) : undefined,
-    to: query.endDate ? startOfDay(addDays(query.endDate, 1), timezone) : undefined,
-  };
-  return listConversions(database.read, tenant.accountId, modeFlag(tenant), filter, page);
-}
-
-/** `capiSent`, `capi` and `forwarding` (api.md §8): `forwarding.meta` is `capi`, absent when the store had no Meta. */
-function withDestinations(row: ConversionsTable) {
-  const meta = presentForwarding(row);
-  const forwarding = presentDestinationsOf(row, meta.capi);
-  if (meta.capi.status === 'skipped' && 'reason' in meta.capi && meta.capi.reason === 'not_configured') {
-    delete (forwarding as { meta?: unknown }).meta;
-  }
-  return { ...meta, forwarding };
-}
-
-/** The API view of a stored conversion. */
-export function presentConversion(row: ConversionsTable) {
-  const products = JSON.parse(row.products) as StoredProduct[];
-  return {
-    conversionId: row.id,
-    storeId: row.store_id,
-    eventType: row.event_type,
-    orderId: row.order_id,
-    eventId: row.event_id,
-    eventValue: fromMinorUnits(row.value_minor, row.currency),
-    currency: row.currency,
-    refundedTotal: fromMinorUnits(row.refunded_minor ?? 0, row.currency),
-    attributed: row.attributed === 1,
-    ...attributedTo(row),
-    ...withDestinations(row),
-    matchQuality: row.match_quality ? (JSON.parse(row.match_quality) as Record<string, unknown>) : {},
-    ...(row.fx_currency && { fx: presentFx(row) }),
-    ...presentConsent(row),
-    livemode: row.livemode === 1,
-    timestamp: new Date(row.event_time).toISOString(),
-    createdAt: new Date(row.created_at).toISOString(),
-    products: products.map((p) => ({
-      productId: p.productId,
-      ...(p.name !== undefined && { name: p.name }),
-      ...(p.priceMinor !== undefined && { price: fromMinorUnits(p.priceMinor, row.currency) }),
-      quantity: p.quantity,
-      ...(p.category !== undefined && { category: p.category }),
-    })),
-  };
-}
-
-/** One conversion with the explanation of its attribution (winning signal, score, touchpoints). */
-export async function explainedConversion(database: Database, tenant: Tenant, conversionId: string) {
-  const row = await getConversion(database, tenant, conversionId);
-  return { ...presentConversion(row), attribution: await explainAttribution(database, row) };
-}
-
-/** Re-attributes a conversion with the clicks known now and returns it explained. */
-export async function reattribute(database: Database, tenant: Tenant, conversionId: string) {
-  const row = await reattributeConversion(database, tenant, conversionId);
-  return { ...presentConversion(row), attribution: await explainAttribution(database, row) };
 }
