@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import type { Database } from '../src/db/database.js';
 import { openPostgres } from '../src/db/postgres/database.js';
 import { openSqlite } from '../src/db/sqlite/database.js';
+import { startDrop } from './drops.js';
 import { admin, databaseUrl, schemaUrl, TEMPLATE_SCHEMA } from './postgres-admin.js';
 
 /**
@@ -19,7 +20,10 @@ export interface TestDatabase {
   env: Record<string, string>;
   /** Another connection (pool) to the same database: a second instance. */
   openAnother(): Database;
-  /** Closes the database (if still open) and drops what it created. */
+  /**
+   * Closes the database (if still open) and drops what it created: on PostgreSQL the drop
+   * finishes in the background, by the end of the test file at the latest (`settleDrops`).
+   */
   drop(): Promise<void>;
 }
 
@@ -76,7 +80,7 @@ function postgresDatabase(url: string, dataDir: string, dropIt: () => Promise<un
     openAnother: open,
     async drop() {
       for (const db of opened) await db.close().catch(() => {});
-      await dropIt();
+      startDrop(dropIt);
     },
   };
 }
