@@ -346,9 +346,11 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     expect(Date.now() - revokedAt).toBeLessThan(5000);
   });
 
-  it('deep links and reloads land on their page, each ready in under a second', async () => {
+  // How soon each is ready after a reload (under a second) is a latency bound, measured with
+  // the load tests, alone: server/test/load/dashboard-ready.test.ts.
+  it('deep links and reloads land on their page', async () => {
     const page = await newPage();
-    const pages: Array<[string, (p: Page) => Locator]> = [
+    const visits: Array<[string, (p: Page) => Locator]> = [
       [`/dashboard?store=${storeId}`, (p) => figure(p, 'ROAS')],
       ['/dashboard/stores', (p) => p.getByRole('row', { name: /Acme Outdoor/ })],
       [`/dashboard/stores/${storeId}`, (p) => p.getByLabel('Tag snippet')],
@@ -358,17 +360,12 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
       ['/dashboard/settings', (p) => heading(p, 'API keys')],
       ['/dashboard/no-such-page', (p) => heading(p, 'Page not found')],
     ];
-    const timings: string[] = [];
-    for (const [url, ready] of pages) {
-      // Warm once (the first visit of a context compiles the script), then measure a reload.
+    for (const [url, ready] of visits) {
+      // Once by its link, then reloaded.
       await open(page, url, ready(page));
       await page.reload();
       await ready(page).waitFor();
-      const ms = await page.evaluate(() => performance.now());
-      timings.push(`${url}: ${Math.round(ms)} ms`);
-      expect(ms, url).toBeLessThan(1000);
     }
-    console.log(`dashboard pages ready after reload: ${timings.join(', ')}`);
   }, 60_000);
 
   it('fits a 375 px wide screen: no page scrolls sideways', async () => {

@@ -51,6 +51,8 @@ export interface DashboardServer {
   base: string;
   /** The account `email` signs in to, with its API keys. */
   account: { accountId: string; keys: { live: string; test: string } };
+  /** The environment of a CLI command on the server's database. */
+  env: Record<string, string>;
   /** Closes the browser, stops the server, drops the database. */
   close(): Promise<void>;
 }
@@ -87,6 +89,7 @@ export async function startDashboard(options: {
       browser,
       base: server.url.replace('//127.0.0.1', '//localhost'),
       account: JSON.parse(created.stdout),
+      env: database.env,
       async close() {
         await browser.close();
         await close();
