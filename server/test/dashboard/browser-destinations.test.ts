@@ -114,16 +114,19 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
     await google.getByLabel('Conversion action').fill(`Purchase = ${ACTION}\nLead = customers/1234567890/conversionActions/111`);
     await google.getByRole('button', { name: 'Save Google Ads' }).click();
     await google.getByText('Google Ads settings saved.').waitFor();
-    const listed = await api('GET', `/v1/stores/${storeId}/destinations`);
-    const stored = listed.body.data.destinations.find((d: { kind: string }) => d.kind === 'google_ads');
-    expect(stored).toMatchObject({
-      configured: true,
-      settings: {
-        customerId: '1234567890',
-        conversionAction: { Purchase: ACTION, Lead: 'customers/1234567890/conversionActions/111' },
-        developerTokenConfigured: true,
-        oauth: { clientId: '1234-abc.apps.googleusercontent.com', clientSecretConfigured: true, refreshTokenConfigured: true },
-      },
+    // The previous save's message is still shown: this save is known done once the API has it.
+    await eventually(async () => {
+      const listed = await api('GET', `/v1/stores/${storeId}/destinations`);
+      const stored = listed.body.data.destinations.find((d: { kind: string }) => d.kind === 'google_ads');
+      expect(stored).toMatchObject({
+        configured: true,
+        settings: {
+          customerId: '1234567890',
+          conversionAction: { Purchase: ACTION, Lead: 'customers/1234567890/conversionActions/111' },
+          developerTokenConfigured: true,
+          oauth: { clientId: '1234-abc.apps.googleusercontent.com', clientSecretConfigured: true, refreshTokenConfigured: true },
+        },
+      });
     });
     await page.reload();
     await eventually(async () =>
