@@ -7,6 +7,9 @@ import { defineConfig } from 'vitest/config';
 // at a time, so that no other test shares the two cores while they measure.
 const engineOnly = ['server/test/db/wal.test.ts', 'server/test/db/prepared.test.ts', 'server/test/unit/**'];
 const load = ['server/test/load/**/*.test.ts'];
+// One pool serves every project, sized by the root config (a project's fileParallelism does not
+// shrink it): a single fork is what keeps load files from running side by side.
+const alone = { forks: { singleFork: true } };
 const postgres = Boolean(process.env.DATABASE_URL);
 if (!postgres) console.log('PostgreSQL pass skipped: set DATABASE_URL to run the whole suite on PostgreSQL too');
 
@@ -18,13 +21,17 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Most test files wait on I/O (server processes, fsync, PostgreSQL, Chromium, timers): several
+    // side by side on two cores (vitest's default, cores - 1, runs one file at a time here).
+    maxWorkers: Number(process.env.WAYTRACK_TEST_WORKERS ?? 4),
     globalSetup: ['server/test/global-setup.ts'],
+    setupFiles: ['server/test/setup.ts'],
     reporters: ['default', './server/test/summary-reporter.ts'],
     projects: [
       { extends: true, test: { name: 'sqlite', include: ['server/test/**/*.test.ts'], exclude: load, env: sqliteEnv } },
       {
         extends: true,
-        test: { name: 'load-sqlite', include: load, env: sqliteEnv, fileParallelism: false, sequence: { groupOrder: 1 } },
+        test: { name: 'load-sqlite', include: load, env: sqliteEnv, fileParallelism: false, poolOptions: alone, sequence: { groupOrder: 1 } },
       },
       ...(postgres
         ? [
@@ -34,7 +41,7 @@ export default defineConfig({
             },
             {
               extends: true,
-              test: { name: 'load-postgres', include: load, env: postgresEnv, fileParallelism: false, sequence: { groupOrder: 2 } },
+              test: { name: 'load-postgres', include: load, env: postgresEnv, fileParallelism: false, poolOptions: alone, sequence: { groupOrder: 2 } },
             },
           ]
         : []),

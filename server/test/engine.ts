@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import type { Database } from '../src/db/database.js';
 import { openPostgres } from '../src/db/postgres/database.js';
 import { openSqlite } from '../src/db/sqlite/database.js';
+import { startDrop } from './drops.js';
 import { admin, databaseUrl, schemaUrl, TEMPLATE_SCHEMA } from './postgres-admin.js';
 
 /**
@@ -19,7 +20,10 @@ export interface TestDatabase {
   env: Record<string, string>;
   /** Another connection (pool) to the same database: a second instance. */
   openAnother(): Database;
-  /** Closes the database (if still open) and drops what it created. */
+  /**
+   * Closes the database (if still open) and drops what it created: on PostgreSQL a copied
+   * database's drop finishes in the background, by the end of the test file (`settleDrops`).
+   */
   drop(): Promise<void>;
 }
 
@@ -51,7 +55,11 @@ export async function openTestDatabase(dataDir: string, options: TestDatabaseOpt
   const schema = `wt_test_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`create schema ${schema}`));
   const url = schemaUrl(schema);
-  return postgresDatabase(url, dataDir, () => admin((c) => c.query(`drop schema if exists ${schema} cascade`)));
+  // Dropped before the test ends: a schema dropped while another test migrates its own can fail
+  // that migration (Kysely's table lookup reads every schema of the database).
+  return postgresDatabase(url, dataDir, { background: false }, () =>
+    admin((c) => c.query(`drop schema if exists ${schema} cascade`)),
+  );
 }
 
 /** A database of its own, copied from the migrated template (see TEMPLATE_SCHEMA). */
@@ -59,10 +67,17 @@ async function copyOf(template: string, dataDir: string): Promise<TestDatabase> 
   const name = `wt_test_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`create database ${name} template ${template}`));
   const url = databaseUrl(name, TEMPLATE_SCHEMA);
-  return postgresDatabase(url, dataDir, () => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
+  return postgresDatabase(url, dataDir, { background: true }, () =>
+    admin((c) => c.query(`drop database if exists ${name} with (force)`)),
+  );
 }
 
-function postgresDatabase(url: string, dataDir: string, dropIt: () => Promise<unknown>): TestDatabase {
+function postgresDatabase(
+  url: string,
+  dataDir: string,
+  drop: { background: boolean },
+  dropIt: () => Promise<unknown>,
+): TestDatabase {
   const opened: Database[] = [];
   const open = () => {
     const db = openPostgres(url);
@@ -76,7 +91,8 @@ function postgresDatabase(url: string, dataDir: string, dropIt: () => Promise<un
     openAnother: open,
     async drop() {
       for (const db of opened) await db.close().catch(() => {});
-      await dropIt();
+      if (drop.background) startDrop(dropIt);
+      else await dropIt();
     },
   };
 }

@@ -8,7 +8,7 @@ import { type Config, loadConfig } from '../src/config.js';
 import type { Database } from '../src/db/database.js';
 import type { ClicksTable } from '../src/db/schema.js';
 import type { DispatcherTuning } from '../src/destinations/dispatcher.js';
-import type { RateLimiter } from '../src/http/rate-limit.js';
+import { MemoryRateLimiter, type RateLimitDecision, type RateLimiter, type RateLimitPolicy } from '../src/http/rate-limit.js';
 import { newId } from '../src/ids.js';
 import type { WebhookTuning } from '../src/webhooks/dispatcher.js';
 import { openTestDatabase, type TestDatabase, type TestDatabaseOptions } from './engine.js';
@@ -31,6 +31,17 @@ export interface TestContext {
   b: TestAccount;
   keyWithScopes(scopes: string[], mode?: 'live' | 'test'): Promise<string>;
   close(): Promise<void>;
+}
+
+/**
+ * The in-memory rate limiter with its clock stopped: no token comes back while a test spends its
+ * burst, however long a busy machine takes over the requests.
+ */
+export class FrozenLimiter implements RateLimiter {
+  private readonly inner = new MemoryRateLimiter();
+  consume(bucket: string, policy: RateLimitPolicy): Promise<RateLimitDecision> {
+    return this.inner.consume(bucket, policy, 1_700_000_000_000);
+  }
 }
 
 export function tempDir(prefix = 'waytrack-test-'): string {

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call, expectError, makeStore, type TestContext } from '../helpers.js';
 import { FakeGraph } from './fake-graph.js';
 import { forwardingContext, forwardingStore, getConversion, PIXEL, postConversion, TOKEN, waitForStatus } from './setup.js';
@@ -130,11 +130,17 @@ describe('metrics', () => {
     const first = await postConversion(ctx, storeId);
     await waitForStatus(ctx, first.body.data.conversionId, 'pending');
     await fake.waitFor(() => fake.requests.length === 1, 2000, 'an attempt');
-    await new Promise((r) => setTimeout(r, 50));
-    const text = (await call(ctx.app, 'GET', '/metrics')).raw.body;
+    // The dispatcher counts the retry once its write is synced, a moment after the attempt.
+    const text = await vi.waitFor(
+      async () => {
+        const body = (await call(ctx.app, 'GET', '/metrics')).raw.body;
+        expect(body).toContain('waytrack_capi_events_retried_total{mode="live"} 1');
+        return body;
+      },
+      { timeout: 5000, interval: 50 },
+    );
     expect(text).toContain('waytrack_capi_outbox_backlog{mode="live"} 1');
     expect(text).toContain('waytrack_capi_outbox_backlog{mode="test"} 0');
-    expect(text).toContain('waytrack_capi_events_retried_total{mode="live"} 1');
     expect(text).toContain('waytrack_capi_requests_total{outcome="retry"} 1');
     expect(text).toMatch(/# TYPE waytrack_capi_events_sent_total counter/);
     expect(text).toMatch(/# TYPE waytrack_capi_events_failed_total counter/);

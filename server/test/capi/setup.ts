@@ -15,14 +15,18 @@ export const FAST: Partial<DispatcherTuning> = {
   requestTimeoutMs: 300,
 };
 
-/** A test app forwarding to `fake`; requests wait up to 2 s for Meta unless `env` says otherwise. */
+/**
+ * A test app forwarding to `fake`; requests wait up to 10 s for Meta unless `env` says otherwise
+ * (a healthy fake answers within milliseconds; a failed attempt ends the wait at once; 2 s were
+ * once too few for a machine busy with other work).
+ */
 export function forwardingContext(
   fake: FakeGraph,
   env: Record<string, string> = {},
   tuning: Partial<DispatcherTuning> = {},
 ): Promise<TestContext> {
   return createTestContext({
-    env: { META_GRAPH_URL: fake.url, CAPI_SYNC_WAIT_MS: '2000', ...env },
+    env: { META_GRAPH_URL: fake.url, CAPI_SYNC_WAIT_MS: '10000', ...env },
     forwarding: { ...FAST, ...tuning },
   });
 }

@@ -2,14 +2,21 @@
 // (secrets write-only, the API's field errors beside their field), and refunds on the overview
 // and on a conversion's page. Same set-up as browser.test.ts: a real server process over HTTPS,
 // Debian's Chromium, pages located by role and label.
-import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { tempDir } from '../helpers.js';
-import { ARTIFACTS, CHROMIUM, DOCS_SCREENSHOTS, launchChromium } from './browser.js';
+import { request } from '../e2e/process.js';
+import {
+  CHROMIUM,
+  type DashboardServer,
+  eventually,
+  figure,
+  screenshot,
+  signIn,
+  startDashboard,
+  TestPages,
+  text,
+} from './browser.js';
 
 const EMAIL = 'dest-owner@example.com';
 const PASSWORD = 'a long enough password';
@@ -18,26 +25,6 @@ const chromiumPresent = existsSync(CHROMIUM);
 const GOOGLE_SECRETS = ['dev-token-SECRET-1', 'oauth-client-SECRET-2', '1//refresh-SECRET-3'];
 const ACTION = 'customers/1234567890/conversionActions/987654321';
 
-/** Waits for `check` to pass, up to `ms`. */
-async function eventually(check: () => Promise<void>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-// biome-ignore lint/performance/useDomNodeTextContent: the text as rendered, as a person reads it
-const text = (locator: Locator) => locator.innerText();
-const figure = (page: Page, label: string) =>
-  page
-    .locator('dl.figures div')
-    .filter({ has: page.locator('dt', { hasText: new RegExp(`^${label}$`) }) })
-    .locator('dd');
 const fact = (page: Page, label: string) =>
   page
     .locator('dl.facts div')
@@ -45,89 +32,43 @@ const fact = (page: Page, label: string) =>
     .locator('dd');
 
 describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and refunds', () => {
-  let dataDir: string;
-  let database: TestDatabase;
-  let server: ServerProcess;
-  let browser: Browser;
+  let dashboard: DashboardServer;
   let base: string;
-  let liveKey: string;
   let storeId = '';
   let signedIn: Awaited<ReturnType<BrowserContext['storageState']>>;
-  let consoleErrors: string[] = [];
-  let expectedErrors: RegExp[] = [];
-  const contexts: BrowserContext[] = [];
+  const pages = new TestPages(() => dashboard.browser);
 
-  async function newPage(state?: typeof signedIn): Promise<Page> {
-    const context = await browser.newContext({
-      viewport: { width: 1280, height: 900 },
-      storageState: state,
-      locale: 'en-US',
-      timezoneId: 'UTC',
-    });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(`${m.type()}: ${m.text()} (${m.location().url})`);
-    });
-    page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
-    return page;
-  }
-
-  /** To ./artifacts; with UPDATE_DASHBOARD_SCREENSHOTS=1 also to the ones docs/dashboard.md shows. */
-  async function screenshot(page: Page, name: string): Promise<void> {
-    const file = path.join(ARTIFACTS, `${name}.png`);
-    await page.screenshot({ path: file, fullPage: true });
-    if (process.env.UPDATE_DASHBOARD_SCREENSHOTS === '1') copyFileSync(file, path.join(DOCS_SCREENSHOTS, `${name}.png`));
-  }
-
-  const api = (method: string, url: string, body?: unknown) => request(server, method, url, { key: liveKey, body });
+  const newPage = (state?: typeof signedIn) => pages.open({ viewport: { width: 1280, height: 900 }, storageState: state });
+  const api = (method: string, url: string, body?: unknown) =>
+    request(dashboard.server, method, url, { key: dashboard.account.keys.live, body });
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    dataDir = tempDir('waytrack-dashboard-dest-');
-    database = await openTestDatabase(dataDir);
-    await database.database.close();
-    const created = cli(['account', 'create', '--email', EMAIL, '--password', PASSWORD, '--json'], database.env);
-    if (created.status !== 0) throw new Error(created.stderr);
-    liveKey = JSON.parse(created.stdout).keys.live;
     // Forwarding goes to ports that refuse: nothing here waits for a platform.
-    server = await serve({
-      ...database.env,
-      REDIS_URL: '',
-      CAPI_SYNC_WAIT_MS: '0',
-      META_GRAPH_URL: 'http://127.0.0.1:9',
-      GOOGLE_ADS_API_URL: 'http://127.0.0.1:9',
-      GOOGLE_OAUTH_TOKEN_URL: 'http://127.0.0.1:9/token',
-      TIKTOK_API_URL: 'http://127.0.0.1:9',
+    dashboard = await startDashboard({
+      prefix: 'waytrack-dashboard-dest-',
+      email: EMAIL,
+      password: PASSWORD,
+      env: {
+        CAPI_SYNC_WAIT_MS: '0',
+        META_GRAPH_URL: 'http://127.0.0.1:9',
+        GOOGLE_ADS_API_URL: 'http://127.0.0.1:9',
+        GOOGLE_OAUTH_TOKEN_URL: 'http://127.0.0.1:9/token',
+        TIKTOK_API_URL: 'http://127.0.0.1:9',
+      },
     });
-    base = server.url.replace('//127.0.0.1', '//localhost');
-    browser = await launchChromium(server.ca);
+    base = dashboard.base;
     const store = await api('POST', '/v1/stores', { name: 'Fjord Gear', domain: 'fjord.example', platform: 'shopify' });
     expect(store.status).toBe(201);
     storeId = store.body.data.id;
-
-    const page = await newPage();
-    await page.goto(`${base}/dashboard`);
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    signedIn = await page.context().storageState();
+    signedIn = await signIn(await newPage(), base, EMAIL, PASSWORD);
   }, 240_000);
 
   afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-    const unexpected = consoleErrors.filter((e) => !expectedErrors.some((pattern) => pattern.test(e)));
-    consoleErrors = [];
-    expectedErrors = [];
-    expect(unexpected).toEqual([]);
+    expect(await pages.closeAll()).toEqual([]);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await database?.drop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await dashboard?.close();
   });
 
   it('configures Google Ads from the store page: field errors beside their field, secrets write-only and kept when blank', async () => {
@@ -152,7 +93,7 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
     const errorId = (await customerId.getAttribute('aria-describedby'))?.split(' ').find((i) => i.endsWith('-error'));
     expect(errorId).toBeDefined();
     await expect(text(page.locator(`#${errorId}`))).resolves.toBe('customerId has an invalid format: 10 digits, without dashes');
-    expectedErrors = [/status of 400 .*destinations\/google_ads\)$/];
+    pages.expected = [/status of 400 .*destinations\/google_ads\)$/];
     await expect(google.getByLabel('Conversion action').getAttribute('aria-invalid')).resolves.toBeNull();
 
     await customerId.fill('1234567890');
@@ -173,16 +114,19 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
     await google.getByLabel('Conversion action').fill(`Purchase = ${ACTION}\nLead = customers/1234567890/conversionActions/111`);
     await google.getByRole('button', { name: 'Save Google Ads' }).click();
     await google.getByText('Google Ads settings saved.').waitFor();
-    const listed = await api('GET', `/v1/stores/${storeId}/destinations`);
-    const stored = listed.body.data.destinations.find((d: { kind: string }) => d.kind === 'google_ads');
-    expect(stored).toMatchObject({
-      configured: true,
-      settings: {
-        customerId: '1234567890',
-        conversionAction: { Purchase: ACTION, Lead: 'customers/1234567890/conversionActions/111' },
-        developerTokenConfigured: true,
-        oauth: { clientId: '1234-abc.apps.googleusercontent.com', clientSecretConfigured: true, refreshTokenConfigured: true },
-      },
+    // The previous save's message is still shown: this save is known done once the API has it.
+    await eventually(async () => {
+      const listed = await api('GET', `/v1/stores/${storeId}/destinations`);
+      const stored = listed.body.data.destinations.find((d: { kind: string }) => d.kind === 'google_ads');
+      expect(stored).toMatchObject({
+        configured: true,
+        settings: {
+          customerId: '1234567890',
+          conversionAction: { Purchase: ACTION, Lead: 'customers/1234567890/conversionActions/111' },
+          developerTokenConfigured: true,
+          oauth: { clientId: '1234-abc.apps.googleusercontent.com', clientSecretConfigured: true, refreshTokenConfigured: true },
+        },
+      });
     });
     await page.reload();
     await eventually(async () =>
@@ -198,7 +142,7 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
     await tiktok.getByRole('button', { name: 'Save TikTok' }).click();
     await eventually(async () => expect(await tiktok.getByLabel('Access token').getAttribute('aria-invalid')).toBe('true'));
     await tiktok.getByText('accessToken is required').waitFor();
-    expectedErrors.push(/status of 400 .*destinations\/tiktok\)$/);
+    pages.expected.push(/status of 400 .*destinations\/tiktok\)$/);
 
     // Removal asks first; then the platform is no longer configured.
     await google.getByRole('button', { name: 'Remove Google Ads' }).click();

@@ -3,115 +3,74 @@
 // (its secret shown once), its deliveries after a conversion and a refund, one re-sent, the
 // endpoint deleted. A real server process over HTTPS; the merchant's endpoint is a local https
 // receiver, trusted through NODE_EXTRA_CA_CERTS (WEBHOOKS_ALLOW_PRIVATE lets it be on loopback).
-import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { tempDir } from '../helpers.js';
+import { request } from '../e2e/process.js';
 import { Receiver } from '../webhooks/receiver.js';
-import { ARTIFACTS, CHROMIUM, DOCS_SCREENSHOTS, launchChromium } from './browser.js';
+import {
+  CHROMIUM,
+  type DashboardServer,
+  eventually as eventuallyIn,
+  screenshot,
+  signIn,
+  startDashboard,
+  TestPages,
+  text,
+} from './browser.js';
 
 const EMAIL = 'hooks-owner@example.com';
 const PASSWORD = 'a long enough password';
 const SHOPIFY_SECRET = 'shpss_dashboard_SECRET_7f3a';
 const chromiumPresent = existsSync(CHROMIUM);
 
-async function eventually(check: () => Promise<void>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
-
-// biome-ignore lint/performance/useDomNodeTextContent: the text as rendered, as a person reads it
-const text = (locator: Locator) => locator.innerText();
+/** Deliveries go out from the server's background dispatcher: up to 10 s. */
+const eventually = (check: () => Promise<void>) => eventuallyIn(check, 10_000);
 
 describe.skipIf(!chromiumPresent)('the dashboard in Chromium: shop webhooks and webhooks out', () => {
-  let dataDir: string;
-  let database: TestDatabase;
-  let server: ServerProcess;
+  let dashboard: DashboardServer;
   let receiver: Receiver;
-  let browser: Browser;
   let base: string;
-  let liveKey: string;
   let storeId = '';
   let signedIn: Awaited<ReturnType<BrowserContext['storageState']>>;
-  let consoleErrors: string[] = [];
-  let expectedErrors: RegExp[] = [];
-  const contexts: BrowserContext[] = [];
+  const pages = new TestPages(() => dashboard.browser);
 
-  async function newPage(state?: typeof signedIn): Promise<Page> {
-    const context = await browser.newContext({
+  const newPage = (state?: typeof signedIn) =>
+    pages.open({
       viewport: { width: 1280, height: 900 },
       storageState: state,
-      locale: 'en-US',
-      timezoneId: 'UTC',
       permissions: ['clipboard-read', 'clipboard-write'],
     });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(`${m.type()}: ${m.text()} (${m.location().url})`);
-    });
-    page.on('pageerror', (error) => consoleErrors.push(`page error: ${error.message}`));
-    return page;
-  }
-
-  const api = (method: string, url: string, body?: unknown) => request(server, method, url, { key: liveKey, body });
+  const api = (method: string, url: string, body?: unknown) =>
+    request(dashboard.server, method, url, { key: dashboard.account.keys.live, body });
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     receiver = await Receiver.start();
-    dataDir = tempDir('waytrack-dashboard-hooks-');
-    database = await openTestDatabase(dataDir);
-    await database.database.close();
-    const created = cli(['account', 'create', '--email', EMAIL, '--password', PASSWORD, '--json'], database.env);
-    if (created.status !== 0) throw new Error(created.stderr);
-    liveKey = JSON.parse(created.stdout).keys.live;
-    server = await serve({
-      ...database.env,
-      REDIS_URL: '',
-      CAPI_SYNC_WAIT_MS: '0',
-      META_GRAPH_URL: 'http://127.0.0.1:9',
-      WEBHOOKS_ALLOW_PRIVATE: 'true',
-      NODE_EXTRA_CA_CERTS: receiver.certPath,
+    dashboard = await startDashboard({
+      prefix: 'waytrack-dashboard-hooks-',
+      email: EMAIL,
+      password: PASSWORD,
+      env: {
+        CAPI_SYNC_WAIT_MS: '0',
+        META_GRAPH_URL: 'http://127.0.0.1:9',
+        WEBHOOKS_ALLOW_PRIVATE: 'true',
+        NODE_EXTRA_CA_CERTS: receiver.certPath,
+      },
     });
-    base = server.url.replace('//127.0.0.1', '//localhost');
-    browser = await launchChromium(server.ca);
+    base = dashboard.base;
     const store = await api('POST', '/v1/stores', { name: 'Harbor Goods', domain: 'harbor.example', platform: 'shopify' });
     expect(store.status).toBe(201);
     storeId = store.body.data.id;
-
-    const page = await newPage();
-    await page.goto(`${base}/dashboard`);
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    signedIn = await page.context().storageState();
+    signedIn = await signIn(await newPage(), base, EMAIL, PASSWORD);
   }, 240_000);
 
   afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-    const unexpected = consoleErrors.filter((e) => !expectedErrors.some((pattern) => pattern.test(e)));
-    consoleErrors = [];
-    expectedErrors = [];
-    expect(unexpected).toEqual([]);
+    expect(await pages.closeAll()).toEqual([]);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+    await dashboard?.close();
     await receiver?.close();
-    await database?.drop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('sets the Shopify secret from the store page: the URL to paste shown, the secret never shown back, then cleared', async () => {
@@ -165,7 +124,7 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: shop webhooks and 
     const events = page.getByRole('group', { name: 'Events' });
     await eventually(async () => expect(await events.getAttribute('aria-invalid')).toBe('true'));
     await expect(text(page.locator('#webhook-events-error'))).resolves.toMatch(/events/);
-    expectedErrors = [/status of 400 .*\/dashboard\/api\/webhooks\)$/];
+    pages.expected = [/status of 400 .*\/dashboard\/api\/webhooks\)$/];
 
     await events.getByLabel('conversion.attributed').check();
     await events.getByLabel('refund.recorded').check();
@@ -220,9 +179,7 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: shop webhooks and 
     const received = receiver.ofType('refund.recorded');
     expect(received).toHaveLength(2);
     expect(received[1]?.headers['webhook-id']).toBe(received[0]?.headers['webhook-id']);
-    const shot = path.join(ARTIFACTS, 'webhooks.png');
-    await page.screenshot({ path: shot, fullPage: true });
-    if (process.env.UPDATE_DASHBOARD_SCREENSHOTS === '1') copyFileSync(shot, path.join(DOCS_SCREENSHOTS, 'webhooks.png'));
+    await screenshot(page, 'webhooks');
 
     // Delete asks first.
     await endpoint.getByRole('button', { name: 'Delete' }).click();

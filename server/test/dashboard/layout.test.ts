@@ -2,13 +2,11 @@
 // Chromium through playwright-core, against a real server process over HTTPS): long values and
 // narrow screens stay inside the table's own box, and the snippet never passes a placeholder
 // off as a key.
-import { existsSync, rmSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { tempDir } from '../helpers.js';
-import { CHROMIUM, launchChromium } from './browser.js';
+import { request } from '../e2e/process.js';
+import { CHROMIUM, type DashboardServer, signIn, startDashboard, TestPages } from './browser.js';
 
 const EMAIL = 'layout@example.com';
 const PASSWORD = 'a long enough password';
@@ -20,29 +18,17 @@ const LONG_ORDER = `ORD-${'7'.repeat(249)}`;
 const FBCLID = `IwAR${'x'.repeat(200)}`;
 
 describe.skipIf(!chromiumPresent)('the dashboard with long values, on a phone and on a desktop', () => {
-  let dataDir: string;
-  let database: TestDatabase;
-  let server: ServerProcess;
-  let browser: Browser;
+  let dashboard: DashboardServer;
   let base: string;
-  let account: { accountId: string; keys: { live: string; test: string } };
   let signedIn: Awaited<ReturnType<BrowserContext['storageState']>>;
   let storeId = '';
   let longConversionId = '';
-  const contexts: BrowserContext[] = [];
-  let pageErrors: string[] = [];
+  /** Uncaught page errors only: this file does not check console messages. */
+  const pages = new TestPages(() => dashboard.browser, { console: false });
 
   async function newPage(width: number, state = signedIn): Promise<Page> {
-    const context = await browser.newContext({
-      viewport: { width, height: 800 },
-      storageState: state,
-      locale: 'en-US',
-      timezoneId: 'UTC',
-    });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(error.message));
+    const page = await pages.open({ viewport: { width, height: 800 }, storageState: state });
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     return page;
   }
 
@@ -50,59 +36,45 @@ describe.skipIf(!chromiumPresent)('the dashboard with long values, on a phone an
   const pageOverflow = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
 
   beforeAll(async () => {
-    dataDir = tempDir('waytrack-layout-');
-    database = await openTestDatabase(dataDir);
-    await database.database.close();
-    const created = cli(['account', 'create', '--email', EMAIL, '--password', PASSWORD, '--json'], database.env);
-    if (created.status !== 0) throw new Error(created.stderr);
-    account = JSON.parse(created.stdout);
-    server = await serve({ ...database.env, REDIS_URL: '', CAPI_SYNC_WAIT_MS: '0' });
-    base = server.url.replace('//127.0.0.1', '//localhost');
-    browser = await launchChromium(server.ca);
+    dashboard = await startDashboard({
+      prefix: 'waytrack-layout-',
+      email: EMAIL,
+      password: PASSWORD,
+      env: { CAPI_SYNC_WAIT_MS: '0' },
+    });
+    base = dashboard.base;
 
-    const store = await request(server, 'POST', '/v1/stores', {
-      key: account.keys.live,
+    const store = await request(dashboard.server, 'POST', '/v1/stores', {
+      key: dashboard.account.keys.live,
       body: { name: 'Long Values Outdoor Supplies', domain: 'long.example.com', platform: 'custom' },
     });
     storeId = store.body.data.id;
     const fbclid = FBCLID;
-    await request(server, 'POST', '/v1/track/click', {
-      key: account.keys.live,
+    await request(dashboard.server, 'POST', '/v1/track/click', {
+      key: dashboard.account.keys.live,
       body: { storeId, fbclid, landingPage: `https://long.example.com/?fbclid=${fbclid}` },
     });
     for (const [orderId, extra] of [
       ['short-1', {}],
       [LONG_ORDER, { fbclid }],
     ] as const) {
-      const res = await request(server, 'POST', '/v1/track/conversion', {
-        key: account.keys.live,
+      const res = await request(dashboard.server, 'POST', '/v1/track/conversion', {
+        key: dashboard.account.keys.live,
         body: { storeId, eventType: 'Purchase', orderId, eventValue: 1234567.89, currency: 'USD', ...extra },
       });
       expect(res.status).toBe(200);
       if (orderId === LONG_ORDER) longConversionId = res.body.data.conversionId;
     }
 
-    const page = await newPage(1280, undefined);
-    await page.goto(`${base}/dashboard`);
-    await page.getByLabel('Email').fill(EMAIL);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
-    signedIn = await page.context().storageState();
+    signedIn = await signIn(await newPage(1280, undefined), base, EMAIL, PASSWORD);
   }, 240_000);
 
   afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-    const errors = pageErrors;
-    pageErrors = [];
-    expect(errors).toEqual([]);
+    expect(await pages.closeAll()).toEqual([]);
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await database?.drop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await dashboard?.close();
   });
 
   it('on a 375 px phone the conversions table scrolls inside its own box; the page stays 375 px wide', async () => {

@@ -4,14 +4,16 @@ import { setPassword } from '../../src/accounts/accounts.js';
 import { SESSION_COOKIE } from '../../src/dashboard/cookie.js';
 import { IDLE_TIMEOUT_MS, resumeSession, startSession, TOUCH_INTERVAL_MS } from '../../src/dashboard/sessions.js';
 import { SIGN_IN_PER_EMAIL, SIGN_IN_PER_IP } from '../../src/dashboard/sign-in-limits.js';
-import { call, createTestContext, expectError, type TestContext } from '../helpers.js';
+import { call, createTestContext, expectError, FrozenLimiter, type TestContext } from '../helpers.js';
 import { dashboardCall, PASSWORD, signIn, signInRequest, withPassword } from './session.js';
 
 const EMAIL = 'owner-a@example.com';
 
 let ctx: TestContext;
 beforeEach(async () => {
-  ctx = await createTestContext();
+  // Sign-in buckets refill in seconds (one attempt per 6 s per IP): with the clock stopped, none
+  // refills while a slow machine hashes a burst of passwords.
+  ctx = await createTestContext({ limiter: new FrozenLimiter() });
   await withPassword(ctx.database, EMAIL);
 });
 afterEach(() => ctx.close());

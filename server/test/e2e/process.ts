@@ -119,6 +119,9 @@ export function request(
       url,
       {
         method,
+        // A connection per request: a pooled one may have been closed by the server's keep-alive
+        // timeout while the test process was blocked (cli() waits synchronously).
+        agent: false,
         ca: server.ca,
         servername: 'localhost',
         headers: {
