@@ -1,5 +1,5 @@
 import type { Database, Reader } from '../db/database.js';
-import { findClick } from '../db/repositories/clicks.js';
+import { type AttributedClick, attributedClickOf } from '../db/repositories/clicks.js';
 import { findConversion } from '../db/repositories/conversions.js';
 import { requeueMetaJob } from '../db/repositories/job-status.js';
 import { findStore } from '../db/repositories/stores.js';
@@ -82,10 +82,9 @@ export async function jobFor(
   store: StoresTable,
   conversion: ConversionsTable,
   now: number,
+  attributedClick: AttributedClick = attributedClickOf(db, conversion),
 ): Promise<DestinationJobsTable> {
-  const click = conversion.attributed_click_id
-    ? await findClick(db, conversion.account_id, conversion.livemode, conversion.attributed_click_id)
-    : undefined;
+  const click = await attributedClick();
   return {
     conversion_id: conversion.id,
     destination: 'meta',
@@ -120,10 +119,11 @@ export async function planDelivery(
   store: StoresTable,
   conversion: ConversionsTable,
   now: number,
+  attributedClick: AttributedClick = attributedClickOf(db, conversion),
 ): Promise<{ job: DestinationJobsTable } | { skip: SkipReason }> {
   const refusal = whyNotForwarded(store, conversion, now);
   if (refusal) return { skip: refusal.skip };
-  return { job: await jobFor(db, store, conversion, now) };
+  return { job: await jobFor(db, store, conversion, now, attributedClick) };
 }
 
 /**

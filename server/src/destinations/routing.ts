@@ -1,7 +1,7 @@
 import type { CustomerData } from '../capi/pii.js';
 import type { Reader } from '../db/database.js';
-import { findClick } from '../db/repositories/clicks.js';
-import type { ClicksTable, ConversionsTable, DestinationJobsTable, StoresTable } from '../db/schema.js';
+import { type AttributedClick, attributedClickOf } from '../db/repositories/clicks.js';
+import type { ConversionsTable, DestinationJobsTable, StoresTable } from '../db/schema.js';
 import { adapterOf } from './registry.js';
 import { destinationsForRouting } from './settings.js';
 
@@ -28,20 +28,13 @@ export async function planDestinations(
   conversion: ConversionsTable,
   customerData: CustomerData | undefined,
   now: number,
-): Promise<{
-  jobs: DestinationJobsTable[];
-  forwarding: Record<string, ForwardingEntry>;
-  /** The attributed click, when it was read (any destination configured): its reader need not read it again. */
-  attributedClick?: { row: ClicksTable | undefined };
-}> {
+  attributedClick: AttributedClick = attributedClickOf(db, conversion),
+): Promise<{ jobs: DestinationJobsTable[]; forwarding: Record<string, ForwardingEntry> }> {
   const jobs: DestinationJobsTable[] = [];
   const forwarding: Record<string, ForwardingEntry> = {};
   const destinations = await destinationsForRouting(db, store.id, now);
   if (destinations.length === 0) return { jobs, forwarding };
-  let click: ClicksTable | undefined;
-  if (conversion.attributed_click_id) {
-    click = await findClick(db, conversion.account_id, conversion.livemode, conversion.attributed_click_id);
-  }
+  const click = await attributedClick();
   for (const destination of destinations) {
     const adapter = adapterOf(destination.kind);
     if (!adapter) continue;
@@ -81,7 +74,7 @@ export async function planDestinations(
       sent_at: null,
     });
   }
-  return { jobs, forwarding, attributedClick: { row: click } };
+  return { jobs, forwarding };
 }
 
 /** `forwarding` of a conversion as the API shows it: Meta's (= `capi`) beside the others'. */

@@ -1,8 +1,8 @@
 import type { CustomerData } from '../capi/pii.js';
 import { consentView } from '../consent/consent.js';
 import type { Reader } from '../db/database.js';
-import { findClick } from '../db/repositories/clicks.js';
-import type { ClicksTable, ConversionsTable } from '../db/schema.js';
+import { type AttributedClick, attributedClickOf } from '../db/repositories/clicks.js';
+import type { ConversionsTable } from '../db/schema.js';
 import { type MatchDestination, type MatchKey, type MatchOptions, matchQualityOf } from './match-quality.js';
 
 const USER_DATA_KEYS: ReadonlySet<MatchKey> = new Set(['email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'address']);
@@ -24,19 +24,14 @@ export async function setMatchQuality(
   destinations: { meta: boolean; others: string[] },
   customerData: CustomerData | undefined,
   options: MatchOptions = {},
-  /** The attributed click when the caller has read it already (destinations' routing). */
-  attributedClick?: { row: ClicksTable | undefined },
+  attributedClick: AttributedClick = attributedClickOf(db, row),
 ): Promise<void> {
   const kinds: MatchDestination[] = [
     ...(destinations.meta ? (['meta'] as const) : []),
     ...destinations.others.filter((k): k is MatchDestination => k === 'google_ads' || k === 'tiktok'),
   ];
   if (kinds.length === 0) return;
-  const click =
-    attributedClick?.row ??
-    (row.attributed_click_id && !attributedClick
-      ? await findClick(db, row.account_id, row.livemode, row.attributed_click_id)
-      : undefined);
+  const click = await attributedClick();
   const view = consentView(row, click, customerData);
   const asked = matchQualityOf(kinds, row, click, customerData, options);
   const sent = matchQualityOf(kinds, view.conversion, view.click, view.customerData, options);

@@ -4,6 +4,7 @@ import { type Forwarder, planDelivery, skippedColumns } from '../capi/forwarding
 import { type CustomerData, hashCustomerData } from '../capi/pii.js';
 import { CONSENT_FIELDS, consentOf } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
+import { attributedClickOf } from '../db/repositories/clicks.js';
 import { RECORD_CONVERSION } from '../db/repositories/conversions.js';
 import type { ConversionsTable } from '../db/schema.js';
 import { planDestinations } from '../destinations/routing.js';
@@ -239,9 +240,11 @@ export async function recordConversion(
   const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store));
   const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };
   const touchpoints = touchpointRows(id, attribution);
-  const plan = await planDelivery(database.read, store, row, now);
+  // Meta's event, the other destinations' and match quality all use the attributed click: one read.
+  const attributedClick = attributedClickOf(database.read, row);
+  const plan = await planDelivery(database.read, store, row, now, attributedClick);
   // Google Ads, TikTok, …: their jobs commit with the conversion too (destinations/routing.ts).
-  const destinations = await planDestinations(database.read, store, row, input.customerData, now);
+  const destinations = await planDestinations(database.read, store, row, input.customerData, now, attributedClick);
   if (Object.keys(destinations.forwarding).length > 0) row.forwarding = JSON.stringify(destinations.forwarding);
   const delivery = 'job' in plan ? plan.job : undefined;
   // One outbox: Meta's job beside the others' (destinations/dispatcher.ts sends them all).
@@ -261,7 +264,7 @@ export async function recordConversion(
     { meta, others: Object.keys(destinations.forwarding) },
     input.customerData,
     {},
-    destinations.attributedClick,
+    attributedClick,
   );
   if (currency !== store.currency) Object.assign(row, await fxFor(database.read, row, store));
   // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.

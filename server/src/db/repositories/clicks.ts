@@ -2,7 +2,7 @@ import { type Reader, type Writer, writeJob } from '../database.js';
 import { type CandidateScope, engineOf, type StoredClick } from '../engine.js';
 import { preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
-import type { ClicksTable } from '../schema.js';
+import type { ClicksTable, ConversionsTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 
 const clickById = preparedQuery((db, v: { clickId: string; accountId: string; livemode: number }) =>
@@ -72,6 +72,18 @@ export async function findClick(
   clickId: string,
 ): Promise<ClicksTable | undefined> {
   return (await clickById(db, { clickId, accountId, livemode })).rows[0];
+}
+
+/** A conversion's attributed click, read at most once, by whichever of its users asks first. */
+export type AttributedClick = () => Promise<ClicksTable | undefined>;
+
+export function attributedClickOf(db: Reader, conversion: ConversionsTable): AttributedClick {
+  let read: Promise<ClicksTable | undefined> | undefined;
+  return () => {
+    const clickId = conversion.attributed_click_id;
+    read ??= clickId ? findClick(db, conversion.account_id, conversion.livemode, clickId) : Promise.resolve(undefined);
+    return read;
+  };
 }
 
 /**
