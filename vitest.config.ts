@@ -7,10 +7,14 @@ import { defineConfig } from 'vitest/config';
 // at a time, so that no other test shares the two cores while they measure.
 const engineOnly = ['server/test/db/wal.test.ts', 'server/test/db/prepared.test.ts', 'server/test/unit/**'];
 const load = ['server/test/load/**/*.test.ts'];
+// Files that replace a module (vi.mock) run in a process of their own: the others share their
+// worker's modules (isolate: false below), where a mocked node:fs would reach every later file.
+const mocking = ['server/test/db/wal.test.ts'];
 // One pool serves every project, sized by the root config (a project's fileParallelism does not
 // shrink it): a single fork is what keeps load files from running side by side.
 const alone = { forks: { singleFork: true } };
 const postgres = Boolean(process.env.DATABASE_URL);
+const workers = Number(process.env.WAYTRACK_TEST_WORKERS ?? 4);
 if (!postgres) console.log('PostgreSQL pass skipped: set DATABASE_URL to run the whole suite on PostgreSQL too');
 
 const sqliteEnv = { WAYTRACK_TEST_ENGINE: 'sqlite', DATABASE_URL: '' }; // a server process a test starts must not pick PostgreSQL up
@@ -23,12 +27,21 @@ export default defineConfig({
     pool: 'forks',
     // Most test files wait on I/O (server processes, fsync, PostgreSQL, Chromium, timers): several
     // side by side on two cores (vitest's default, cores - 1, runs one file at a time here).
-    maxWorkers: Number(process.env.WAYTRACK_TEST_WORKERS ?? 4),
+    maxWorkers: workers,
+    // As many from the start: vitest 3.2 with isolate: false rejects at teardown ("Terminating
+    // worker thread") when it started fewer and grew the pool (vitest-dev/vitest#8133).
+    minWorkers: workers,
+    // A worker keeps the modules it loaded from one test file to the next: importing the server's
+    // sources costs ~1 s of CPU a file, a quarter of the suite's CPU when every file paid it. Each
+    // file still builds its own apps and databases; module-level state is caches keyed by
+    // database, store or credential, which no two test files share.
+    isolate: false,
     globalSetup: ['server/test/global-setup.ts'],
     setupFiles: ['server/test/setup.ts'],
     reporters: ['default', './server/test/summary-reporter.ts'],
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['server/test/**/*.test.ts'], exclude: load, env: sqliteEnv } },
+      { extends: true, test: { name: 'sqlite', include: ['server/test/**/*.test.ts'], exclude: [...load, ...mocking], env: sqliteEnv } },
+      { extends: true, test: { name: 'sqlite-isolated', include: mocking, env: sqliteEnv, isolate: true } },
       {
         extends: true,
         test: { name: 'load-sqlite', include: load, env: sqliteEnv, fileParallelism: false, poolOptions: alone, sequence: { groupOrder: 1 } },

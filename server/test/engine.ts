@@ -9,8 +9,8 @@ import { admin, databaseUrl, schemaUrl, TEMPLATE_SCHEMA } from './postgres-admin
 /**
  * The engine this test run uses: the suite runs once per engine (vitest.config.ts projects),
  * SQLite always, PostgreSQL when DATABASE_URL is set. Each test database is its own: a data
- * directory on SQLite; on PostgreSQL a schema of its own, or a database of its own copied from
- * a migrated template (`TestDatabaseOptions.migrated`), dropped afterwards.
+ * directory on SQLite; on PostgreSQL a database of its own, empty or copied from a migrated
+ * template (`TestDatabaseOptions.migrated`), dropped afterwards.
  */
 export const ENGINE: 'sqlite' | 'postgres' = process.env.WAYTRACK_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
 
@@ -21,8 +21,8 @@ export interface TestDatabase {
   /** Another connection (pool) to the same database: a second instance. */
   openAnother(): Database;
   /**
-   * Closes the database (if still open) and drops what it created: on PostgreSQL a copied
-   * database's drop finishes in the background, by the end of the test file (`settleDrops`).
+   * Closes the database (if still open) and drops what it created: on PostgreSQL the drop
+   * finishes in the background, by the end of the test file (`settleDrops`).
    */
   drop(): Promise<void>;
 }
@@ -51,15 +51,20 @@ export async function openTestDatabase(dataDir: string, options: TestDatabaseOpt
     return { database, env: { DATA_DIR: dataDir }, openAnother: open, drop: () => database.close() };
   }
   const template = options.migrated ? inject('postgresTemplate') : undefined;
-  if (template) return copyOf(template, dataDir);
-  const schema = `wt_test_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`create schema ${schema}`));
-  const url = schemaUrl(schema);
-  // Dropped before the test ends: a schema dropped while another test migrates its own can fail
-  // that migration (Kysely's table lookup reads every schema of the database).
-  return postgresDatabase(url, dataDir, { background: false }, () =>
-    admin((c) => c.query(`drop schema if exists ${schema} cascade`)),
-  );
+  return template ? copyOf(template, dataDir) : emptyDatabase(dataDir);
+}
+
+/**
+ * An empty database of its own (not a schema of the shared one): a migration reads the table
+ * list of every schema of its database (Kysely's introspection, before its lock), and another
+ * test's schema dropped meanwhile failed it with `schema "…" does not exist`.
+ */
+async function emptyDatabase(dataDir: string): Promise<TestDatabase> {
+  const name = `wt_test_${randomBytes(6).toString('hex')}`;
+  await admin((c) => c.query(`create database ${name}`));
+  const url = databaseUrl(name, TEMPLATE_SCHEMA);
+  await admin((c) => c.query(`create schema ${TEMPLATE_SCHEMA}`), url);
+  return postgresDatabase(url, dataDir, () => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
 }
 
 /** A database of its own, copied from the migrated template (see TEMPLATE_SCHEMA). */
@@ -67,17 +72,10 @@ async function copyOf(template: string, dataDir: string): Promise<TestDatabase> 
   const name = `wt_test_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`create database ${name} template ${template}`));
   const url = databaseUrl(name, TEMPLATE_SCHEMA);
-  return postgresDatabase(url, dataDir, { background: true }, () =>
-    admin((c) => c.query(`drop database if exists ${name} with (force)`)),
-  );
+  return postgresDatabase(url, dataDir, () => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
 }
 
-function postgresDatabase(
-  url: string,
-  dataDir: string,
-  drop: { background: boolean },
-  dropIt: () => Promise<unknown>,
-): TestDatabase {
+function postgresDatabase(url: string, dataDir: string, dropIt: () => Promise<unknown>): TestDatabase {
   const opened: Database[] = [];
   const open = () => {
     const db = openPostgres(url);
@@ -91,8 +89,7 @@ function postgresDatabase(
     openAnother: open,
     async drop() {
       for (const db of opened) await db.close().catch(() => {});
-      if (drop.background) startDrop(dropIt);
-      else await dropIt();
+      startDrop(dropIt);
     },
   };
 }

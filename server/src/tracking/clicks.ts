@@ -3,7 +3,7 @@ import { sha256Hex } from '../capi/pii.js';
 import { presentConsent } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
 import { insertMultiIdClickOnce } from '../db/repositories/click-ids.js';
-import { findClick, INSERT_CLICK, listClicks, storedClick } from '../db/repositories/clicks.js';
+import { findClick, listClicks, writeClickOnce } from '../db/repositories/clicks.js';
 import type { Page } from '../db/repositories/keyset.js';
 import type { ClicksTable } from '../db/schema.js';
 import { fieldError } from '../http/errors.js';
@@ -173,7 +173,7 @@ export async function recordClick(database: Database, { row, ids }: PreparedClic
   let stored: ClicksTable;
   let duplicate: boolean;
   if (others.length === 0 && row.ttp == null) {
-    ({ row: stored, duplicate } = storedClick(row, await database.runWrite(INSERT_CLICK, row)));
+    ({ row: stored, duplicate } = await writeClickOnce(database, row));
   } else {
     ({ row: stored, duplicate } = await insertMultiIdClickOnce(database, {
       click: row,

@@ -1,4 +1,4 @@
-import { type Reader, type Writer, writeJob } from '../database.js';
+import { type Database, type Reader, type Writer, writeJob } from '../database.js';
 import { type CandidateScope, engineOf, type StoredClick } from '../engine.js';
 import { preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
@@ -36,7 +36,7 @@ export type ClickWritten = { duplicate: false } | { duplicate: true; row: Clicks
 const written = ({ row, duplicate }: StoredClick): ClickWritten => (duplicate ? { duplicate, row } : { duplicate });
 
 /** The stored click of a `ClickWritten` answer to writing `click`. */
-export function storedClick(click: ClicksTable, answer: ClickWritten): StoredClick {
+function storedClick(click: ClicksTable, answer: ClickWritten): StoredClick {
   return answer.duplicate ? answer : { row: click, duplicate: false };
 }
 
@@ -53,6 +53,14 @@ export const INSERT_CLICK = writeJob(
     runBatch: async (db: Writer, clicks: ClicksTable[]) => (await insertClicksOnce(db, clicks)).map(written),
   },
 );
+
+/**
+ * A click keyed by its fbclid alone, written once (`INSERT_CLICK`: on SQLite on the writer thread,
+ * sharing a commit with the clicks that arrive with it); durable when it resolves.
+ */
+export async function writeClickOnce(database: Database, click: ClicksTable): Promise<StoredClick> {
+  return storedClick(click, await database.runWrite(INSERT_CLICK, click));
+}
 
 /** The click of (store, mode, fbclid), by its dedup key (db/engine.ts `ClickStatements`). */
 export async function findClickByFbclid(
