@@ -57,11 +57,21 @@ export async function openTestDatabase(dataDir: string, options: TestDatabaseOpt
 /**
  * An empty database of its own (not a schema of the shared one): a migration reads the table
  * list of every schema of its database (Kysely's introspection, before its lock), and another
- * test's schema dropped meanwhile failed it with `schema "…" does not exist`.
+ * test's schema dropped meanwhile failed it with `schema "…" does not exist`. Where the test
+ * server's user may not create databases, a schema of the shared one (where that can still
+ * happen: run such a server's tests with WAYTRACK_TEST_WORKERS=1).
  */
 async function emptyDatabase(dataDir: string): Promise<TestDatabase> {
   const name = `wt_test_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`create database ${name}`));
+  try {
+    await admin((c) => c.query(`create database ${name}`));
+  } catch (error) {
+    if ((error as { code?: string }).code !== '42501') throw error; // insufficient_privilege
+    await admin((c) => c.query(`create schema ${name}`));
+    // Dropped before the test ends (a drop in the background would fail more migrations).
+    const dropSchema = () => admin((c) => c.query(`drop schema if exists ${name} cascade`));
+    return postgresDatabase(schemaUrl(name), dataDir, dropSchema, { wait: true });
+  }
   const url = databaseUrl(name, TEMPLATE_SCHEMA);
   await admin((c) => c.query(`create schema ${TEMPLATE_SCHEMA}`), url);
   return postgresDatabase(url, dataDir, () => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
@@ -75,7 +85,7 @@ async function copyOf(template: string, dataDir: string): Promise<TestDatabase> 
   return postgresDatabase(url, dataDir, () => admin((c) => c.query(`drop database if exists ${name} with (force)`)));
 }
 
-function postgresDatabase(url: string, dataDir: string, dropIt: () => Promise<unknown>): TestDatabase {
+function postgresDatabase(url: string, dataDir: string, dropIt: () => Promise<unknown>, drop = { wait: false }): TestDatabase {
   const opened: Database[] = [];
   const open = () => {
     const db = openPostgres(url);
@@ -89,7 +99,8 @@ function postgresDatabase(url: string, dataDir: string, dropIt: () => Promise<un
     openAnother: open,
     async drop() {
       for (const db of opened) await db.close().catch(() => {});
-      startDrop(dropIt);
+      if (drop.wait) await dropIt();
+      else startDrop(dropIt);
     },
   };
 }
