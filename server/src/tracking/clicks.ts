@@ -170,17 +170,14 @@ export async function prepareClick(database: Database, tenant: Tenant, input: Cl
 export async function recordClick(database: Database, { row, ids }: PreparedClick): Promise<ClickResult> {
   const others = OTHER_CLICK_ID_KINDS.filter((kind) => ids[kind]);
   // An fbclid alone takes the batched one-statement path; other ids need their own keys too.
-  let stored: ClicksTable;
-  let duplicate: boolean;
-  if (others.length === 0 && row.ttp == null) {
-    ({ row: stored, duplicate } = await writeClickOnce(database, row));
-  } else {
-    ({ row: stored, duplicate } = await insertMultiIdClickOnce(database, {
-      click: row,
-      ids: others.map((kind: OtherClickIdKind) => ({ kind, value: ids[kind] as string })),
-      ...(ids.fbclid && { fbclid: ids.fbclid }),
-    }));
-  }
+  const { row: stored, duplicate } =
+    others.length === 0 && row.ttp == null
+      ? await writeClickOnce(database, row)
+      : await insertMultiIdClickOnce(database, {
+          click: row,
+          ids: others.map((kind: OtherClickIdKind) => ({ kind, value: ids[kind] as string })),
+          ...(ids.fbclid && { fbclid: ids.fbclid }),
+        });
   return {
     clickId: stored.id,
     ...echoIds(ids),
