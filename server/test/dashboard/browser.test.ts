@@ -413,8 +413,10 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     await page.keyboard.press('Enter');
     await heading(page, 'Overview').waitFor();
 
-    // Navigation by keyboard too: Tab to the Stores link, Enter.
-    for (let i = 0; i < 10; i++) {
+    // Navigation by keyboard too: Tab to the Stores link, Enter (once the navigation is drawn: a
+    // busy machine draws it after the heading).
+    await page.getByRole('link', { name: 'Stores', exact: true }).first().waitFor();
+    for (let i = 0; i < 20; i++) {
       await page.keyboard.press('Tab');
       if (await page.evaluate<boolean>("document.activeElement?.textContent === 'Stores'")) break;
     }
