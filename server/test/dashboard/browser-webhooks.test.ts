@@ -164,6 +164,19 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: shop webhooks and 
     await receiver.waitFor(
       () => receiver.ofType('refund.recorded').length === 1 && receiver.ofType('conversion.attributed').length === 1,
     );
+    // The list shows attempts, each recorded once the receiver's answer is back (after it got the
+    // message), and it is read once, when it opens: open it once both are recorded.
+    const hooks = await api('GET', '/v1/webhooks');
+    const hook = (hooks.body.data.webhooks as Array<{ id: string; url: string }>).find(
+      (w) => w.url === receiver.url('/dashboard'),
+    );
+    await eventually(async () => {
+      const attempts = await api('GET', `/v1/webhooks/${hook?.id}/deliveries`);
+      expect(attempts.body.data.deliveries.map((d: { event: string }) => d.event).sort()).toEqual([
+        'conversion.attributed',
+        'refund.recorded',
+      ]);
+    });
 
     await endpoint.getByRole('button', { name: 'Show deliveries' }).click();
     const deliveries = page.getByRole('region', { name: `Deliveries to ${receiver.url('/dashboard')}` });
