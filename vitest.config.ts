@@ -34,7 +34,7 @@ export default defineConfig({
     // A worker keeps the modules it loaded from one test file to the next: importing the server's
     // sources costs ~1 s of CPU a file, a quarter of the suite's CPU when every file paid it. Each
     // file still builds its own apps and databases; module-level state is caches keyed by
-    // database, store or credential, which no two test files share.
+    // database, store or credential, and a test that needs one empty clears it (forgetGoogleTokens).
     isolate: false,
     globalSetup: ['server/test/global-setup.ts'],
     setupFiles: ['server/test/setup.ts'],
