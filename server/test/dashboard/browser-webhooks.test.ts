@@ -170,8 +170,10 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: shop webhooks and 
     const hook = (hooks.body.data.webhooks as Array<{ id: string; url: string }>).find(
       (w) => w.url === receiver.url('/dashboard'),
     );
+    expect(hook, 'the endpoint the page created').toBeDefined();
     await eventually(async () => {
       const attempts = await api('GET', `/v1/webhooks/${hook?.id}/deliveries`);
+      expect(attempts.status).toBe(200);
       expect(attempts.body.data.deliveries.map((d: { event: string }) => d.event).sort()).toEqual([
         'conversion.attributed',
         'refund.recorded',
