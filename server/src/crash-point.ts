@@ -24,6 +24,8 @@ import { writeSync } from 'node:fs';
  *
  * WAYTRACK_TEST_MAX_PAGE_COUNT=<n> — see testMaxPageCount below.
  *
+ * WAYTRACK_TEST_LEASE_MS=<n> — see testLeaseMs below.
+ *
  * WAYTRACK_TEST_CHECKPOINT_BYTES=<n> — SQLite log checkpoints start once the log reaches n bytes
  * (instead of 4 MiB), with no least interval between two and at most 20 ms of waiting for a
  * quiet moment before the last step, so that a short test under load sees many checkpoints and
@@ -38,6 +40,18 @@ import { writeSync } from 'node:fs';
 export function testMaxPageCount(): number | undefined {
   const pages = Number(process.env.WAYTRACK_TEST_MAX_PAGE_COUNT);
   return pages > 0 ? pages : undefined;
+}
+
+/**
+ * WAYTRACK_TEST_LEASE_MS=<n> — the outbox dispatchers (the destinations' and the webhooks') lease
+ * what they claim for n ms instead of 15 s and 20 s: a test that kills a process mid-delivery
+ * then sees the killed process's jobs taken again after a few seconds, the same path as in
+ * production, without waiting out a production lease (server/test/e2e/crash-loop.test.ts and the
+ * restart tests). It must stay longer than one request to a fake platform and its recording.
+ */
+export function testLeaseMs(): number | undefined {
+  const ms = Number(process.env.WAYTRACK_TEST_LEASE_MS);
+  return ms > 0 ? ms : undefined;
 }
 
 const [armed, nth] = parseCrashAt(process.env.WAYTRACK_TEST_CRASH_AT);

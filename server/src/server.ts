@@ -4,6 +4,7 @@ import { hasAccounts } from './accounts/accounts.js';
 import { startRollupRefresher } from './analytics/rollups.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { testLeaseMs } from './crash-point.js';
 import { tightenDataDir } from './data-dir.js';
 import type { BackgroundErrorHandler, Database } from './db/database.js';
 import { openDatabase as openEngine } from './db/open.js';
@@ -50,12 +51,14 @@ export async function startServer(
         log: { warn: (message) => app?.log.warn(message), info: (message) => app?.log.info(message) },
       })
     : undefined;
+  const leaseMs = testLeaseMs();
   app = await buildApp({
     config,
     database,
     limiter,
     https: { key: tls.key, cert: tls.cert },
     logger: options.logger ?? (await serverLogger(config)),
+    ...(leaseMs !== undefined && { destinations: { leaseMs }, webhooks: { leaseMs } }),
   });
   const log = app.log;
   if (loose.length > 0) {

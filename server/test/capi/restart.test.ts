@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
+import { cli, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { FakeGraph } from './fake-graph.js';
 import { countBy, PIXEL, sleep, TOKEN } from './setup.js';
@@ -29,7 +29,7 @@ describe('forwarding survives kill -9 (end to end)', () => {
   });
 
   it('delivers the outbox after a restart, each event once', async () => {
-    const env = { ...testDb.env, META_GRAPH_URL: fake.url, CAPI_SYNC_WAIT_MS: '0' };
+    const env = { ...testDb.env, ...SHORT_LEASES, META_GRAPH_URL: fake.url, CAPI_SYNC_WAIT_MS: '0' };
     fake.outage = { type: 'http500' };
     server = await serve(env);
     const account = JSON.parse(cli(['account', 'create', '--email', 'kill9@example.com', '--json'], env).stdout);
@@ -52,7 +52,7 @@ describe('forwarding survives kill -9 (end to end)', () => {
       expect(res.body.data.capiSent).toBe(false);
     }
     // Killed once every failed attempt is recorded (the next retry is ≥ 0.5 s away): a job
-    // killed mid-request would instead wait for its lease (10 s) after the restart.
+    // killed mid-request would instead wait for its lease (SHORT_LEASES) after the restart.
     const live = server;
     const recorded = async () => {
       const list = await request(live, 'GET', '/v1/conversions?capiStatus=pending&limit=100', { key });
@@ -84,5 +84,5 @@ describe('forwarding survives kill -9 (end to end)', () => {
     expect(sent.conversions.every((c: { capi: { attempts: number } }) => c.capi.attempts >= 2)).toBe(true);
     expect(await server.stop('SIGTERM')).toBe(0);
     server = undefined;
-  }, 120_000); // two process starts and lease expiry: slow on a loaded machine
+  }, 120_000); // two process starts and a lease's expiry: slow on a loaded machine
 });

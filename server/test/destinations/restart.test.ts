@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countBy, sleep } from '../capi/setup.js';
-import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
+import { cli, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { FakePlatforms } from './fake-platforms.js';
 
@@ -31,6 +31,7 @@ describe('destinations survive kill -9 (end to end)', () => {
   it('delivers the outbox after a restart, each conversion once per destination', async () => {
     const env = {
       ...testDb.env,
+      ...SHORT_LEASES,
       GOOGLE_ADS_API_URL: fake.url,
       GOOGLE_OAUTH_TOKEN_URL: fake.tokenUrl,
       TIKTOK_API_URL: fake.url,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeGraph } from '../capi/fake-graph.js';
 import { countBy, PIXEL, sleep, TOKEN } from '../capi/setup.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
-import { cli, request, type ServerProcess, serve } from './process.js';
+import { cli, request, type ServerProcess, SHORT_LEASES, serve } from './process.js';
 
 /**
  * The crash loop: one database, the real server killed with SIGKILL at one point after another
@@ -107,6 +107,7 @@ describe('crash loop: kill -9 at each point, restart, nothing lost or doubled', 
   let key: string;
   let storeId: string;
   const baseEnv: Record<string, string> = {
+    ...SHORT_LEASES,
     CAPI_SYNC_WAIT_MS: '0',
     RATE_LIMIT_RPS: '1000000',
     RATE_LIMIT_BURST: '1000000',
@@ -253,7 +254,7 @@ describe('crash loop: kill -9 at each point, restart, nothing lost or doubled', 
         expect(metrics.body.data.totalClicks, `clicks in the rollups after ${point}`).toBe(after.clicks.size);
         expect(metrics.body.data.totalConversions, `conversions in the rollups after ${point}`).toBe(after.conversions.size);
 
-        // 4. Every stored conversion reaches the Graph API once (leases of the killed process end after 10 s).
+        // 4. Every stored conversion reaches the Graph API once (leases of the killed process end after 4 s).
         const expected = new Set(after.eventIds);
         await fake.waitFor(
           () => new Set(fake.acceptedEventIds()).size >= expected.size,

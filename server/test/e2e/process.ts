@@ -8,6 +8,13 @@ import { fileURLToPath } from 'node:url';
 /** Runs the real CLI the way README says (`npx waytrack …` resolves to this file). */
 export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/waytrack.js');
 
+/**
+ * For a test that kills a server mid-delivery: the outbox dispatchers lease what they claim for
+ * 4 s instead of 15–20 s (server/src/crash-point.ts), so the restarted process takes the killed
+ * one's jobs again after 4 s. A request to a local fake and its recording take milliseconds.
+ */
+export const SHORT_LEASES = { WAYTRACK_TEST_LEASE_MS: '4000' } as const;
+
 // server/dist, which the CLI runs, is built from the current sources once per test run by
 // server/test/global-setup.ts.
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, request, type ServerProcess, serve } from '../e2e/process.js';
+import { cli, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
 import { Receiver } from './receiver.js';
 
@@ -29,7 +29,7 @@ describe('webhooks survive kill -9 (end to end)', () => {
   });
 
   it('delivers again after a restart, with the same webhook-id', async () => {
-    const env = { ...testDb.env, WEBHOOKS_ALLOW_PRIVATE: 'true', NODE_EXTRA_CA_CERTS: receiver.certPath };
+    const env = { ...testDb.env, ...SHORT_LEASES, WEBHOOKS_ALLOW_PRIVATE: 'true', NODE_EXTRA_CA_CERTS: receiver.certPath };
     server = await serve({ ...env, WAYTRACK_TEST_CRASH_AT: 'webhook' });
     const account = JSON.parse(cli(['account', 'create', '--email', 'kill9-hooks@example.com', '--json'], env).stdout);
     const key = account.keys.live as string;
@@ -57,7 +57,7 @@ describe('webhooks survive kill -9 (end to end)', () => {
     expect(server.output()).toContain('crash point webhook reached');
 
     server = await serve(env);
-    // The killed process's lease (20 s) runs out, then the message is sent again.
+    // The killed process's lease (SHORT_LEASES: 4 s) runs out, then the message is sent again.
     await receiver.waitFor(() => receiver.received.length >= 2, 40_000);
     const [first, again] = receiver.received;
     expect(again?.headers['webhook-id']).toBe(first?.headers['webhook-id']);
