@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './server/test/sequencer.js';
 
 // The whole suite runs once per database engine: the embedded SQLite always, PostgreSQL when
 // DATABASE_URL is set (each test makes a schema of its own there and drops it). Tests of one
@@ -36,6 +37,8 @@ export default defineConfig({
     // file still builds its own apps and databases; module-level state is caches keyed by
     // database, store or credential, and a test that needs one empty clears it (forgetGoogleTokens).
     isolate: false,
+    // The longest files start first (server/test/sequencer.ts): each engine's files end together.
+    sequence: { sequencer: LongestFirst },
     globalSetup: ['server/test/global-setup.ts'],
     setupFiles: ['server/test/setup.ts'],
     reporters: ['default', './server/test/summary-reporter.ts'],
