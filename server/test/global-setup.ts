@@ -8,7 +8,7 @@ import { createPostgresTemplate, dropPostgresTemplate } from './postgres-admin.j
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /**
- * Builds the current server sources into server/dist and builds the dashboard, once, before
+ * Builds what changed of the server (server/dist), the dashboard and the client, once, before
  * any test file runs: end-to-end tests start the real `waytrack` (bin → dist), the test
  * databases' SQLite worker threads load it (test/engine.ts: no TypeScript runtime in each
  * thread), and browser tests load the built dashboard. Building here rather than in each file's
@@ -56,10 +56,16 @@ function start(shared: Shared): Promise<void> {
 
 async function build(): Promise<void> {
   const started = Date.now();
-  const run = promisify(execFile);
-  await Promise.all([
-    run(process.execPath, ['server/scripts/build.mjs'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }),
-    run('npm', ['run', 'build', '--silent', '--workspace', 'dashboard'], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }),
-  ]);
-  console.log(`built server/dist and dashboard/dist for the end-to-end tests in ${Date.now() - started} ms`);
+  // What `npm start` runs too: it builds each workspace whose sources changed since its last
+  // build, and nothing on a fresh `npm ci` (which built everything).
+  const { stderr } = await promisify(execFile)(process.execPath, ['scripts/build-if-stale.mjs'], {
+    cwd: ROOT,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const built = stderr.match(/^build: (\S+) \(/gm)?.map((line) => line.slice('build: '.length, -2)) ?? [];
+  console.log(
+    built.length > 0
+      ? `built ${built.join(', ')} for the end-to-end tests in ${Date.now() - started} ms`
+      : 'server/dist and dashboard/dist are up to date with the sources',
+  );
 }
