@@ -8,9 +8,6 @@ import LongestFirst from './server/test/sequencer.js';
 // at a time, so that no other test shares the two cores while they measure.
 const engineOnly = ['server/test/db/wal.test.ts', 'server/test/db/prepared.test.ts', 'server/test/unit/**'];
 const load = ['server/test/load/**/*.test.ts'];
-// Files that replace a module (vi.mock) run in a process of their own: the others share their
-// worker's modules (isolate: false below), where a mocked node:fs would reach every later file.
-const mocking = ['server/test/db/wal.test.ts'];
 // One pool serves every project, sized by the root config (a project's fileParallelism does not
 // shrink it): a single fork is what keeps load files from running side by side.
 const alone = { forks: { singleFork: true } };
@@ -36,6 +33,8 @@ export default defineConfig({
     // sources costs ~1 s of CPU a file, a quarter of the suite's CPU when every file paid it. Each
     // file still builds its own apps and databases; module-level state is caches keyed by
     // database, store or credential, and a test that needs one empty clears it (forgetGoogleTokens).
+    // No file replaces a module (vi.mock): it would reach the worker's later files
+    // (server/test/unit/shared-modules.test.ts checks).
     isolate: false,
     // The longest files start first (server/test/sequencer.ts): each engine's files end together.
     sequence: { sequencer: LongestFirst },
@@ -43,8 +42,7 @@ export default defineConfig({
     setupFiles: ['server/test/setup.ts'],
     reporters: ['default', './server/test/summary-reporter.ts'],
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['server/test/**/*.test.ts'], exclude: [...load, ...mocking], env: sqliteEnv } },
-      { extends: true, test: { name: 'sqlite-isolated', include: mocking, env: sqliteEnv, isolate: true } },
+      { extends: true, test: { name: 'sqlite', include: ['server/test/**/*.test.ts'], exclude: load, env: sqliteEnv } },
       {
         extends: true,
         test: { name: 'load-sqlite', include: load, env: sqliteEnv, fileParallelism: false, poolOptions: alone, sequence: { groupOrder: 1 } },

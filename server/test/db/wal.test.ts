@@ -1,4 +1,4 @@
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { existsSync, fdatasync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { threadId } from 'node:worker_threads';
 import SqliteDriver from 'better-sqlite3';
@@ -11,21 +11,17 @@ import { NOTE, TRACE_SYNCS } from './write-job.fixture.js';
 /** Worker threads that run the fixture's jobs too. */
 const JOBS_THREAD = new URL('./write-job.worker.ts', import.meta.url);
 
-// Every fdatasync of the log is held until the test releases it, so a test can see what is
-// answered before and after the disk confirms.
-const syncs = vi.hoisted(() => ({ hold: false, fail: false, waiting: [] as Array<() => void>, calls: 0 }));
-vi.mock('node:fs', async (importOriginal) => {
-  const fs = await importOriginal<typeof import('node:fs')>();
-  const fdatasync = (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
-    syncs.calls++;
-    const run = syncs.fail
-      ? () => callback(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }))
-      : () => fs.fdatasync(fd, callback);
-    if (syncs.hold) syncs.waiting.push(run);
-    else run();
-  };
-  return { ...fs, default: { ...fs, fdatasync }, fdatasync };
-});
+// Every fdatasync of the log (the database's own, on this thread) is held until the test
+// releases it, so a test can see what is answered before and after the disk confirms.
+const syncs = { hold: false, fail: false, waiting: [] as Array<() => void>, calls: 0 };
+const heldFdatasync = (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+  syncs.calls++;
+  const run = syncs.fail
+    ? () => callback(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }))
+    : () => fdatasync(fd, callback);
+  if (syncs.hold) syncs.waiting.push(run);
+  else run();
+};
 
 const release = () => {
   const waiting = syncs.waiting.splice(0);
@@ -38,7 +34,7 @@ let database: Database | undefined;
 
 async function open(options: Parameters<typeof openSqlite>[1] = {}) {
   dataDir = tempDir('waytrack-wal-');
-  database = openSqlite(dataDir, { threadEntry: JOBS_THREAD, ...options });
+  database = openSqlite(dataDir, { threadEntry: JOBS_THREAD, ...options, wal: { fdatasync: heldFdatasync, ...options.wal } });
   await database.migrate();
   await database.write((trx) => trx.schema.createTable('notes').addColumn('n', 'integer').execute());
   return database;

@@ -43,7 +43,11 @@ export interface WalOptions {
   idleTruncateMs?: number;
   /** …and the log file is larger than this (default 1 MiB). */
   idleTruncateBytes?: number;
+  /** How the log file is synced: node:fs `fdatasync` (server/test/db/wal.test.ts holds or fails it). */
+  fdatasync?: Fdatasync;
 }
+
+type Fdatasync = (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => void;
 
 export interface WalKeeperOptions extends WalOptions {
   /** Resolves at a quiet moment for the writer, at most `maxWaitMs` later (`GroupCommitter.quiet` in database.ts). */
@@ -76,6 +80,7 @@ export class WalKeeper {
   private readonly quiet: () => Promise<void>;
   private readonly idleTruncateMs: number;
   private readonly idleTruncateBytes: number;
+  private readonly fdatasync: Fdatasync;
   /** Fires `idleTruncateMs` after the last commit (re-armed by each). */
   private idleTimer: NodeJS.Timeout | undefined;
 
@@ -91,6 +96,7 @@ export class WalKeeper {
     this.quiet = quiet ? () => quiet(finishWaitMs) : () => Promise.resolve();
     this.idleTruncateMs = options.idleTruncateMs ?? 5000;
     this.idleTruncateBytes = options.idleTruncateBytes ?? 1024 * 1024;
+    this.fdatasync = options.fdatasync ?? fdatasync;
     this.worker = new SqliteWorker(file, options.thread);
   }
 
@@ -106,7 +112,7 @@ export class WalKeeper {
   sync(): Promise<void> {
     const fd = this.logFd();
     if (fd === undefined) return Promise.resolve(); // no log: everything is in the database file
-    return new Promise((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+    return new Promise((resolve, reject) => this.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
   }
 
   /** Before a commit: waits while a checkpoint's last step runs (step 2 above). */
