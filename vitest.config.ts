@@ -2,11 +2,16 @@ import { defineConfig } from 'vitest/config';
 import LongestFirst from './server/test/sequencer.js';
 
 // The whole suite runs once per database engine: the embedded SQLite always, PostgreSQL when
-// DATABASE_URL is set (each test makes a schema of its own there and drops it). Tests of one
+// DATABASE_URL is set (each test makes a database of its own there and drops it). Tests of one
 // engine's own machinery, and tests that touch no database, run in the SQLite pass only.
 // Load tests (server/test/load: latency bounds under attack) run after everything else, one file
 // at a time, so that no other test shares the two cores while they measure.
-const engineOnly = ['server/test/db/wal.test.ts', 'server/test/db/prepared.test.ts', 'server/test/unit/**'];
+const engineOnly = [
+  'server/test/db/wal.test.ts',
+  'server/test/db/prepared.test.ts',
+  'server/test/e2e/cli-help.test.ts',
+  'server/test/unit/**',
+];
 const load = ['server/test/load/**/*.test.ts'];
 // One pool serves every project, sized by the root config (a project's fileParallelism does not
 // shrink it): a single fork is what keeps load files from running side by side.
