@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectError, makeStore, newAccountsEachTest } from '../helpers.js';
 import { addDays, analyticsApi, utcDaysAgo } from './fixtures.js';
 
 interface Group {
@@ -17,12 +17,8 @@ interface Group {
 const MODELS = ['last_click', 'first_click', 'linear', 'time_decay', 'position_based'] as const;
 
 describe('GET /v1/analytics/breakdown', () => {
-  let ctx: TestContext;
+  const ctx = newAccountsEachTest();
   const api = analyticsApi(() => ctx);
-  beforeEach(async () => {
-    ctx = await createTestContext();
-  });
-  afterEach(async () => ctx.close());
 
   const breakdown = (query: string, key?: string) => api.getOk(`/v1/analytics/breakdown?${query}`, key);
 

@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectError, makeStore, newAccountsEachTest } from '../helpers.js';
 import { addDays, analyticsApi, HOUR_MS, utcDaysAgo } from './fixtures.js';
 
 interface Bucket {
@@ -26,12 +26,8 @@ const ZERO = {
 };
 
 describe('GET /v1/analytics/timeseries', () => {
-  let ctx: TestContext;
+  const ctx = newAccountsEachTest();
   const api = analyticsApi(() => ctx);
-  beforeEach(async () => {
-    ctx = await createTestContext();
-  });
-  afterEach(async () => ctx.close());
 
   const series = (query: string, key?: string) => api.getOk(`/v1/analytics/timeseries?${query}`, key);
 

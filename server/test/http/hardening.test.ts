@@ -3,23 +3,19 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { loadTls } from '../../src/tls.js';
 import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { call, clickBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
+import { call, clickBody, expectError, makeStore, newAccountsEachTest } from '../helpers.js';
 
 // What an outside probe (schema fuzzing, hand-made bad input, slow clients) found answered with a
 // 500, Fastify's own body or not at all: each now gets the envelope with the right code.
 
 describe('bad input gets the envelope, never a 500', () => {
-  let ctx: TestContext;
-  beforeEach(async () => {
-    ctx = await createTestContext();
-  });
-  afterEach(async () => ctx.close());
+  const ctx = newAccountsEachTest();
 
   const inject = (method: string, url: string, payload?: string, headers: Record<string, string> = {}) =>
     ctx.app.inject({ method: method as 'GET', url, payload, headers: { authorization: `Bearer ${ctx.a.live}`, ...headers } });

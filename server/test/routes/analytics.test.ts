@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { call, clickBody, conversionBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { call, clickBody, conversionBody, expectError, makeStore, newAccountsEachTest } from '../helpers.js';
 
 const DAY_MS = 86_400_000;
 const BOT_UA = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
@@ -13,11 +13,7 @@ const localDate = (ms: number, timeZone: string) =>
   new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
 
 describe('GET /v1/analytics/metrics', () => {
-  let ctx: TestContext;
-  beforeEach(async () => {
-    ctx = await createTestContext();
-  });
-  afterEach(async () => ctx.close());
+  const ctx = newAccountsEachTest();
 
   async function click(
     storeId: string,

@@ -1,25 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type ApiResponse,
-  call,
-  clickBody,
-  conversionBody,
-  createTestContext,
-  expectError,
-  makeStore,
-  type TestContext,
-} from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { type ApiResponse, call, clickBody, conversionBody, expectError, makeStore, newAccountsEachTest } from '../helpers.js';
 
 const DAY_MS = 86_400_000;
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const BOT_UA = 'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)';
 
 describe('GET /v1/conversions and GET /v1/clicks', () => {
-  let ctx: TestContext;
-  beforeEach(async () => {
-    ctx = await createTestContext();
-  });
-  afterEach(async () => ctx.close());
+  const ctx = newAccountsEachTest();
 
   async function click(storeId: string, fields: Record<string, unknown> = {}, key = ctx.a.live) {
     const res = await call(ctx.app, 'POST', '/v1/track/click', { key, body: clickBody(storeId, fields) });

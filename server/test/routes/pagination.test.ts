@@ -1,12 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import {
   type ApiResponse,
   call,
   clickBody,
   conversionBody,
-  createTestContext,
   expectError,
   makeStore,
+  newAccountsEachTest,
   type TestContext,
 } from '../helpers.js';
 
@@ -105,14 +105,12 @@ function flipChar(value: string, index: number): string {
 }
 
 describe.each(LISTS)('pagination of $name', (spec) => {
-  let ctx: TestContext;
+  const ctx = newAccountsEachTest();
   let storeId: string;
   beforeEach(async () => {
-    ctx = await createTestContext();
     // For the stores list, this store is itself one of the items.
     storeId = await makeStore(ctx.app, ctx.a.live);
   });
-  afterEach(async () => ctx.close());
 
   const get = (url: string, key = ctx.a.live) => call(ctx.app, 'GET', url, { key });
 
@@ -304,11 +302,7 @@ describe.each(LISTS)('pagination of $name', (spec) => {
 });
 
 describe('pagination of GET /v1/conversions with several filters', () => {
-  let ctx: TestContext;
-  beforeEach(async () => {
-    ctx = await createTestContext();
-  });
-  afterEach(async () => ctx.close());
+  const ctx = newAccountsEachTest();
 
   it('keeps its cursor valid when the filters are sent in another order, and rejects it when one changes', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);

@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ApiResponse, call, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
+import { describe, expect, it } from 'vitest';
+import { type ApiResponse, call, expectError, makeStore, newAccountsEachTest } from '../helpers.js';
 
 const DAY_MS = 86_400_000;
 const SPEND_ID = /^spend_[0-9a-z]{26}$/;
@@ -20,11 +20,7 @@ interface SpendItem {
 }
 
 describe('ad spend', () => {
-  let ctx: TestContext;
-  beforeEach(async () => {
-    ctx = await createTestContext();
-  });
-  afterEach(async () => ctx.close());
+  const ctx = newAccountsEachTest();
 
   const post = (storeId: string, body: unknown, key = ctx.a.live) =>
     call(ctx.app, 'POST', `/v1/stores/${storeId}/ad-spend`, { key, body });

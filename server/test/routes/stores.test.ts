@@ -1,14 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   type ApiResponse,
   call,
   clickBody,
   conversionBody,
-  createTestContext,
   expectError,
   makeStore,
+  newAccountsEachTest,
   storeBody,
-  type TestContext,
 } from '../helpers.js';
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -16,11 +15,7 @@ const STORE_ID = /^st_[0-9a-z]{26}$/;
 const TOKEN = 'EAAB-secret-capi-token-do-not-leak-42';
 
 describe('stores', () => {
-  let ctx: TestContext;
-  beforeEach(async () => {
-    ctx = await createTestContext();
-  });
-  afterEach(async () => ctx.close());
+  const ctx = newAccountsEachTest();
 
   const post = (body: unknown, key = ctx.a.live) => call(ctx.app, 'POST', '/v1/stores', { key, body });
   const get = (id: string, key = ctx.a.live) => call(ctx.app, 'GET', `/v1/stores/${id}`, { key });
