@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
-import { cliAsync, request, type ServerProcess, serve } from './process.js';
+import { cliAsync, databaseForProcesses, request, type ServerProcess, serve } from './process.js';
 
 async function allClickIds(server: ServerProcess, key: string, storeId: string): Promise<string[]> {
   const seen: string[] = [];
@@ -170,19 +170,7 @@ describe.runIf(ENGINE === 'sqlite')('waytrack backup / restore on the embedded d
 });
 
 describe.runIf(ENGINE === 'postgres')('waytrack backup / restore on PostgreSQL (end to end)', () => {
-  let dataDir: string;
-  let testDb: TestDatabase;
-
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-backup-pg-'));
-    testDb = await openTestDatabase(dataDir);
-    await testDb.database.close();
-  }, 120_000);
-
-  afterAll(async () => {
-    await testDb?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  const testDb = databaseForProcesses('waytrack-backup-pg-');
 
   it('prints the pg_dump / pg_restore commands for DATABASE_URL without its password, writes nothing and exits 1', async () => {
     const url = new URL(testDb.env.DATABASE_URL as string);
@@ -190,7 +178,7 @@ describe.runIf(ENGINE === 'postgres')('waytrack backup / restore on PostgreSQL (
     const env = { ...testDb.env, DATABASE_URL: url.toString() };
     const database = decodeURIComponent(url.pathname.slice(1));
     const schema = /search_path=(\w+)/.exec(decodeURIComponent(url.searchParams.get('options') ?? ''))?.[1];
-    const file = path.join(dataDir, 'waytrack.dump');
+    const file = path.join(testDb.dataDir, 'waytrack.dump');
 
     const backup = await cliAsync(['backup', file], env);
     expect(backup.status).toBe(1);

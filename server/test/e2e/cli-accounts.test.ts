@@ -1,30 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/accounts/keys.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { cliAsync } from './process.js';
+import { cliAsync, databaseForProcesses } from './process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 // The real CLI on each engine: account list, and keys create refusing an unknown scope. (Help,
 // --version and usage errors touch no database: cli-help.test.ts, on SQLite only.)
 describe('waytrack account list and keys create --scopes (end to end)', () => {
-  let dataDir: string;
-  let testDb: TestDatabase;
-
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-cli-accounts-'));
-    testDb = await openTestDatabase(dataDir);
-    await testDb.database.close();
-  }, 120_000);
-
-  afterAll(async () => {
-    await testDb?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }, 120_000);
+  const testDb = databaseForProcesses('waytrack-cli-accounts-');
 
   it('account list shows every account (id, email, created) so that keys create --account can be found', async () => {
     const env = testDb.env;

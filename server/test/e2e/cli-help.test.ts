@@ -1,11 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SCOPES } from '../../src/accounts/keys.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { cliAsync } from './process.js';
+import { cliAsync, databaseForProcesses } from './process.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -29,21 +27,9 @@ const COMMANDS = [
 // runs in the SQLite pass only (vitest.config.ts); account list and --scopes, which do, are in
 // cli-accounts.test.ts, on each engine.
 describe('waytrack --help, --version and usage errors (end to end)', () => {
-  let dataDir: string;
-  let testDb: TestDatabase;
+  const testDb = databaseForProcesses('waytrack-cli-help-');
   // Help and usage errors never touch the database; a configuration that cannot start proves it.
   const broken = { PORT: 'eighty', DATA_DIR: '/nonexistent/waytrack' };
-
-  beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-cli-help-'));
-    testDb = await openTestDatabase(dataDir);
-    await testDb.database.close();
-  }, 120_000);
-
-  afterAll(async () => {
-    await testDb?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }, 120_000);
 
   it('--help (and no arguments at all) lists every command and how to get its options', async () => {
     for (const args of [['--help'], ['-h'], []]) {

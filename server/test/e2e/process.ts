@@ -1,9 +1,12 @@
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
+import { openTestDatabase, type TestDatabase } from '../engine.js';
 
 /** Runs the real CLI the way README says (`npx waytrack …` resolves to this file). */
 export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/waytrack.js');
@@ -14,6 +17,35 @@ export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '.
  * one's jobs again after 4 s. A request to a local fake and its recording take milliseconds.
  */
 export const SHORT_LEASES = { WAYTRACK_TEST_LEASE_MS: '4000' } as const;
+
+/**
+ * A DATA_DIR and a database of the run's engine for the processes a describe block starts (the
+ * CLI, `waytrack serve`): made before its tests (the test's own connection closed: the processes
+ * open it themselves), dropped with the directory after them. Read its fields inside hooks and
+ * tests.
+ */
+export function databaseForProcesses(prefix: string): { readonly dataDir: string; readonly env: Record<string, string> } {
+  let dataDir = '';
+  let testDb: TestDatabase | undefined;
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), prefix));
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.close();
+  }, 120_000);
+  afterAll(async () => {
+    await testDb?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }, 120_000);
+  return {
+    get dataDir() {
+      return dataDir;
+    },
+    get env() {
+      if (!testDb) throw new Error('databaseForProcesses: read inside a hook or a test');
+      return testDb.env;
+    },
+  };
+}
 
 // server/dist, which the CLI runs, is built from the current sources once per test run by
 // server/test/global-setup.ts.
