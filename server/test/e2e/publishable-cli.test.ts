@@ -1,26 +1,15 @@
-// `waytrack keys create --publishable` (api.md §4, §6) with the real CLI against the database a
-// real server process uses: the documented JSON, clear refusals, and a key the server accepts
-// from the store's pages only.
-import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { cli, request, type ServerProcess, serve } from './process.js';
+import { cli, databaseForProcesses, request, type ServerProcess, serve } from './process.js';
 
 describe('waytrack keys create --publishable (end to end)', () => {
-  let dataDir: string;
-  let testDb: TestDatabase;
+  const testDb = databaseForProcesses('waytrack-pk-cli-');
   let server: ServerProcess;
   let accountId: string;
   let liveKey: string;
   let storeId: string;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-pk-cli-'));
-    testDb = await openTestDatabase(dataDir);
-    await testDb.database.close();
     server = await serve(testDb.env);
     const account = JSON.parse(cli(['account', 'create', '--email', 'pk@example.com', '--json'], testDb.env).stdout);
     accountId = account.accountId;
@@ -35,8 +24,6 @@ describe('waytrack keys create --publishable (end to end)', () => {
 
   afterAll(async () => {
     await server?.stop('SIGKILL');
-    await testDb?.drop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** POST /v1/track/click as a page at `origin` would send it. */

@@ -1,12 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
+import { ENGINE } from '../engine.js';
 import { shopifyOrderJson } from '../shops/payloads.js';
-import { cli, request, type ServerProcess, serve } from './process.js';
+import { cli, databaseForProcesses, request, type ServerProcess, serve } from './process.js';
 
 /**
  * kill -9 between receipt and acknowledgement of a shop webhook (api.md §9: durable first, then
@@ -53,17 +50,13 @@ function deliver(server: ServerProcess, storeId: string, raw: string, webhookId:
 }
 
 describe(`kill -9 between a shop webhook's receipt and its acknowledgement (${ENGINE})`, () => {
-  let dataDir: string;
-  let testDb: TestDatabase;
+  const testDb = databaseForProcesses('waytrack-webhook-kill-');
   const env: Record<string, string> = {};
   let key: string;
   let storeId: string;
   let server: ServerProcess | undefined;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-webhook-kill-'));
-    testDb = await openTestDatabase(dataDir);
-    await testDb.database.close(); // the processes open it themselves
     Object.assign(env, testDb.env);
     key = JSON.parse(cli(['account', 'create', '--email', 'kill@example.com', '--json'], env).stdout).keys.live as string;
     server = await serve(env);
@@ -79,8 +72,6 @@ describe(`kill -9 between a shop webhook's receipt and its acknowledgement (${EN
 
   afterAll(async () => {
     await server?.stop('SIGKILL');
-    await testDb?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('the redelivery after the kill records the order exactly once', async () => {
