@@ -1,9 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
+import { cli, databaseForProcesses, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
 import { FakeGraph } from './fake-graph.js';
 import { countBy, PIXEL, sleep, TOKEN } from './setup.js';
 
@@ -11,21 +7,15 @@ import { countBy, PIXEL, sleep, TOKEN } from './setup.js';
 // Meta is failing: every acknowledged conversion reaches Meta after the restart, exactly once.
 describe('forwarding survives kill -9 (end to end)', () => {
   let fake: FakeGraph;
-  let dataDir: string;
   let server: ServerProcess | undefined;
-  let testDb: TestDatabase;
+  const testDb = databaseForProcesses('waytrack-capi-e2e-');
 
   beforeAll(async () => {
     fake = await FakeGraph.start();
-    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-capi-e2e-'));
-    testDb = await openTestDatabase(dataDir);
-    await testDb.database.close(); // the processes open it themselves
   });
   afterAll(async () => {
     await server?.stop('SIGKILL');
     await fake.close();
-    await testDb?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('delivers the outbox after a restart, each event once', async () => {
@@ -76,7 +66,7 @@ describe('forwarding survives kill -9 (end to end)', () => {
     const sentList = async () =>
       (await request(restarted, 'GET', '/v1/conversions?capiStatus=sent&limit=100', { key })).body.data;
     let sent = await sentList();
-    for (let i = 0; i < 100 && sent.conversions.length < 20; i++) {
+    for (const deadline = Date.now() + 20_000; sent.conversions.length < 20 && Date.now() < deadline; ) {
       await sleep(20);
       sent = await sentList();
     }

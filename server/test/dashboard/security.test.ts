@@ -372,7 +372,7 @@ beforeAll(async () => {
   const webhookId = webhook.body.data.id as string;
   await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { name: 'Seeded for webhooks' } });
   let deliveryId: string | undefined;
-  for (let i = 0; i < 200 && !deliveryId; i++) {
+  for (const deadline = Date.now() + 20_000; !deliveryId && Date.now() < deadline; ) {
     await new Promise((r) => setTimeout(r, 25));
     const listed = await call(ctx.app, 'GET', `/v1/webhooks/${webhookId}/deliveries`, { key: ctx.a.live });
     deliveryId = listed.body.data.deliveries[0]?.id;

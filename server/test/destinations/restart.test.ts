@@ -1,31 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countBy, sleep } from '../capi/setup.js';
-import { cli, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
+import { cli, databaseForProcesses, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
 import { FakePlatforms } from './fake-platforms.js';
 
 // The real `waytrack serve` process, killed with SIGKILL while Google and TikTok are failing:
 // after the restart every conversion reaches each of them exactly once.
 describe('destinations survive kill -9 (end to end)', () => {
   let fake: FakePlatforms;
-  let dataDir: string;
   let server: ServerProcess | undefined;
-  let testDb: TestDatabase;
+  const testDb = databaseForProcesses('waytrack-dest-e2e-');
 
   beforeAll(async () => {
     fake = await FakePlatforms.start();
-    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-dest-e2e-'));
-    testDb = await openTestDatabase(dataDir);
-    await testDb.database.close();
   });
   afterAll(async () => {
     await server?.stop('SIGKILL');
     await fake.close();
-    await testDb?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('delivers the outbox after a restart, each conversion once per destination', async () => {
@@ -106,7 +96,7 @@ describe('destinations survive kill -9 (end to end)', () => {
 
     const restarted = server;
     let sent = 0;
-    for (let i = 0; i < 200 && sent < 20; i++) {
+    for (const deadline = Date.now() + 20_000; sent < 20 && Date.now() < deadline; ) {
       const list = await request(restarted, 'GET', '/v1/conversions?limit=100', { key });
       sent = list.body.data.conversions.filter(
         (c: { forwarding: Record<string, { status: string }> }) =>

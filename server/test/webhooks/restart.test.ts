@@ -1,9 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
+import { cli, databaseForProcesses, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
 import { Receiver } from './receiver.js';
 
 // The real `waytrack serve` process killed with SIGKILL after the endpoint received a webhook
@@ -11,21 +7,15 @@ import { Receiver } from './receiver.js';
 // once) with the same webhook-id. The receiver is trusted through NODE_EXTRA_CA_CERTS.
 describe('webhooks survive kill -9 (end to end)', () => {
   let receiver: Receiver;
-  let dataDir: string;
   let server: ServerProcess | undefined;
-  let testDb: TestDatabase;
+  const testDb = databaseForProcesses('waytrack-webhooks-e2e-');
 
   beforeAll(async () => {
     receiver = await Receiver.start();
-    dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-webhooks-e2e-'));
-    testDb = await openTestDatabase(dataDir);
-    await testDb.database.close();
   });
   afterAll(async () => {
     await server?.stop('SIGKILL');
     await receiver?.close();
-    await testDb?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('delivers again after a restart, with the same webhook-id', async () => {
@@ -68,7 +58,7 @@ describe('webhooks survive kill -9 (end to end)', () => {
     const webhooks = await request(server, 'GET', '/v1/webhooks', { key });
     const id = webhooks.body.data.webhooks[0].id as string;
     let deliveries = await request(server, 'GET', `/v1/webhooks/${id}/deliveries`, { key });
-    for (let i = 0; i < 50 && deliveries.body.data.deliveries.length < 1; i++) {
+    for (const deadline = Date.now() + 20_000; deliveries.body.data.deliveries.length < 1 && Date.now() < deadline; ) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       deliveries = await request(server, 'GET', `/v1/webhooks/${id}/deliveries`, { key });
     }
