@@ -65,10 +65,13 @@ describe('retries', () => {
       expect(gap).toBeGreaterThanOrEqual(Math.min(100, 20 * 2 ** (i - 1)) / 2 - 2);
     }
     // The dispatcher counts once its write is synced, a moment after the row is readable.
-    await vi.waitFor(async () => {
-      expect(await metric('waytrack_capi_events_retried_total')).toBe(faults.length);
-      expect(await metric('waytrack_capi_events_sent_total')).toBe(1);
-    });
+    await vi.waitFor(
+      async () => {
+        expect(await metric('waytrack_capi_events_retried_total')).toBe(faults.length);
+        expect(await metric('waytrack_capi_events_sent_total')).toBe(1);
+      },
+      { timeout: 10_000 },
+    );
   });
 
   it("honours Meta's Retry-After hint over a shorter backoff", async () => {

@@ -23,6 +23,9 @@ const heldFdatasync = (fd: number, callback: (error: NodeJS.ErrnoException | nul
   else run();
 };
 
+/** How long a wait for the database may take: other test files share the two cores meanwhile. */
+const WAIT = { timeout: 10_000, interval: 10 };
+
 const release = () => {
   const waiting = syncs.waiting.splice(0);
   for (const run of waiting) run();
@@ -74,18 +77,18 @@ describe('group commit on the write-ahead log', () => {
     syncs.hold = true;
     const answered: number[] = [];
     const first = insert(db, 1).then(() => answered.push(1));
-    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // committed, its sync pending
+    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1), WAIT); // committed, its sync pending
     const later = [2, 3, 4].map((n) => insert(db, n).then(() => answered.push(n)));
     // They commit while the disk works (readable by then), unanswered, and start
     // no sync of their own while one is in flight.
-    await vi.waitFor(async () => expect(await count(db)).toBe(4));
+    await vi.waitFor(async () => expect(await count(db)).toBe(4), WAIT);
     await new Promise((r) => setTimeout(r, 30));
     expect(answered).toEqual([]);
     expect(syncs.waiting.length).toBe(1);
     release();
     await first;
     expect(answered).toEqual([1]); // that sync began before their commit: it does not count for them
-    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1)); // one more sync, for the three
+    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1), WAIT); // one more sync, for the three
     await new Promise((r) => setTimeout(r, 30));
     expect(answered).toEqual([1]);
     release();
@@ -142,7 +145,7 @@ describe('group commit on the write-ahead log', () => {
     const db = await open();
     syncs.hold = true;
     const write = insert(db, 7);
-    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1));
+    await vi.waitFor(() => expect(syncs.waiting.length).toBe(1), WAIT);
     const closing = db.close();
     database = undefined;
     await new Promise((r) => setTimeout(r, 30));
@@ -245,7 +248,7 @@ describe('group commit on the write-ahead log', () => {
           .where('last_used_at', 'is not', null)
           .executeTakeFirst();
         expect(key).toBeDefined();
-      });
+      }, WAIT);
       await new Promise((r) => setTimeout(r, 50));
       const traced = await ctx.database.runWrite(TRACE_SYNCS, { on: true });
       expect(traced.threadId).not.toBe(threadId); // the writer thread's syncs are the ones traced
