@@ -43,6 +43,8 @@ export async function conversionLatency(server, data, label, { allSignals = true
       recentFile,
       label: runLabel,
       allSignals,
+      // BENCH_SLOW_FILE=PREFIX: each run's requests of 20 ms or more, for matching with a profile (bench/README.md).
+      ...(process.env.BENCH_SLOW_FILE && { slowFile: `${process.env.BENCH_SLOW_FILE}-${runLabel}.json` }),
     });
   let n = 0;
   const request = {
@@ -95,6 +97,7 @@ export async function conversionLatency(server, data, label, { allSignals = true
           statuses: value.statuses,
           attributed: value.attributed,
           maxLagMs: value.maxLagMs,
+          serverP99: value.serverTime.p99,
         };
     // CPU per conversion, µs: a share of one core (%) over the run's wall time ÷ answers.
     const perConversion = (share) => Math.round((share * wallMs * 10) / Math.max(1, result.answered));
@@ -115,6 +118,7 @@ export const latencyNote = (r) =>
   `p99 ${r.exact.p99} ms${r.exact.p999 !== undefined ? `, p99.9 ${r.exact.p999} ms` : ''}, ${r.rate.toFixed(0)} req/s` +
   `${r.attributed !== undefined ? `, ${r.attributed} of ${r.answered} attributed` : ''}` +
   `${r.maxLagMs !== undefined ? `, generator lag ≤ ${r.maxLagMs} ms` : ''}` +
+  `${r.serverP99 !== undefined ? `, p99 from send to answer ${r.serverP99} ms` : ''}` +
   `${r.non2xx ? `, ${r.non2xx} NON-2XX (${statusList(r)})` : ''}` +
   `${r.errors ? `, ${r.errors} errors/timeouts` : ''}${r.cost ? `; CPU/conversion ${costNote(r.cost)}` : ''}`;
 

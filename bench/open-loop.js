@@ -17,11 +17,16 @@
 // batches and conversions `key` and `storeId`, for clicks and batches `prefix` (unique fbclids),
 // for batches `events` (clicks a request, default 100), for conversions `recentFile` (a JSON
 // array of fbclids of stored clicks inside the attribution window: each conversion names one),
-// `label` (unique order ids) and `allSignals` (bench/lib.js benchConversion).
+// `label` (unique order ids) and `allSignals` (bench/lib.js benchConversion), and optionally
+// `slowFile` (a JSON file for every request of `slowMs`, default 20, or more: its scheduled time
+// on CLOCK_MONOTONIC, its latency and how late it left this process, to be matched with a
+// `perf record -k mono` profile or the server's own timeline).
 // Prints one JSON line: sent, answered, non-2xx (and every status seen), errors, the achieved
-// rate, latency percentiles (ms), how far the scheduler ever ran behind, this process's CPU
-// time, and for conversions how many answers said `attributed: true`.
-import { readFileSync } from 'node:fs';
+// rate, latency percentiles (ms), how far the scheduler ever ran behind, the latency split into
+// scheduled → sent (`sendDelay`: this process's lag, or a wait for a socket) and sent → answered
+// (`serverTime`), this process's CPU time, and for conversions how many answers said
+// `attributed: true`.
+import { readFileSync, writeFileSync } from 'node:fs';
 import tls from 'node:tls';
 import { benchClick, benchConversion } from './lib.js';
 
@@ -60,6 +65,13 @@ function requestOf() {
 }
 
 const latencies = [];
+/** Per answered request: scheduled → written (this process's lag and the wait for a socket), written → answered (the server's part). */
+const sendDelays = [];
+const serverTimes = [];
+/** With `slowFile`: every request of `slowMs` (20) or more, at its scheduled CLOCK_MONOTONIC ms (as `perf record -k mono` stamps samples). */
+const slow = [];
+const monotonicOffset = Number(process.hrtime.bigint()) / 1e6 - performance.now();
+const monotonicMs = (t) => t + monotonicOffset;
 let answered = 0;
 let non2xx = 0;
 let errors = 0;
@@ -160,10 +172,21 @@ function send(scheduledAt) {
   text += `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
   return new Promise((resolve) => {
     withConnection((conn) => {
+      const writtenAt = performance.now();
       conn.onAnswer = (error, answer) => {
         if (error) errors++;
         else {
-          latencies.push(performance.now() - scheduledAt);
+          const answeredAt = performance.now();
+          latencies.push(answeredAt - scheduledAt);
+          sendDelays.push(writtenAt - scheduledAt);
+          serverTimes.push(answeredAt - writtenAt);
+          if (options.slowFile && answeredAt - scheduledAt >= (options.slowMs ?? 20)) {
+            slow.push({
+              at: Math.round(monotonicMs(scheduledAt) * 1000) / 1000,
+              latency: answeredAt - scheduledAt,
+              delay: writtenAt - scheduledAt,
+            });
+          }
           answered++;
           statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
           if (answer.status < 200 || answer.status > 299) non2xx++;
@@ -181,6 +204,20 @@ function send(scheduledAt) {
 
 /** Poisson arrivals: exponential gaps with mean 1/rate. */
 const gapMs = () => (-Math.log(1 - Math.random()) * 1000) / rate;
+
+// Every connection is opened, its TLS handshake done, before the clock starts (as wrk does): a
+// run that opened them on demand measured 64 handshakes on the server's event loop in its
+// first ~100 ms, one stall that alone set the p99 of a 10-second run.
+await Promise.all(
+  Array.from({ length: maxConnections }, () => {
+    open++;
+    const conn = connect();
+    return new Promise((resolve, reject) => {
+      conn.socket.once('secureConnect', () => resolve(idle.push(conn)));
+      conn.socket.once('error', reject);
+    });
+  }),
+);
 
 const started = performance.now();
 const end = started + duration * 1000;
@@ -207,9 +244,15 @@ await Promise.all(inFlight);
 const wall = (performance.now() - started) / 1000;
 for (const conn of idle) conn.socket.destroy();
 
-const sorted = Float64Array.from(latencies).sort();
-const at = (q) =>
-  sorted.length === 0 ? null : Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] * 10) / 10;
+const percentile = (values) => {
+  const sorted = Float64Array.from(values).sort();
+  return (q) =>
+    sorted.length === 0 ? null : Math.round(sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] * 10) / 10;
+};
+const at = percentile(latencies);
+const delayAt = percentile(sendDelays);
+const serverAt = percentile(serverTimes);
+if (options.slowFile) writeFileSync(options.slowFile, JSON.stringify(slow));
 const usage = process.cpuUsage();
 console.log(
   JSON.stringify({
@@ -228,6 +271,9 @@ console.log(
     p999: at(0.999),
     max: at(1),
     maxLagMs: Math.round(maxLagMs * 10) / 10,
+    // The p99 split: how late requests left this process, and how long the server took once sent.
+    sendDelay: { p50: delayAt(0.5), p99: delayAt(0.99), max: delayAt(1) },
+    serverTime: { p50: serverAt(0.5), p99: serverAt(0.99), max: serverAt(1) },
     cpuMs: (usage.user + usage.system) / 1000,
   }),
 );
