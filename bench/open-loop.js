@@ -215,6 +215,7 @@ await Promise.all(
     return new Promise((resolve, reject) => {
       conn.socket.once('secureConnect', () => resolve(idle.push(conn)));
       conn.socket.once('error', reject);
+      conn.socket.once('close', () => reject(new Error('a connection closed before its TLS handshake')));
     });
   }),
 );
