@@ -89,7 +89,15 @@ export async function gatherEvidence(
     fingerprint: clues.fingerprint,
     derivedFingerprints: [...derived],
     ipAddress: clues.ipAddress,
-    identity: { emailHash: clues.emailHash, phoneHash: clues.phoneHash, before: clues.time, excludeId: clues.conversionId },
+    identity: {
+      emailHash: clues.emailHash,
+      phoneHash: clues.phoneHash,
+      // A conversion's click is at most the tolerance after it: so a conversion that named a
+      // click of the window is at most that much earlier than the window.
+      after: scope.from - CLICK_AFTER_CONVERSION_TOLERANCE_MS,
+      before: clues.time,
+      excludeId: clues.conversionId,
+    },
     limit: CANDIDATES_PER_SIGNAL,
   });
   // Named by another click id: looked up by its key only when the conversion has one.

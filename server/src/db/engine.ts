@@ -114,7 +114,10 @@ export interface CandidateScope {
 /** What the clicks that may explain a conversion are looked up by (absent signals left out). */
 export interface EvidenceLookup {
   accountId: string;
-  /** Store, mode and the click-time bounds of the signal lookups. */
+  /**
+   * Store, mode and the candidates' click-time bounds. A click outside them is never a candidate,
+   * so an engine may bound every lookup by them (PostgreSQL does, to prune partitions) or not.
+   */
   scope: CandidateScope;
   clickId?: string;
   /** Looked up by key: each names at most one click. */
@@ -123,8 +126,11 @@ export interface EvidenceLookup {
   /** Values of the clicks' derived fingerprint (at most two: the fingerprint, the IP and user agent hash). */
   derivedFingerprints: string[];
   ipAddress?: string;
-  /** Earlier attributed conversions of the store and mode sharing a hashed email or phone. */
-  identity: { emailHash?: string; phoneHash?: string; before: number; excludeId?: string };
+  /**
+   * Earlier attributed conversions of the store and mode sharing a hashed email or phone, with
+   * event times in [after, before]: one earlier than `after` cannot name a candidate click.
+   */
+  identity: { emailHash?: string; phoneHash?: string; after: number; before: number; excludeId?: string };
   /** Per signal value, at most this many of the most recent matching clicks. */
   limit: number;
 }
@@ -188,4 +194,6 @@ export interface MigrationHooks {
   partitionEvents(db: Kysely<unknown>): Promise<void>;
   /** 0019: `destination_jobs` keyed by (conversion, destination, job_key); `capi_outbox` keyed without a foreign key. */
   rekeyForRefunds(db: Kysely<unknown>): Promise<void>;
+  /** 0021: a conversion's evidence lookup as a function with a generic plan (PostgreSQL only). */
+  evidenceFunction(db: Kysely<unknown>): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import {
-  type CompiledQuery,
+  CompiledQuery,
   type DatabaseConnection,
   type Driver,
   Kysely,
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshRollups } from '../../src/analytics/rollups.js';
 import type { Reader } from '../../src/db/database.js';
 import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
+import { listPartitions } from '../../src/db/postgres/partitions.js';
 import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
 import { findConversionByKey, identityLinkedClickIds, listConversions } from '../../src/db/repositories/conversions.js';
 import { claimJobs, dueJobGroups, nextJobDueAt } from '../../src/db/repositories/destinations.js';
@@ -293,8 +294,11 @@ async function seed(ctx: TestContext): Promise<Seeded> {
   };
 }
 
-/** The plan of a statement on the real database, one line per plan node (indented by depth). */
-async function explain(ctx: TestContext, query: CompiledQuery): Promise<string[]> {
+/**
+ * The plan of a statement on the real database, one line per plan node (indented by depth), and
+ * on PostgreSQL the partitions it reads.
+ */
+async function explain(ctx: TestContext, query: CompiledQuery): Promise<{ plan: string[]; partitions: string[] }> {
   const db = ctx.database.read as unknown as Kysely<DB>;
   if (ENGINE === 'sqlite') {
     const { rows } = await db.executeQuery<{ id: number; parent: number; detail: string }>({
@@ -302,28 +306,70 @@ async function explain(ctx: TestContext, query: CompiledQuery): Promise<string[]
       sql: `explain query plan ${query.sql}`,
     });
     const depth = new Map<number, number>([[0, -1]]);
-    return rows.map((row) => {
+    const plan = rows.map((row) => {
       const d = (depth.get(row.parent) ?? -1) + 1;
       depth.set(row.id, d);
       return `${'  '.repeat(d)}${row.detail}`;
     });
+    return { plan, partitions: [] };
   }
   // The seeded tables fit in a few pages, where a sequential scan is cheapest whatever the
   // indexes: with sequential scans priced out the planner shows the index it would walk on a
   // large table, and still scans a table that no index can serve.
   return db.connection().execute(async (conn) => {
     await sql`set enable_seqscan = off`.execute(conn);
+    let body: CompiledQuery | undefined;
     try {
-      const { rows } = await conn.executeQuery<{ 'QUERY PLAN': string }>({
-        ...query,
-        sql: `explain (format text, costs off) ${query.sql}`,
-      });
+      body = await functionBody(conn, query);
+      const { rows } = await conn.executeQuery<{ 'QUERY PLAN': string }>(
+        body ?? { ...query, sql: `explain (format text, costs off) ${query.sql}` },
+      );
       const names = await partitionParents(conn);
-      return rows.map((r) => r['QUERY PLAN'].replace(/\b\w+\b/g, (word) => names.get(word) ?? word));
+      const partitions = new Set<string>();
+      const plan = rows.map((r) =>
+        r['QUERY PLAN'].replace(/\b\w+\b/g, (word) => {
+          const parent = names.get(word);
+          if (parent && /^(clicks|conversions)$/.test(parent)) partitions.add(word);
+          return parent ?? word;
+        }),
+      );
+      return { plan, partitions: [...partitions] };
     } finally {
       await sql`reset enable_seqscan`.execute(conn);
+      if (body) {
+        await sql`deallocate waytrack_body`.execute(conn);
+        await sql`reset plan_cache_mode`.execute(conn);
+      }
     }
   });
+}
+
+/**
+ * A call of one of our functions (`waytrack_…(_name => $1, …)`: migration 0021's evidence lookup)
+ * explained as it runs: its body's `return query`, with the call's values in place of its
+ * arguments, prepared with a generic plan (the function's `plan_cache_mode`), so the plan shows
+ * the partitions left after pruning at executor start-up.
+ */
+async function functionBody(conn: Kysely<DB>, query: CompiledQuery): Promise<CompiledQuery | undefined> {
+  const name = /\b(waytrack_\w+)\(/.exec(query.sql)?.[1];
+  if (!name) return undefined;
+  const { rows } = await sql<{ source: string; names: string[]; types: string[] }>`
+    select p.prosrc as source, p.proargnames[1:p.pronargs] as names,
+      array(select format_type(t, null) from unnest(p.proargtypes::oid[]) t) as types
+    from pg_proc p where p.proname = ${name} and p.pronamespace = current_schema()::regnamespace`.execute(conn);
+  const fn = rows[0];
+  if (!fn) throw new Error(`no function ${name}`);
+  const bound = new Map([...query.sql.matchAll(/(\w+) => \$(\d+)/g)].map((m) => [m[1], query.parameters[Number(m[2]) - 1]]));
+  const literal = (v: unknown) =>
+    v === null || v === undefined ? 'null' : typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
+  const statement = /return query\s+([\s\S]*);\s*end\s*$/.exec(fn.source)?.[1];
+  if (!statement) throw new Error(`${name} has no return query`);
+  const body = fn.names.reduce((text, arg, i) => text.replace(new RegExp(`\\b${arg}\\b`, 'g'), `$${i + 1}`), statement);
+  await sql`set plan_cache_mode = force_generic_plan`.execute(conn); // reset with enable_seqscan
+  await sql.raw(`prepare waytrack_body(${fn.types.join(', ')}) as ${body}`).execute(conn);
+  return CompiledQuery.raw(
+    `explain (format text, costs off) execute waytrack_body(${fn.names.map((arg) => literal(bound.get(arg))).join(', ')})`,
+  );
 }
 
 /**
@@ -355,6 +401,8 @@ interface Case {
   every?: boolean;
   /** The engine whose statement it is, when only one has it. */
   only?: 'sqlite' | 'postgres';
+  /** PostgreSQL: the times whose monthly partitions of clicks and conversions alone may be read. */
+  months?: (s: Seeded) => { from: number; to: number };
 }
 
 const page = { limit: 20 };
@@ -393,7 +441,12 @@ const CASES: Case[] = [
   {
     name: 'attribution: identity by email hash',
     run: (db, s) =>
-      identityLinkedClickIds(db, { storeId: s.storeId, livemode: 1, before: s.now }, { emailHash: s.emailHash }, 10),
+      identityLinkedClickIds(
+        db,
+        { storeId: s.storeId, livemode: 1, after: s.now - 30 * DAY_MS, before: s.now },
+        { emailHash: s.emailHash },
+        10,
+      ),
     index: { sqlite: 'conversions_email_hash', postgres: 'conversions_email_hash' },
     // PostgreSQL, on this seed's few rows per monthly partition, may find them with a bitmap and
     // sort them (a top-10 of a handful) instead of merging the partitions' index order: which
@@ -403,7 +456,12 @@ const CASES: Case[] = [
   {
     name: 'attribution: identity by phone hash',
     run: (db, s) =>
-      identityLinkedClickIds(db, { storeId: s.storeId, livemode: 1, before: s.now }, { phoneHash: s.phoneHash }, 10),
+      identityLinkedClickIds(
+        db,
+        { storeId: s.storeId, livemode: 1, after: s.now - 30 * DAY_MS, before: s.now },
+        { phoneHash: s.phoneHash },
+        10,
+      ),
     index: { sqlite: 'conversions_phone_hash', postgres: 'conversions_phone_hash' },
     // PostgreSQL, on this seed's few rows per monthly partition, may find them with a bitmap and
     // sort them (a top-10 of a handful) instead of merging the partitions' index order: which
@@ -422,9 +480,12 @@ const CASES: Case[] = [
         fingerprint: s.fingerprint,
         derivedFingerprints: [s.derived, 'derived_z'],
         ipAddress: s.ip,
-        identity: { emailHash: s.emailHash, phoneHash: s.phoneHash, before: s.now },
+        identity: { emailHash: s.emailHash, phoneHash: s.phoneHash, after: scope(s).from - 300_000, before: s.now },
         limit: 10,
       }),
+    // Every branch is bounded by the window (the identity one's conversions by 5 minutes more):
+    // the planner reads only its months, never the other 60 days' nor the default partition.
+    months: (s) => ({ from: scope(s).from - 300_000, to: scope(s).to }),
     index: {
       sqlite: [],
       postgres: [
@@ -610,7 +671,7 @@ describe(`query plans (${ENGINE})`, () => {
     const statements = await statementsOf((db) => c.run(db, seeded));
     const statement = statements[c.statement ?? 0];
     expect(statement, 'the call made no statement').toBeDefined();
-    const plan = await explain(ctx, statement as CompiledQuery);
+    const { plan, partitions } = await explain(ctx, statement as CompiledQuery);
     plans.set(c.name, [statement?.sql ?? '', ...plan]);
     const text = plan.join('\n');
     const expected = [c.index[ENGINE]].flat();
@@ -636,6 +697,15 @@ describe(`query plans (${ENGINE})`, () => {
       // No Sort node (a "Sort Key:" line under Merge Append is the partitions merged in order).
       // An Incremental Sort over a presorted time key only orders ties of one instant by id.
       if (c.ordered === true) expect(text, text).not.toMatch(/^\s*(->\s*)?Sort$/m);
+      if (c.months) {
+        const { from, to } = c.months(seeded);
+        const conn = ctx.database.read as unknown as Kysely<DB>;
+        const inWindow = [...(await listPartitions(conn, 'clicks')), ...(await listPartitions(conn, 'conversions'))]
+          .filter((p) => p.lower !== undefined && p.upper !== undefined && p.lower <= to && p.upper > from)
+          .map((p) => p.name);
+        expect(partitions.length, text).toBeGreaterThan(0);
+        expect(partitions.filter((p) => !inWindow.includes(p))).toEqual([]);
+      }
     }
   });
 });

@@ -57,7 +57,7 @@ async function createCapiOutbox(db: Kysely<unknown>): Promise<void> {
 }
 
 /**
- * Takes a migrated database back to the schema before 0020, Meta's jobs in `capi_outbox` as the
+ * Takes a migrated database back to the schema before 0020 (and 0021), Meta's jobs in `capi_outbox` as the
  * old code kept them (a refund's keyed by the refund's row id), so that migrating runs 0020 on them.
  */
 async function backTo0019(database: Database): Promise<void> {
@@ -75,6 +75,9 @@ async function backTo0019(database: Database): Promise<void> {
     await sql`drop index destination_jobs_store_due`.execute(db);
     await sql`alter table destination_jobs drop column route`.execute(db);
     await sql`delete from kysely_migration where name = '0020_one_outbox'`.execute(db);
+    // The migrations after 0020, undone too (Kysely applies migrations only in order).
+    if (ENGINE === 'postgres') await sql`drop function waytrack_evidence_clicks`.execute(db);
+    await sql`delete from kysely_migration where name = '0021_evidence_function'`.execute(db);
   });
 }
 
@@ -125,7 +128,7 @@ describe('migration 0020 (one outbox)', () => {
       );
     expect((await outbox()).rows.map((r) => r.conversion_id).sort()).toEqual([conversionId, refundRow.id].sort());
 
-    expect(await testDb.database.migrate()).toEqual(['0020_one_outbox']);
+    expect(await testDb.database.migrate()).toEqual(['0020_one_outbox', '0021_evidence_function']);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')
       .selectAll()

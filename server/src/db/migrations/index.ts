@@ -18,6 +18,7 @@ import * as fxMatchQuality from './0015_fx_match_quality.js';
 import * as consent from './0016_consent.js';
 import * as refundForwarding from './0019_refund_forwarding.js';
 import * as oneOutbox from './0020_one_outbox.js';
+import * as evidenceFunction from './0021_evidence_function.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '0016_consent': consent,
   '0019_refund_forwarding': refundForwarding,
   '0020_one_outbox': oneOutbox,
+  '0021_evidence_function': evidenceFunction,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

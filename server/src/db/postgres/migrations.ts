@@ -30,7 +30,97 @@ export class PostgresMigrations implements MigrationHooks {
       db,
     );
   }
+
+  async evidenceFunction(db: Kysely<unknown>): Promise<void> {
+    await sql.raw(EVIDENCE_FUNCTION).execute(db);
+  }
 }
+
+/**
+ * Migration 0021: every lookup of a conversion's evidence (db/postgres/evidence.ts) as the
+ * branches of one UNION ALL, each tagged with its lookup, in a function whose plan is generic.
+ *
+ * Every branch is bounded by the candidates' window (`_from`, `_to`; the identity branch's
+ * earlier conversions by `_after`): a click outside it is never a candidate. With the window, the
+ * plan reads only the window's months: a generic plan prunes the others when execution starts,
+ * where the branches without it started ~45 partition scans a conversion. But PostgreSQL's own
+ * choice would then be a custom plan every time (pruned when planned, so costed lower than the
+ * generic one): ~650 µs of planning a call on a 1M-click store, more than the lookups
+ * themselves. A function may fix its plan mode; a statement cannot.
+ *
+ * An fbclid goes through its key to its click's partition, as `findClickByFbclid` does (db/postgres/clicks.ts);
+ * identity clicks are those of this store and mode, as `findClicksByIds` keeps them. An absent
+ * value is null: its branch finds nothing. `_exclude_id` is '' when nothing is excluded.
+ */
+const EVIDENCE_FUNCTION = `
+create function waytrack_evidence_clicks(
+  _click_id text, _account_id text, _store_id text, _livemode integer, _from bigint, _to bigint, _limit integer,
+  _fbclid1 text, _fbclid2 text, _fingerprint text, _derived1 text, _derived2 text, _ip_address text,
+  _email_hash text, _phone_hash text, _after bigint, _before bigint, _exclude_id text)
+returns table (lookup text, id text, fbclid text, store_id text, livemode integer, click_time bigint, is_bot integer,
+  fingerprint text, derived_fingerprint text, ip_address text, user_agent text)
+language plpgsql stable
+set plan_cache_mode = force_generic_plan
+as $body$
+#variable_conflict use_column
+begin
+  return query
+  select 'click', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+    from clicks c
+    where c.id = _click_id and c.account_id = _account_id and c.livemode = _livemode
+      and c.click_time >= _from and c.click_time <= _to
+  union all
+  select 'fbclid', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+    from clicks c
+    where c.click_time >= _from and c.click_time <= _to and (c.id, c.click_time) = (
+      select k.click_id, k.click_time from click_keys k
+      where k.store_id = _store_id and k.livemode = _livemode and k.fbclid = _fbclid1)
+  union all
+  select 'fbclid', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+    from clicks c
+    where c.click_time >= _from and c.click_time <= _to and (c.id, c.click_time) = (
+      select k.click_id, k.click_time from click_keys k
+      where k.store_id = _store_id and k.livemode = _livemode and k.fbclid = _fbclid2)
+  union all
+  (select 'fingerprint', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+    from clicks c
+    where c.store_id = _store_id and c.livemode = _livemode and c.fingerprint = _fingerprint
+      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
+    order by c.click_time desc limit _limit)
+  union all
+  (select 'derived', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+    from clicks c
+    where c.store_id = _store_id and c.livemode = _livemode and c.derived_fingerprint = _derived1
+      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
+    order by c.click_time desc limit _limit)
+  union all
+  (select 'derived', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+    from clicks c
+    where c.store_id = _store_id and c.livemode = _livemode and c.derived_fingerprint = _derived2
+      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
+    order by c.click_time desc limit _limit)
+  union all
+  select 'identity', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+    from clicks c
+    where c.store_id = _store_id and c.livemode = _livemode and c.click_time >= _from and c.click_time <= _to
+      and c.id in (
+        (select e.attributed_click_id from conversions e
+          where e.store_id = _store_id and e.livemode = _livemode and e.email_hash = _email_hash
+            and e.event_time >= _after and e.event_time <= _before and e.attributed = 1 and e.id <> _exclude_id
+          order by e.event_time desc limit _limit)
+        union
+        (select e.attributed_click_id from conversions e
+          where e.store_id = _store_id and e.livemode = _livemode and e.phone_hash = _phone_hash
+            and e.event_time >= _after and e.event_time <= _before and e.attributed = 1 and e.id <> _exclude_id
+          order by e.event_time desc limit _limit))
+  union all
+  (select 'ip', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+    from clicks c
+    where c.store_id = _store_id and c.livemode = _livemode and c.ip_address = _ip_address
+      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
+    order by c.click_time desc limit _limit);
+end
+$body$`;
 
 /** Months of existing history that get partitions of their own; anything older goes to the default one. */
 const HISTORY_MONTHS = 36;

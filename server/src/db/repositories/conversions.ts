@@ -122,13 +122,15 @@ type IdentityLookup = ReturnType<typeof identityLookup>;
 const identityLookups = new Map<string, IdentityLookup>();
 
 function identityLookup(column: 'email_hash' | 'phone_hash', limit: number) {
-  return preparedQuery((db, v: { storeId: string; livemode: number; value: string; before: number; excludeId: string }) =>
+  type Values = { storeId: string; livemode: number; value: string; after: number; before: number; excludeId: string };
+  return preparedQuery((db, v: Values) =>
     db
       .selectFrom('conversions')
       .select('attributed_click_id')
       .where('store_id', '=', v.storeId)
       .where('livemode', '=', v.livemode)
       .where(column, '=', v.value)
+      .where('event_time', '>=', v.after)
       .where('event_time', '<=', v.before)
       .where('attributed', '=', 1)
       .where('id', '!=', v.excludeId)
@@ -153,7 +155,7 @@ function identityByColumn(column: 'email_hash' | 'phone_hash', limit: number): I
  */
 export async function identityLinkedClickIds(
   db: Reader,
-  scope: { storeId: string; livemode: number; before: number; excludeId?: string },
+  scope: { storeId: string; livemode: number; after: number; before: number; excludeId?: string },
   hashes: { emailHash?: string; phoneHash?: string },
   limit: number,
 ): Promise<string[]> {

@@ -17,7 +17,13 @@ export class SqliteEvidence implements EvidenceStatements {
     for (const value of lookup.derivedFingerprints) add(await findClicksMatching(db, scope, 'derived_fingerprint', value, limit));
     const identityClickIds = await identityLinkedClickIds(
       db,
-      { storeId: scope.storeId, livemode: scope.livemode, before: lookup.identity.before, excludeId: lookup.identity.excludeId },
+      {
+        storeId: scope.storeId,
+        livemode: scope.livemode,
+        after: lookup.identity.after,
+        before: lookup.identity.before,
+        excludeId: lookup.identity.excludeId,
+      },
       lookup.identity,
       limit,
     );

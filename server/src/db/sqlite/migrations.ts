@@ -37,6 +37,9 @@ export class SqliteMigrations implements MigrationHooks {
   /** Monthly partitions are PostgreSQL's. */
   async partitionEvents(): Promise<void> {}
 
+  /** SQLite runs the lookups one by one (db/sqlite/evidence.ts): nothing to plan once. */
+  async evidenceFunction(): Promise<void> {}
+
   /** SQLite cannot change a primary key in place, nor drop a foreign key: both tables are rebuilt (same rows). */
   async rekeyForRefunds(db: Kysely<unknown>): Promise<void> {
     await db.schema
