@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { hasAccounts } from './accounts/accounts.js';
-import { startRollupRefresher } from './analytics/rollups.js';
+import { FOLD_EVERY_MS, startRollupRefresher } from './analytics/rollups.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { testLeaseMs } from './crash-point.js';
@@ -96,6 +96,7 @@ export async function startServer(
   const rollups = startRollupRefresher(database, {
     onError: (err) => app.log.warn({ err }, 'analytics rollups could not be refreshed; retrying'),
     log: app.log,
+    foldEveryMs: config.databaseUrl ? FOLD_EVERY_MS.postgres : FOLD_EVERY_MS.sqlite,
   });
 
   // RETENTION_DAYS: events older than that are deleted in bounded batches.
