@@ -52,6 +52,28 @@ export class PostgresMigrations implements MigrationHooks {
  * identity clicks are those of this store and mode, as `findClicksByIds` keeps them. An absent
  * value is null: its branch finds nothing. `_exclude_id` is '' when nothing is excluded.
  */
+const EVIDENCE_COLUMNS =
+  'c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent';
+/** The branch of an fbclid: through its key to its click, in its one partition. */
+const byKey = (fbclid: string) => `
+  select 'fbclid', ${EVIDENCE_COLUMNS}
+    from clicks c
+    where c.click_time >= _from and c.click_time <= _to and (c.id, c.click_time) = (
+      select k.click_id, k.click_time from click_keys k
+      where k.store_id = _store_id and k.livemode = _livemode and k.fbclid = ${fbclid})`;
+/** The branch of a signal a click carries: the most recent matching clicks of the window. */
+const recent = (lookup: string, column: string, value: string) => `
+  (select '${lookup}', ${EVIDENCE_COLUMNS}
+    from clicks c
+    where c.store_id = _store_id and c.livemode = _livemode and c.${column} = ${value}
+      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
+    order by c.click_time desc limit _limit)`;
+/** The clicks earlier attributed conversions sharing a hashed email or phone were attributed to. */
+const identity = (column: string, value: string) => `
+        (select e.attributed_click_id from conversions e
+          where e.store_id = _store_id and e.livemode = _livemode and e.${column} = ${value}
+            and e.event_time >= _after and e.event_time <= _before and e.attributed = 1 and e.id <> _exclude_id
+          order by e.event_time desc limit _limit)`;
 const EVIDENCE_FUNCTION = `
 create function waytrack_evidence_clicks(
   _click_id text, _account_id text, _store_id text, _livemode integer, _from bigint, _to bigint, _limit integer,
@@ -65,60 +87,22 @@ as $body$
 #variable_conflict use_column
 begin
   return query
-  select 'click', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+  select 'click', ${EVIDENCE_COLUMNS}
     from clicks c
     where c.id = _click_id and c.account_id = _account_id and c.livemode = _livemode
       and c.click_time >= _from and c.click_time <= _to
+  union all ${byKey('_fbclid1')}
+  union all ${byKey('_fbclid2')}
+  union all ${recent('fingerprint', 'fingerprint', '_fingerprint')}
+  union all ${recent('derived', 'derived_fingerprint', '_derived1')}
+  union all ${recent('derived', 'derived_fingerprint', '_derived2')}
   union all
-  select 'fbclid', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
-    from clicks c
-    where c.click_time >= _from and c.click_time <= _to and (c.id, c.click_time) = (
-      select k.click_id, k.click_time from click_keys k
-      where k.store_id = _store_id and k.livemode = _livemode and k.fbclid = _fbclid1)
-  union all
-  select 'fbclid', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
-    from clicks c
-    where c.click_time >= _from and c.click_time <= _to and (c.id, c.click_time) = (
-      select k.click_id, k.click_time from click_keys k
-      where k.store_id = _store_id and k.livemode = _livemode and k.fbclid = _fbclid2)
-  union all
-  (select 'fingerprint', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
-    from clicks c
-    where c.store_id = _store_id and c.livemode = _livemode and c.fingerprint = _fingerprint
-      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
-    order by c.click_time desc limit _limit)
-  union all
-  (select 'derived', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
-    from clicks c
-    where c.store_id = _store_id and c.livemode = _livemode and c.derived_fingerprint = _derived1
-      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
-    order by c.click_time desc limit _limit)
-  union all
-  (select 'derived', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
-    from clicks c
-    where c.store_id = _store_id and c.livemode = _livemode and c.derived_fingerprint = _derived2
-      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
-    order by c.click_time desc limit _limit)
-  union all
-  select 'identity', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
+  select 'identity', ${EVIDENCE_COLUMNS}
     from clicks c
     where c.store_id = _store_id and c.livemode = _livemode and c.click_time >= _from and c.click_time <= _to
-      and c.id in (
-        (select e.attributed_click_id from conversions e
-          where e.store_id = _store_id and e.livemode = _livemode and e.email_hash = _email_hash
-            and e.event_time >= _after and e.event_time <= _before and e.attributed = 1 and e.id <> _exclude_id
-          order by e.event_time desc limit _limit)
-        union
-        (select e.attributed_click_id from conversions e
-          where e.store_id = _store_id and e.livemode = _livemode and e.phone_hash = _phone_hash
-            and e.event_time >= _after and e.event_time <= _before and e.attributed = 1 and e.id <> _exclude_id
-          order by e.event_time desc limit _limit))
-  union all
-  (select 'ip', c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent
-    from clicks c
-    where c.store_id = _store_id and c.livemode = _livemode and c.ip_address = _ip_address
-      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
-    order by c.click_time desc limit _limit);
+      and c.id in (${identity('email_hash', '_email_hash')}
+        union ${identity('phone_hash', '_phone_hash')})
+  union all ${recent('ip', 'ip_address', '_ip_address')};
 end
 $body$`;
 
