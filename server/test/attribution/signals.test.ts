@@ -78,6 +78,26 @@ describe('attribution signals', () => {
     expect((await convert(otherStore, { customerData: { email: 'buyer@example.com' } })).attributed).toBe(false);
   });
 
+  it('identity at the window edge: an earlier conversion up to 5 minutes before its click still links it', async () => {
+    // The click is at the edge of the second conversion's 7-day window; the first conversion
+    // named it 4 minutes before the click came (a click may follow its conversion by 5), so it
+    // is earlier than the window itself. The lookup of earlier conversions must reach it.
+    const storeId = await makeStore(ctx.app, key);
+    const now = Date.now();
+    const clickTime = now - 7 * DAY + 30_000;
+    const clickId = await click(storeId, { fbclid: 'edge-click', timestamp: iso(clickTime) });
+    const first = await convert(storeId, {
+      fbclid: 'edge-click',
+      customerData: { email: 'edge@example.com' },
+      timestamp: iso(clickTime - 4 * 60_000),
+    });
+    expect(first.attributedTo).toMatchObject({ clickId, confidenceScore: 100 });
+    const second = await convert(storeId, { customerData: { email: 'edge@example.com' }, timestamp: iso(now) });
+    // Identity scores 64 down to 50 over the window: 64 − ⌊14 × (7 days − 30 s) ÷ 7 days⌋ = 51.
+    expect(second.attributedTo).toMatchObject({ clickId, confidenceScore: 51 });
+    expect(await explain(second.conversionId)).toMatchObject({ signal: 'identity' });
+  });
+
   it('IP only: below the default threshold of 50, attributed when the store accepts 30', async () => {
     const strict = await makeStore(ctx.app, key);
     await click(strict, { ipAddress: IP });
