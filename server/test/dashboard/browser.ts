@@ -149,8 +149,12 @@ export class TestPages {
   }
 }
 
-/** Waits for `check` to pass, up to `ms` (what a page shows follows the server within a moment). */
-export async function eventually(check: () => Promise<void>, ms = 5000): Promise<void> {
+/**
+ * Waits for `check` to pass, up to `ms` (what a page shows follows the server within a moment).
+ * 15 s: under a whole suite on two cores (the PostgreSQL project and Chromium at once) a page
+ * once took more than 5 s to show a new publishable key; a page that never shows it still fails.
+ */
+export async function eventually(check: () => Promise<void>, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     try {
