@@ -56,8 +56,17 @@ export const ErrorEnvelope = Type.Object(
   { $id: 'ErrorEnvelope', description: 'Every error, whatever its status' },
 );
 
+/** The last timestamp written, by its millisecond: formatting one costs ~0.6–0.8 µs, and under load many responses share a millisecond. */
+let lastTimestamp = { ms: -1, iso: '' };
+
+function timestamp(): string {
+  const ms = Date.now();
+  if (ms !== lastTimestamp.ms) lastTimestamp = { ms, iso: new Date(ms).toISOString() };
+  return lastTimestamp.iso;
+}
+
 function meta(request: FastifyRequest) {
-  return { timestamp: new Date().toISOString(), requestId: request.id };
+  return { timestamp: timestamp(), requestId: request.id };
 }
 
 export function ok<T>(request: FastifyRequest, data: T): { success: true; data: T; meta: Static<typeof Meta> } {

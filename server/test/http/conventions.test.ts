@@ -106,6 +106,17 @@ describe('conventions', () => {
       expect(ids.size).toBe(5);
     });
 
+    it('stamps each answer with the millisecond it was made in', async () => {
+      for (let i = 0; i < 5; i++) {
+        const before = Date.now();
+        const res = await call(ctx.app, 'GET', '/healthz');
+        const stamped = Date.parse(res.body.meta.timestamp);
+        expect(stamped).toBeGreaterThanOrEqual(before);
+        expect(stamped).toBeLessThanOrEqual(Date.now());
+        await new Promise((r) => setTimeout(r, 3));
+      }
+    });
+
     it('ignores a Request-Id sent by the client', async () => {
       const res = await call(ctx.app, 'GET', '/healthz', { headers: { 'request-id': 'req_chosen_by_client' } });
       expect(res.body.meta.requestId).not.toBe('req_chosen_by_client');
