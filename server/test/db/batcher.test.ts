@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher } from '../../src/db/postgres/batcher.js';
+import { Batcher, type BatchPolicy } from '../../src/db/postgres/batcher.js';
 
-/** A batcher whose database is a list of calls the test answers by hand. */
-function harness(maxInFlight: number, maxBatch = 200) {
+/**
+ * A batcher whose database is a list of calls the test answers by hand. By default a second
+ * batch goes beside the first at once (`besideQueued: 1`); the tests of that rule set it.
+ */
+function harness(maxInFlight: number, maxBatch = 200, beside: Partial<BatchPolicy> = { besideQueued: 1 }) {
   const sent: Array<{ args: number[]; alone: boolean; answer: (fail?: unknown) => void }> = [];
   const send = (args: number[], alone: boolean) =>
     new Promise<number[]>((resolve, reject) => {
@@ -14,8 +17,7 @@ function harness(maxInFlight: number, maxBatch = 200) {
       if (arg < 0) throw new Error(`bad ${arg}`);
       return (await send([arg], true))[0] as number;
     },
-    maxInFlight,
-    maxBatch,
+    { maxInFlight, maxBatch, ...beside },
   );
   return { batcher, sent };
 }
@@ -60,6 +62,48 @@ describe('Batcher (PostgreSQL write batches)', () => {
     sent[3]?.answer();
     sent[4]?.answer();
     expect(await Promise.all(all)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90]);
+  });
+
+  it('with a batch at the database, the next goes beside it only once enough calls wait', async () => {
+    const { batcher, sent } = harness(2, 200, { besideQueued: 3, besideAfterMs: 60_000 });
+    const all = [batcher.run(1), batcher.run(2), batcher.run(3)];
+    await settle();
+    expect(sent.map((s) => s.args)).toEqual([[1]]); // 2 and 3 wait for the first
+    all.push(batcher.run(4));
+    await settle();
+    expect(sent.map((s) => s.args)).toEqual([[1], [2, 3, 4]]); // three waiting: beside it
+    all.push(batcher.run(5));
+    await settle();
+    expect(sent).toHaveLength(2); // both slots taken
+    sent[0]?.answer();
+    await settle();
+    expect(sent).toHaveLength(2); // a slot is free, but [2, 3, 4] is out and one call waits
+    sent[1]?.answer();
+    await settle();
+    expect(sent.map((s) => s.args)).toEqual([[1], [2, 3, 4], [5]]);
+    sent[2]?.answer();
+    expect(await Promise.all(all)).toEqual([10, 20, 30, 40, 50]);
+  });
+
+  it('the calls waiting for a batch go together when it ends, or beside it once it is slow', async () => {
+    const { batcher, sent } = harness(2, 200, { besideQueued: 16, besideAfterMs: 30 });
+    const first = batcher.run(1);
+    const second = [batcher.run(2), batcher.run(3)];
+    await settle();
+    sent[0]?.answer();
+    await first;
+    await settle();
+    // The first ended before the wait ran out: the two waiting went at once, together.
+    expect(sent.map((s) => s.args)).toEqual([[1], [2, 3]]);
+    const third = batcher.run(4);
+    await settle();
+    expect(sent).toHaveLength(2);
+    // [2, 3] is still out; after 30 ms the waiting call goes beside it.
+    await new Promise((r) => setTimeout(r, 60));
+    expect(sent.map((s) => s.args)).toEqual([[1], [2, 3], [4]]);
+    sent[1]?.answer();
+    sent[2]?.answer();
+    expect(await Promise.all([...second, third])).toEqual([20, 30, 40]);
   });
 
   it('a batch that fails runs again call by call: the bad call fails alone', async () => {

@@ -127,13 +127,6 @@ function kyselyPool(pool: pg.Pool, statements: StatementNames): PostgresPool {
 const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 5;
 
-/**
- * Batches of one job at the database at once; the rest of the pool serves everything else.
- * Measured on clicks (bench/README.md): 2 sends ~4,500 clicks/s, 4 and 8 ~2,800–3,000 (smaller
- * batches, more commits), unbatched ~1,400–1,600.
- */
-const BATCHES_IN_FLIGHT = 2;
-
 export function openPostgres(url: string, options: PostgresOptions = {}): Database {
   const timeoutMs = options.timeoutMs ?? 4000;
   const pool = new pg.Pool({
@@ -203,7 +196,6 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
       batcher = new Batcher<A, R>(
         (args) => withRetries(() => runBatch(db, args)),
         (one) => runOne(job, one),
-        BATCHES_IN_FLIGHT,
       );
       batchers.set(job, batcher as Batcher<unknown, unknown>);
     }
