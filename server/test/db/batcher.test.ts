@@ -44,29 +44,41 @@ describe('Batcher (PostgreSQL write batches)', () => {
     expect(await Promise.all(rest)).toEqual([20, 30, 40]);
   });
 
+  it('sends the calls made together as one batch: a batch request is one statement, not its first call alone', async () => {
+    const { batcher, sent } = harness(2);
+    const all = [1, 2, 3, 4, 5].map((n) => batcher.run(n));
+    await settle();
+    expect(sent.map((s) => [s.args, s.alone])).toEqual([[[1, 2, 3, 4, 5], false]]);
+    sent[0]?.answer();
+    expect(await Promise.all(all)).toEqual([10, 20, 30, 40, 50]);
+  });
+
   it('keeps at most maxInFlight batches out, each at most maxBatch calls', async () => {
     const { batcher, sent } = harness(2, 3);
     const all = Array.from({ length: 9 }, (_, i) => batcher.run(i + 1));
     await settle();
-    // Two slots: the first two calls go at once; the other seven wait.
-    expect(sent.map((s) => s.args)).toEqual([[1], [2]]);
+    // Two slots of three calls: six go at once; the other three wait.
+    expect(sent.map((s) => s.args)).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+    ]);
     sent[0]?.answer();
     await settle();
-    expect(sent.map((s) => s.args)).toEqual([[1], [2], [3, 4, 5]]);
+    expect(sent.map((s) => s.args)).toEqual([
+      [1, 2, 3],
+      [4, 5, 6],
+      [7, 8, 9],
+    ]);
     sent[1]?.answer();
-    await settle();
-    expect(sent.map((s) => s.args)).toEqual([[1], [2], [3, 4, 5], [6, 7, 8]]);
     sent[2]?.answer();
-    await settle();
-    expect(sent.map((s) => s.args)).toEqual([[1], [2], [3, 4, 5], [6, 7, 8], [9]]);
-    sent[3]?.answer();
-    sent[4]?.answer();
     expect(await Promise.all(all)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90]);
   });
 
   it('with a batch at the database, the next goes beside it only once enough calls wait', async () => {
     const { batcher, sent } = harness(2, 200, { besideQueued: 3, besideAfterMs: 60_000 });
-    const all = [batcher.run(1), batcher.run(2), batcher.run(3)];
+    const all = [batcher.run(1)];
+    await settle();
+    all.push(batcher.run(2), batcher.run(3));
     await settle();
     expect(sent.map((s) => s.args)).toEqual([[1]]); // 2 and 3 wait for the first
     all.push(batcher.run(4));
@@ -88,8 +100,10 @@ describe('Batcher (PostgreSQL write batches)', () => {
   it('the calls waiting for a batch go together when it ends, or beside it once it is slow', async () => {
     const { batcher, sent } = harness(2, 200, { besideQueued: 16, besideAfterMs: 30 });
     const first = batcher.run(1);
+    await settle();
     const second = [batcher.run(2), batcher.run(3)];
     await settle();
+    expect(sent).toHaveLength(1);
     sent[0]?.answer();
     await first;
     await settle();
@@ -109,6 +123,7 @@ describe('Batcher (PostgreSQL write batches)', () => {
   it('a batch that fails runs again call by call: the bad call fails alone', async () => {
     const { batcher, sent } = harness(1);
     const first = batcher.run(1);
+    await settle();
     const calls = [2, -3, 4].map((n) =>
       batcher.run(n).then(
         (value) => ({ value }),
@@ -133,6 +148,7 @@ describe('Batcher (PostgreSQL write batches)', () => {
   it('a database that cannot be reached fails the whole batch at once, without running it again', async () => {
     const { batcher, sent } = harness(1);
     const first = batcher.run(1);
+    await settle();
     const calls = [2, 3].map((n) => batcher.run(n).catch((error: { code?: string }) => error.code));
     await settle();
     sent[0]?.answer();

@@ -31,7 +31,8 @@ const DEFAULT_POLICY: BatchPolicy = { maxInFlight: 2, maxBatch: 200, besideQueue
 /**
  * Runs the calls of one write job in batches: the calls that arrive while a batch is at the
  * database wait and then go together as the next batch (at most `maxBatch`). An idle instance
- * sends a call at once, as a batch of one; under load a statement and its commit serve many
+ * sends a call at once, as a batch of one (or the calls made together, such as a batch
+ * request's clicks, as one batch); under load a statement and its commit serve many
  * requests (measured on clicks: PostgreSQL's CPU per click and the instance's both fall, see
  * bench/README.md). A second batch goes beside the first only when many calls wait or the first
  * is slow (`BatchPolicy`): two small batches at once cost both sides more than one larger one
@@ -43,6 +44,8 @@ export class Batcher<A, R> {
   private queue: Array<Waiting<A, R>> = [];
   private inFlight = 0;
   private besideTimer: NodeJS.Timeout | undefined;
+  /** `next` is due once the synchronous code that queued calls has run. */
+  private nextSoon = false;
   private readonly policy: BatchPolicy;
 
   constructor(
@@ -53,31 +56,42 @@ export class Batcher<A, R> {
     this.policy = { ...DEFAULT_POLICY, ...policy };
   }
 
+  /**
+   * Queues a call. The calls made in one synchronous stretch (a batch request's clicks) are sent
+   * after it, together: an idle batcher sends them as one batch, not the first one alone.
+   */
   run(arg: A): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ arg, resolve, reject });
-      this.next();
+      if (this.nextSoon) return;
+      this.nextSoon = true;
+      queueMicrotask(() => {
+        this.nextSoon = false;
+        this.next();
+      });
     });
   }
 
+  /** Sends what the policy allows now; with `waited`, a batch beside others even if few calls wait. */
   private next(waited = false): void {
     const { maxInFlight, maxBatch, besideQueued, besideAfterMs } = this.policy;
-    if (this.inFlight >= maxInFlight || this.queue.length === 0) return;
-    if (this.inFlight > 0 && !waited && this.queue.length < besideQueued) {
-      this.besideTimer ??= setTimeout(() => {
-        this.besideTimer = undefined;
-        this.next(true);
-      }, besideAfterMs);
-      return;
+    while (this.inFlight < maxInFlight && this.queue.length > 0) {
+      if (this.inFlight > 0 && !waited && this.queue.length < besideQueued) {
+        this.besideTimer ??= setTimeout(() => {
+          this.besideTimer = undefined;
+          this.next(true);
+        }, besideAfterMs);
+        return;
+      }
+      clearTimeout(this.besideTimer);
+      this.besideTimer = undefined;
+      const batch = this.queue.splice(0, maxBatch);
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        this.next();
+      });
     }
-    clearTimeout(this.besideTimer);
-    this.besideTimer = undefined;
-    const batch = this.queue.splice(0, maxBatch);
-    this.inFlight++;
-    void this.send(batch).finally(() => {
-      this.inFlight--;
-      this.next();
-    });
   }
 
   private async send(batch: Array<Waiting<A, R>>): Promise<void> {
