@@ -40,7 +40,7 @@ const PAIRS = Array.from({ length: 1024 }, (_, i) => `${ALPHABET[i >> 5]}${ALPHA
 // Random bytes are drawn from the CSPRNG a pool at a time: one call per id cost a system call
 // (~50 µs per request on the conversion endpoint, measured). Two ids a click (its own and its
 // request's) and one a health check: the cached time part and the pairs halve what an id costs
-// (0.42–0.60 → 0.20–0.23 µs, microbenchmark).
+// (0.42–0.60 → 0.13–0.24 µs, microbenchmark).
 const POOL_SIZE = 4096;
 const RANDOM_CHARS = 16;
 let pool = Buffer.alloc(0);
