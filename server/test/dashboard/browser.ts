@@ -129,6 +129,9 @@ export class TestPages {
 
   async open(options: BrowserContextOptions): Promise<Page> {
     const context = await this.browser().newContext({ locale: 'en-US', timezoneId: 'UTC', ...options });
+    // A step that never completes fails with Playwright's error naming what it waited for,
+    // before the test's own 30 s limit says only that the test timed out.
+    context.setDefaultTimeout(20_000);
     this.contexts.push(context);
     const page = await context.newPage();
     if (this.watch.console) {
