@@ -36,22 +36,7 @@ export class PostgresMigrations implements MigrationHooks {
   }
 }
 
-/**
- * Migration 0021: every lookup of a conversion's evidence (db/postgres/evidence.ts) as the
- * branches of one UNION ALL, each tagged with its lookup, in a function whose plan is generic.
- *
- * Every branch is bounded by the candidates' window (`_from`, `_to`; the identity branch's
- * earlier conversions by `_after`): a click outside it is never a candidate. With the window, the
- * plan reads only the window's months: a generic plan prunes the others when execution starts,
- * where the branches without it started ~45 partition scans a conversion. But PostgreSQL's own
- * choice would then be a custom plan every time (pruned when planned, so costed lower than the
- * generic one): ~650 µs of planning a call on a 1M-click store, more than the lookups
- * themselves. A function may fix its plan mode; a statement cannot.
- *
- * An fbclid goes through its key to its click's partition, as `findClickByFbclid` does (db/postgres/clicks.ts);
- * identity clicks are those of this store and mode, as `findClicksByIds` keeps them. An absent
- * value is null: its branch finds nothing. `_exclude_id` is '' when nothing is excluded.
- */
+/** What every branch returns: the columns of a candidate click. */
 const EVIDENCE_COLUMNS =
   'c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent';
 /** The branch of an fbclid: through its key to its click, in its one partition. */
@@ -74,6 +59,22 @@ const identity = (column: string, value: string) => `
           where e.store_id = _store_id and e.livemode = _livemode and e.${column} = ${value}
             and e.event_time >= _after and e.event_time <= _before and e.attributed = 1 and e.id <> _exclude_id
           order by e.event_time desc limit _limit)`;
+/**
+ * Migration 0021: every lookup of a conversion's evidence (db/postgres/evidence.ts) as the
+ * branches of one UNION ALL, each tagged with its lookup, in a function whose plan is generic.
+ *
+ * Every branch is bounded by the candidates' window (`_from`, `_to`; the identity branch's
+ * earlier conversions by `_after`): a click outside it is never a candidate. With the window, the
+ * plan reads only the window's months: a generic plan prunes the others when execution starts,
+ * where the branches without it started ~45 partition scans a conversion. But PostgreSQL's own
+ * choice would then be a custom plan every time (pruned when planned, so costed lower than the
+ * generic one): ~650 µs of planning a call on a 1M-click store, more than the lookups
+ * themselves. A function may fix its plan mode; a statement cannot.
+ *
+ * An fbclid goes through its key to its click's partition, as `findClickByFbclid` does (db/postgres/clicks.ts);
+ * identity clicks are those of this store and mode, as `findClicksByIds` keeps them. An absent
+ * value is null: its branch finds nothing. `_exclude_id` is '' when nothing is excluded.
+ */
 const EVIDENCE_FUNCTION = `
 create function waytrack_evidence_clicks(
   _click_id text, _account_id text, _store_id text, _livemode integer, _from bigint, _to bigint, _limit integer,
