@@ -1,0 +1,236 @@
+// node bench/storage-floor.js [--engine sqlite|postgres] — the storage floor: what the database
+// engine itself costs to store our click rows durably, with no server, no HTTP and none of our
+// code on the path, in transactions of BENCH_FLOOR_BATCH (50, 100 and 1,000) rows. It bounds what any
+// server on this schema can do (issue 27's arithmetic, bench/README.md "The storage floor").
+//
+// The rows are real: one click is tracked through the server's own code on a fresh, migrated
+// database, read back, and copied with a fresh id and fbclid for every row.
+// - SQLite: one thread and one connection (SQLite has one writer) with the server's settings
+//   (WAL, synchronous=NORMAL, foreign keys); per transaction BEGIN, each row's click insert and
+//   rollup-queue insert (the server's two statements, prepared once), COMMIT, then fdatasync of
+//   the log, as the server's log keeper does before any answer; a passive checkpoint at every
+//   4 MB of log. Run twice: with the schema's indexes, and without the clicks table's six
+//   secondary indexes (what they cost). CPU is this process's, all threads.
+// - PostgreSQL (`--engine postgres`, DATABASE_URL the admin URL as for `npm run bench`): per
+//   transaction the rows go by server-side `COPY … FROM` a file into click_keys, clicks and
+//   rollup_queue (the cheapest way PostgreSQL takes rows: no statement per row, no planning),
+//   then COMMIT with synchronous_commit on. CPU is the backend's (from /proc), plus PostgreSQL's
+//   WAL writer and checkpointer over the run. Then the same rows through the server's own
+//   statement (db/postgres/clicks.ts: keys, clicks and queue rows in one statement), for comparison.
+import { chmodSync, closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Sqlite from 'better-sqlite3';
+import pg from 'pg';
+import { benchEngine, cpuMs, createBenchDatabase, machineContext, postgresCpuMs, source } from './lib.js';
+
+const ROWS = Number(process.env.BENCH_FLOOR_ROWS ?? 100_000);
+const BATCHES = (process.env.BENCH_FLOOR_BATCH ?? '50,100,1000').split(',').map(Number);
+const engine = benchEngine();
+
+/** A click tracked by the server's own code on the fresh database `openDatabase` opens, as stored. */
+async function templateClick(openDatabase) {
+  const { createAccount } = await source('accounts/accounts.ts');
+  const { createStore } = await source('stores/stores.ts');
+  const { trackClick } = await source('tracking/clicks.ts');
+  const database = openDatabase();
+  try {
+    await database.migrate();
+    const account = await createAccount(database, { email: 'floor@example.com' });
+    const tenant = { accountId: account.accountId, livemode: true };
+    const store = await createStore(database, tenant, { name: 'Floor', domain: 'bench.example.com', platform: 'custom' });
+    const tracked = await trackClick(database, tenant, {
+      fbclid: 'floor_template',
+      storeId: store.id,
+      landingPage: 'https://bench.example.com/p?utm_source=facebook&utm_campaign=bf',
+      ipAddress: '203.0.113.9',
+      userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
+    });
+    const row = await database.read.selectFrom('clicks').selectAll().where('id', '=', tracked.clickId).executeTakeFirstOrThrow();
+    return row;
+  } finally {
+    await database.close();
+  }
+}
+
+/** The template with a fresh id and fbclid (the same lengths as the server's). */
+function rowsFrom(template, count, offset) {
+  const rows = [];
+  for (let i = 0; i < count; i++) {
+    const n = String(offset + i).padStart(10, '0');
+    rows.push({
+      ...template,
+      id: `${template.id.slice(0, -10)}${n}`,
+      fbclid: `floor_${n}_${process.pid}`,
+      fbc: `fb.1.1.floor_${n}`,
+    });
+  }
+  return rows;
+}
+
+const us = (ms, n) => ((1000 * ms) / n).toFixed(1);
+
+async function sqliteFloor() {
+  const { openSqlite } = await source('db/sqlite/database.ts');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-floor-'));
+  try {
+    const template = await templateClick(() => openSqlite(dataDir));
+    const file = path.join(dataDir, 'waytrack.db');
+    const run = (label, dropIndexes, batch) => {
+      const raw = new Sqlite(file);
+      raw.pragma('journal_mode = WAL');
+      raw.pragma('synchronous = NORMAL');
+      raw.pragma('wal_autocheckpoint = 0');
+      raw.pragma('foreign_keys = ON');
+      raw.exec('delete from rollup_queue; delete from clicks;');
+      raw.pragma('wal_checkpoint(TRUNCATE)');
+      if (dropIndexes) {
+        for (const { name } of raw
+          .prepare("select name from sqlite_master where type = 'index' and tbl_name = 'clicks' and sql is not null")
+          .all()) {
+          raw.exec(`drop index "${name}"`);
+        }
+      }
+      const columns = Object.keys(template);
+      const insertClick = raw.prepare(
+        `insert into "clicks" (${columns.map((c) => `"${c}"`).join(', ')}) values (${columns.map((c) => `@${c}`).join(', ')}) on conflict ("store_id", "livemode", "fbclid") do nothing`,
+      );
+      const insertQueue = raw.prepare(
+        `insert into "rollup_queue" ("id", "store_id", "kind", "version") values (?, ?, 'click', 0)`,
+      );
+      const wal = openSync(`${file}-wal`, 'r');
+      const rows = rowsFrom(template, ROWS, 0);
+      const begin = raw.prepare('begin');
+      const commit = raw.prepare('commit');
+      const cpuBefore = process.cpuUsage();
+      const started = performance.now();
+      for (let i = 0; i < ROWS; i += batch) {
+        begin.run();
+        for (const row of rows.slice(i, i + batch)) {
+          insertClick.run(row);
+          insertQueue.run(row.id, row.store_id);
+        }
+        commit.run();
+        fdatasyncSync(wal);
+        if (statSync(`${file}-wal`).size > 4 * 1024 * 1024) raw.pragma('wal_checkpoint(PASSIVE)');
+      }
+      const wall = performance.now() - started;
+      const cpu = process.cpuUsage(cpuBefore);
+      closeSync(wal);
+      raw.close();
+      const cpuMsTotal = (cpu.user + cpu.system) / 1000;
+      console.log(
+        `SQLite, ${label}, ${batch} rows a transaction: ${us(cpuMsTotal, ROWS)} µs of CPU a click ` +
+          `(user ${us(cpu.user / 1000, ROWS)}, system ${us(cpu.system / 1000, ROWS)}); ` +
+          `${Math.round((ROWS * 1000) / wall)} clicks/s on its one writer`,
+      );
+    };
+    for (const batch of BATCHES) run('the schema as it is', false, batch);
+    for (const batch of BATCHES) run('without the six secondary click indexes', true, batch);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function postgresFloor() {
+  const { openPostgres } = await source('db/postgres/database.ts');
+  const { insertClicksOnce } = await source('db/repositories/clicks.ts');
+  const database = await createBenchDatabase(engine.adminUrl, 'floor');
+  const csvDir = mkdtempSync(path.join(tmpdir(), 'waytrack-floor-'));
+  chmodSync(csvDir, 0o755); // PostgreSQL's own processes read the files
+  try {
+    const template = await templateClick(() => openPostgres(database.url));
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const backend = (await client.query('select pg_backend_pid() as pid')).rows[0].pid;
+      const columns = Object.keys(template);
+      const csv = (values) =>
+        `${values.map((v) => (v === null || v === undefined ? '' : `"${String(v).replaceAll('"', '""')}"`)).join(',')}\n`;
+      // Files the server's own process reads (COPY FROM a file needs a superuser, as the bench's role is).
+      const write = (name, lines) => {
+        const file = path.join(csvDir, name);
+        writeFileSync(file, lines.join(''), { mode: 0o644 });
+        return file;
+      };
+      const run = async (batch, offset) => {
+        await client.query('truncate clicks, click_keys, rollup_queue');
+        await client.query('checkpoint');
+        const rows = rowsFrom(template, ROWS, offset);
+        const files = [];
+        for (let i = 0; i < ROWS; i += batch) {
+          const part = rows.slice(i, i + batch);
+          files.push([
+            write(
+              `k${i}.csv`,
+              part.map((r) => csv([r.store_id, r.livemode, r.fbclid, r.id, r.click_time])),
+            ),
+            write(
+              `c${i}.csv`,
+              part.map((r) => csv(columns.map((c) => r[c]))),
+            ),
+            write(
+              `q${i}.csv`,
+              part.map((r) => csv([r.id, r.store_id, 'click', 0])),
+            ),
+          ]);
+        }
+        const backendBefore = cpuMs(backend);
+        const allBefore = postgresCpuMs();
+        const started = performance.now();
+        for (const [keys, clicks, queue] of files) {
+          await client.query('begin');
+          await client.query(`copy click_keys (store_id, livemode, fbclid, click_id, click_time) from '${keys}' (format csv)`);
+          await client.query(`copy clicks (${columns.join(', ')}) from '${clicks}' (format csv)`);
+          await client.query(`copy rollup_queue (id, store_id, kind, version) from '${queue}' (format csv)`);
+          await client.query('commit');
+        }
+        const wall = performance.now() - started;
+        const backendMs = cpuMs(backend) - backendBefore;
+        const allMs = postgresCpuMs() - allBefore;
+        console.log(
+          `PostgreSQL, COPY, ${batch} rows a transaction: ${us(backendMs, ROWS)} µs of the backend's CPU a click, ` +
+            `${us(allMs, ROWS)} µs with PostgreSQL's other processes (WAL writer, checkpointer; other databases' too); ` +
+            `${Math.round((ROWS * 1000) / wall)} clicks/s on one connection`,
+        );
+        for (const names of files) for (const file of names) rmSync(file);
+      };
+      // The server's own statement (db/postgres/clicks.ts) through its storage layer, for comparison.
+      const ours = async (batch, offset) => {
+        await client.query('truncate clicks, click_keys, rollup_queue');
+        await client.query('checkpoint');
+        const rows = rowsFrom(template, ROWS, offset);
+        const server = openPostgres(database.url);
+        try {
+          await server.write((trx) => insertClicksOnce(trx, rows.slice(0, batch))); // connected, statement named
+          const before = postgresCpuMs(database.name);
+          const started = performance.now();
+          for (let i = batch; i < ROWS; i += batch) await server.write((trx) => insertClicksOnce(trx, rows.slice(i, i + batch)));
+          const wall = performance.now() - started;
+          const n = ROWS - batch;
+          console.log(
+            `PostgreSQL, the server's statement, ${batch} rows a transaction: ${us(postgresCpuMs(database.name) - before, n)} µs ` +
+              `of the backends' CPU a click; ${Math.round((n * 1000) / wall)} clicks/s on one connection`,
+          );
+        } finally {
+          await server.close();
+        }
+      };
+      let offset = 0;
+      for (const batch of BATCHES) {
+        await run(batch, offset);
+        await ours(batch, offset + ROWS);
+        offset += 2 * ROWS;
+      }
+    } finally {
+      await client.end();
+    }
+  } finally {
+    rmSync(csvDir, { recursive: true, force: true });
+    await database.drop();
+  }
+}
+
+console.log(`Storage floor — ${engine.label}, ${ROWS.toLocaleString('en')} clicks a run; ${machineContext()}`);
+if (engine.name === 'sqlite') await sqliteFloor();
+else await postgresFloor();
