@@ -5,7 +5,7 @@ import { RECORD_CONVERSION } from './db/repositories/conversions.js';
 
 /**
  * Every job a database worker thread runs (`WriteJob`s and `BackgroundJob`s), by name: the one
- * table the embedded database's threads (worker.ts) look a job up in. A job that is not listed
- * here fails on SQLite with "no job named …".
+ * table the threads (worker.ts; SQLite's writer and background threads, PostgreSQL's background
+ * thread) look a job up in. A job that is not listed here fails with "no job named …".
  */
 export const JOBS = jobTable(INSERT_CLICK, RECORD_CONVERSION, FOLD_QUEUED);

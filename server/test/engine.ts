@@ -88,7 +88,7 @@ async function copyOf(template: string, dataDir: string): Promise<TestDatabase> 
 function postgresDatabase(url: string, dataDir: string, dropIt: () => Promise<unknown>, drop = { wait: false }): TestDatabase {
   const opened: Database[] = [];
   const open = () => {
-    const db = openPostgres(url);
+    const db = openPostgres(url, { builtThreads: true });
     opened.push(db);
     return db;
   };

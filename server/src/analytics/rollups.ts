@@ -106,7 +106,7 @@ function byConversion(facts: ConversionFact[]): Map<string, ConversionFact[]> {
   return map;
 }
 
-/** `foldQueued` as a background job (a worker thread of its own on the embedded database). */
+/** `foldQueued` as a background job (on the database's background thread, either engine). */
 export const FOLD_QUEUED = backgroundJob('foldQueued', foldQueued);
 
 /** A fold whose queue rows were taken (or changed) by someone else first: it was not written. */
@@ -296,21 +296,21 @@ class FoldProgress {
  * How often the refresher folds (`foldEveryMs`), per engine. Folding less often folds more
  * events into each rollup row (measured under 250 conversions/s: 1 s instead of 250 ms halves
  * the upserts), and reads fold first, so no interval makes a result stale.
- * - SQLite, every second: its one writer pays for every upsert; the reading and folding run on a
- *   thread of their own.
- * - PostgreSQL, every 250 ms: there a fold step reads, folds and writes on the event loop, and a
- *   second's step in one piece (~12 ms of folding 500 conversions, then ~900 rows of upserts)
- *   was the p99 of the requests around it. Conversions at 500/s on a 1M-click store, p99 with
- *   fbclid + IP + UA: 24.7 / 29.8 / 26.5 ms every second, 13.8 / 14.5 / 17.3 ms every 250 ms,
- *   the CPU per conversion the same (bench/README.md).
+ * - SQLite, every second: its one writer pays for every upsert.
+ * - PostgreSQL, every 250 ms: a second's step in one piece (then read and folded on the event
+ *   loop: ~12 ms of folding 500 conversions, then ~900 rows of upserts) was the p99 of the
+ *   requests around it. Conversions at 500/s on a 1M-click store, p99 with fbclid + IP + UA:
+ *   24.7 / 29.8 / 26.5 ms every second, 13.8 / 14.5 / 17.3 ms every 250 ms, the CPU per
+ *   conversion the same (bench/README.md). The reading and folding now run on the background
+ *   thread on both engines; the write (upserts) still runs here.
  */
 export const FOLD_EVERY_MS = { sqlite: 1000, postgres: 250 } as const;
 
 /**
  * Keeps the rollups close to the stored rows in the background: every `intervalMs`, rebuilds
  * the rollups of stores whose time zone changed, and every `foldEveryMs` (`FOLD_EVERY_MS`) folds
- * queued events, reading and folding them as a background job (off the event loop on the
- * embedded database) and writing each step in one short write. Errors (e.g. the database is
+ * queued events, reading and folding them as a background job (off the event loop) and
+ * writing each step in one short write. Errors (e.g. the database is
  * unreachable, the disk full) are retried on every tick and reported to `onError` once per
  * failure streak; its end is logged (`log`) with how many tries failed and for how long. A
  * streak ends only at a tick that did all of its work: the ticks between two folds, which do not

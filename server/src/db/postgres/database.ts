@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { BackgroundErrorHandler, Database, WriteJob, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
+import { DatabaseThread } from '../worker-thread.js';
 import { Batcher } from './batcher.js';
 import { PostgresEngineDialect } from './engine.js';
 import { ensurePartitions } from './partitions.js';
@@ -32,6 +33,13 @@ export interface PostgresOptions {
    */
   preparedStatements?: boolean;
   onError?: BackgroundErrorHandler;
+  /** The background thread loads the built code (`WorkerOptions.built`): the test suite's databases. */
+  builtThreads?: boolean;
+  /**
+   * The connections' `application_name` (what `pg_stat_activity` shows); by default the URL's,
+   * if any. The background thread's connection is `waytrack background`.
+   */
+  applicationName?: string;
 }
 
 // bigint (times in ms, money in minor units) and numeric (their sums) as numbers: every value
@@ -127,7 +135,12 @@ function kyselyPool(pool: pg.Pool, statements: StatementNames): PostgresPool {
 const RETRYABLE = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 5;
 
-export function openPostgres(url: string, options: PostgresOptions = {}): Database {
+/**
+ * Kysely over a pool of this module's settings: `poolSize` connections, the timeouts, the
+ * number types, named statements, and listeners that keep a lost connection from ending the
+ * process. The instance's pool (`openPostgres`) and its background thread's (worker.ts) are both.
+ */
+export function postgresKysely(url: string, options: PostgresOptions = {}): Kysely<DB> {
   const timeoutMs = options.timeoutMs ?? 4000;
   const pool = new pg.Pool({
     connectionString: url,
@@ -140,6 +153,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     idle_in_transaction_session_timeout: timeoutMs * 5,
     idleTimeoutMillis: 30_000,
     types,
+    ...(options.applicationName !== undefined && { application_name: options.applicationName }),
   });
   // An idle connection that breaks (database restarted) is dropped by the pool; without a
   // listener the error would end the process.
@@ -152,11 +166,30 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
   pool.on('connect', (client) =>
     client.on('error', (error) => options.onError?.(error, 'database connection lost; the pool opens another when needed')),
   );
-  const db = new Kysely<DB>({
+  return new Kysely<DB>({
     dialect: new PostgresEngineDialect({
       pool: kyselyPool(pool, new StatementNames(3, options.preparedStatements === false ? 0 : 500)),
     }),
   });
+}
+
+/**
+ * The instance's database: a pool of `poolSize` connections for requests and writes, and a
+ * background thread with a connection of its own (db/postgres/worker.ts) for background jobs:
+ * the rollup fold reads and folds there, off the event loop, as on the embedded database, and
+ * only its one short write runs here.
+ */
+export function openPostgres(url: string, options: PostgresOptions = {}): Database {
+  const db = postgresKysely(url, options);
+  const background = new DatabaseThread(
+    {
+      engine: 'postgres',
+      url,
+      timeoutMs: options.timeoutMs ?? 4000,
+      preparedStatements: options.preparedStatements !== false,
+    },
+    { built: options.builtThreads ?? false, lowPriority: true },
+  );
   const partitionCheck = setInterval(
     () =>
       ensurePartitions(db, Date.now()).catch((error) =>
@@ -206,8 +239,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     read: db,
     write,
     runWrite,
-    // The pool is shared by every instance's requests and jobs: a job runs here, in this thread.
-    background: (job, arg) => job.run(db, arg),
+    background: (job, arg) => background.run({ type: 'job', name: job.name, arg }),
     migrate: () => migrateWithoutTimeout(url),
     checkSchema: () => checkSchema(db as unknown as Kysely<unknown>),
     async ping() {
@@ -215,6 +247,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     },
     async close() {
       clearInterval(partitionCheck);
+      await background.close();
       await db.destroy();
     },
   };

@@ -6,11 +6,11 @@ import { makePrivateDir, touchPrivateFile } from '../../data-dir.js';
 import type { BackgroundErrorHandler, Database, WriteJob, Writer } from '../database.js';
 import { checkSchema, migrateToLatest } from '../migrations/index.js';
 import type { DB } from '../schema.js';
+import { DatabaseThread, rebuiltError, type ThreadedError } from '../worker-thread.js';
 import { commitBatch, type Outcome } from './batch.js';
 import { sqliteKysely } from './connection.js';
 import { SyncSequence } from './sync-sequence.js';
 import { WalKeeper, type WalOptions } from './wal.js';
-import { rebuiltError, SqliteWorker, type ThreadedError } from './worker-thread.js';
 
 /**
  * The embedded engine. SQLite has one writer: writes of concurrent requests share one
@@ -57,7 +57,7 @@ class GroupCommitter {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly wal: WalKeeper,
-    private readonly writer: SqliteWorker,
+    private readonly writer: DatabaseThread,
   ) {
     this.syncs = new SyncSequence(() => wal.sync());
   }
@@ -250,9 +250,9 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
     { ...testWalOptions(), ...options.wal, quiet: (maxWaitMs) => committer.quiet(maxWaitMs), thread },
     (error) => options.onError?.(error, 'database log checkpoint failed; retrying'),
   );
-  const writer = new SqliteWorker(file, { ...thread, busyAllocator: true });
+  const writer = new DatabaseThread({ engine: 'sqlite', file }, { ...thread, busyAllocator: true });
   const committer: GroupCommitter = new GroupCommitter(db, wal, writer);
-  const background = new SqliteWorker(file, { ...thread, lowPriority: true });
+  const background = new DatabaseThread({ engine: 'sqlite', file }, { ...thread, lowPriority: true });
   return {
     read: db,
     write: (work) => committer.enqueue(work),

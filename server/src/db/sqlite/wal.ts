@@ -1,5 +1,5 @@
 import { closeSync, fdatasync, fstatSync, openSync } from 'node:fs';
-import { SqliteWorker, type WorkerOptions } from './worker-thread.js';
+import { DatabaseThread, type WorkerOptions } from '../worker-thread.js';
 
 /**
  * Keeps the SQLite write-ahead log's disk work off the event loop.
@@ -66,7 +66,7 @@ interface CheckpointResult {
 
 export class WalKeeper {
   private fd: number | undefined;
-  private readonly worker: SqliteWorker;
+  private readonly worker: DatabaseThread;
   /**
    * idle → copying (step 1) → quieting (waiting for a quiet moment) → [waiting for the commit in
    * progress] → finishing (step 2) → idle
@@ -100,7 +100,7 @@ export class WalKeeper {
     this.idleTruncateMs = options.idleTruncateMs ?? 5000;
     this.idleTruncateBytes = options.idleTruncateBytes ?? 1024 * 1024;
     this.fdatasync = options.fdatasync ?? fdatasync;
-    this.worker = new SqliteWorker(file, options.thread);
+    this.worker = new DatabaseThread({ engine: 'sqlite', file }, options.thread);
   }
 
   /**

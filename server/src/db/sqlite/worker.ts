@@ -1,26 +1,23 @@
 /**
- * A worker thread's work (its entry, server/src/worker.ts, started by worker-thread.ts, hands
- * it the table of jobs): a connection of its own to the database file, for work that must not
+ * The embedded database's worker thread's side (its entry, server/src/worker.ts, started by
+ * db/worker-thread.ts, hands it the table of jobs): a connection of its own to the database file, for work that must not
  * take time from the event loop serving requests — log checkpoints (wal.ts), read-only
  * background jobs (`Database.background`) and, on the writer thread, batches of write jobs
  * (`Database.runWrite`), which the group committer hands over one at a time (database.ts), so
  * this connection never waits for the write lock.
  */
-import { fdatasync, openSync, readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
-import { parentPort, workerData } from 'node:worker_threads';
+import { fdatasync, openSync } from 'node:fs';
+import { workerData } from 'node:worker_threads';
 import SqliteDriver from 'better-sqlite3';
 import { crashPoint } from '../../crash-point.js';
 import type { JobTable, Reader, Writer } from '../database.js';
+import { jobRunner, lowerThisThreadsPriority, serveRequests, threaded, type WorkerRequest } from '../worker-thread.js';
 import { commitBatch } from './batch.js';
 import { sqliteKysely } from './connection.js';
 import { SyncSequence } from './sync-sequence.js';
-import type { ThreadedError, WorkerRequest } from './worker-thread.js';
 
-/** Serves the requests of worker-thread.ts on this thread, running the jobs of `jobs`. */
+/** Serves the requests of a `DatabaseThread` (db/worker-thread.ts) on this thread, running the jobs of `jobs`. */
 export function serveDatabaseThread(jobs: JobTable): void {
-  const port = parentPort;
-  if (!port) throw new Error('serveDatabaseThread runs on a worker thread');
   const { file, lowPriority } = workerData as { file: string; lowPriority: boolean };
   if (lowPriority) lowerThisThreadsPriority();
   const raw = new SqliteDriver(file, { fileMustExist: true });
@@ -30,11 +27,7 @@ export function serveDatabaseThread(jobs: JobTable): void {
     () => new Promise<void>((resolve, reject) => fdatasync(logFd(file), (error) => (error ? reject(error) : resolve()))),
   );
 
-  const jobOf = (name: string) => {
-    const job = Object.hasOwn(jobs, name) ? jobs[name] : undefined;
-    if (!job) throw new Error(`no job named ${name} in the worker thread's table (server/src/jobs.ts)`);
-    return job.run as (db: Reader & Writer, arg: unknown) => Promise<unknown>;
-  };
+  const jobOf = jobRunner(jobs);
 
   async function handle(request: WorkerRequest): Promise<unknown> {
     if (request.type === 'ping') return null;
@@ -71,27 +64,7 @@ export function serveDatabaseThread(jobs: JobTable): void {
     return jobOf(request.name)(reader as Reader & Writer, request.arg);
   }
 
-  port.on('message', ({ id, ...request }: WorkerRequest & { id: number }) => {
-    handle(request).then(
-      (value) => port.postMessage({ id, ok: true, value }),
-      (error: unknown) => port.postMessage({ id, ok: false, ...threaded(error) }),
-    );
-  });
-}
-
-/**
- * On a machine with few cores, a busy worker competes with the event loop for a core (measured:
- * the main thread descheduled for up to 18 ms while a fold ran). Background work can wait;
- * requests cannot: this thread runs at nice 10 (Linux sets priorities per thread; elsewhere, or
- * when not allowed, it keeps the process's priority).
- */
-function lowerThisThreadsPriority(): void {
-  try {
-    const tid = /task\/(\d+)$/.exec(readlinkSync('/proc/thread-self'))?.[1];
-    if (tid) setPriority(Number(tid), 10);
-  } catch {
-    // not Linux, or not permitted: same priority as the rest of the process
-  }
+  serveRequests(handle);
 }
 
 let walFd: number | undefined;
@@ -100,12 +73,4 @@ let walFd: number | undefined;
 function logFd(file: string): number {
   walFd ??= openSync(`${file}-wal`, 'r');
   return walFd;
-}
-
-function threaded(error: unknown): ThreadedError {
-  const code = (error as { code?: unknown } | null)?.code;
-  return {
-    message: error instanceof Error ? error.message : String(error),
-    ...(typeof code === 'string' && { code }),
-  };
 }
