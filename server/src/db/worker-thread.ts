@@ -22,7 +22,7 @@ export type WorkerRequest =
   | { type: 'job'; name: string; arg: unknown }
   | { type: 'write'; jobs: Array<{ name: string; arg: unknown }> };
 
-/** An error thrown on the worker, as it crosses back: its message and code (a SQLite error's). */
+/** An error thrown on the worker, as it crosses back: its message and code (SQLite's or PostgreSQL's). */
 export interface ThreadedError {
   message: string;
   code?: string;
