@@ -195,7 +195,9 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     expect(await text(figure(page, 'Conversion rate'))).toBe('50%');
     expect(await text(figure(page, 'Average order value'))).toBe('$49.99');
     expect(await text(figure(page, 'ROAS'))).toBe('—');
-    await expect(chart.getAttribute('aria-label')).resolves.toMatch(/: 2 clicks, 1 conversions, \$49\.99 revenue$/);
+    await eventually(async () =>
+      expect(await chart.getAttribute('aria-label')).toMatch(/: 2 clicks, 1 conversions, \$49\.99 revenue$/),
+    );
 
     const today = await page.getByLabel('To', { exact: true }).inputValue();
     const spend = await request(server, 'POST', `/v1/stores/${storeId}/ad-spend`, {
@@ -211,7 +213,8 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     const yesterday = new Date(Date.parse(`${today}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
     await page.getByLabel('To', { exact: true }).fill(yesterday);
     await eventually(async () => expect(await text(figure(page, 'Clicks'))).toBe('0'));
-    await expect(chart.getAttribute('aria-label')).resolves.toMatch(/to \d{4}-\d{2}-\d{2}: 0 clicks/);
+    // The chart's label is set by an effect after the figures render (daily-chart.tsx): wait for it too.
+    await eventually(async () => expect(await chart.getAttribute('aria-label')).toMatch(/to \d{4}-\d{2}-\d{2}: 0 clicks/));
     expect(new URL(page.url()).searchParams.get('to')).toBe(yesterday);
   });
 
