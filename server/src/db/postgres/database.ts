@@ -42,6 +42,9 @@ export interface PostgresOptions {
   applicationName?: string;
 }
 
+/** `PostgresOptions.timeoutMs` when not given. */
+const DEFAULT_TIMEOUT_MS = 4000;
+
 // bigint (times in ms, money in minor units) and numeric (their sums) as numbers: every value
 // the schema stores is a safe integer (money ≤ 1e14 minor units, times ~1.8e12).
 const INT8 = 20;
@@ -141,7 +144,7 @@ const MAX_ATTEMPTS = 5;
  * process. The instance's pool (`openPostgres`) and its background thread's (worker.ts) are both.
  */
 export function postgresKysely(url: string, options: PostgresOptions = {}): Kysely<DB> {
-  const timeoutMs = options.timeoutMs ?? 4000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
@@ -185,7 +188,7 @@ export function openPostgres(url: string, options: PostgresOptions = {}): Databa
     {
       engine: 'postgres',
       url,
-      timeoutMs: options.timeoutMs ?? 4000,
+      timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       preparedStatements: options.preparedStatements !== false,
     },
     { built: options.builtThreads ?? false, lowPriority: true },
