@@ -1,10 +1,10 @@
 /**
  * The embedded database's worker thread's side (its entry, server/src/worker.ts, started by
- * db/worker-thread.ts, hands it the table of jobs): a connection of its own to the database file, for work that must not
- * take time from the event loop serving requests — log checkpoints (wal.ts), read-only
- * background jobs (`Database.background`) and, on the writer thread, batches of write jobs
- * (`Database.runWrite`), which the group committer hands over one at a time (database.ts), so
- * this connection never waits for the write lock.
+ * db/worker-thread.ts, hands it the table of jobs): a connection of its own to the database
+ * file, for work that must not take time from the event loop serving requests — log
+ * checkpoints (wal.ts), read-only background jobs (`Database.background`) and, on the writer
+ * thread, batches of write jobs (`Database.runWrite`), which the group committer hands over one
+ * at a time (database.ts), so this connection never waits for the write lock.
  */
 import { fdatasync, openSync } from 'node:fs';
 import { workerData } from 'node:worker_threads';
