@@ -539,7 +539,9 @@ describe('connections and TLS', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as net.AddressInfo).port;
     return {
-      url: `https://localhost:${port}/v1`,
+      // An address, not `localhost`: on a busy machine the name's lookup (libuv's thread pool) can
+      // outlast the 200 ms attempt, which then ends before it ever connects and is not counted.
+      url: `https://127.0.0.1:${port}/v1`,
       connections: () => sockets.length,
       close: () => {
         for (const s of sockets) s.destroy();
