@@ -236,7 +236,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await forwarding.stop();
     await webhooks.stop();
   });
-  const webhookPolicy = { allowPrivate: config.webhooksAllowPrivate };
+  // One resolver for the check at registration and the one at connect time (tests replace DNS).
+  const webhookPolicy = { allowPrivate: config.webhooksAllowPrivate, resolve: deps.webhooks?.resolve };
   await app.register(dashboard, { database, cursors, secrets, forwarding, limiter, webhooks, webhookPolicy });
 
   await app.register(

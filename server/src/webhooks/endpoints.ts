@@ -1,4 +1,4 @@
-import { lookup } from 'node:dns/promises';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
 import {
@@ -15,7 +15,7 @@ import { ApiError, invalid } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { SecretBox } from '../secrets.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { isPrivateAddress, literalAddress } from './address.js';
+import { literalAddress, refusalOf } from './address.js';
 import { secretContext, type WebhookDispatcher } from './dispatcher.js';
 import type { WebhookEventType } from './events.js';
 import { newSigningSecret } from './signing.js';
@@ -28,16 +28,27 @@ export interface WebhookInput {
 
 export interface WebhookPolicy {
   allowPrivate: boolean;
-  /** Resolves a host name to its addresses (DNS by default; tests stand in for it). */
-  resolveAll?: (hostname: string) => Promise<string[]>;
+  /**
+   * Resolves a host name (DNS by default). Tests stand in for DNS with the same function the
+   * dispatcher's connect-time check uses (WebhookTuning.resolve), so both checks see one answer.
+   */
+  resolve?: typeof dnsLookup;
 }
 
-const dnsAll = async (hostname: string) => (await lookup(hostname, { all: true })).map((a) => a.address);
+function resolveAll(resolve: typeof dnsLookup, hostname: string): Promise<string[]> {
+  return new Promise((settle, fail) => {
+    resolve(hostname, { all: true }, (error, addresses) => {
+      if (error) fail(error);
+      else settle((addresses as LookupAddress[]).map((a) => a.address));
+    });
+  });
+}
 
 /**
  * An endpoint URL must be https, carry no credentials, and (unless private addresses are
- * allowed) neither be nor resolve to a private address. A name that does not resolve now is
- * accepted: every delivery checks the address it connects to anyway (send.ts).
+ * allowed) neither be nor resolve to an address that is not public unicast (address.ts). A name
+ * that does not resolve now is accepted: every delivery checks the address it connects to anyway
+ * (send.ts).
  */
 export async function checkEndpointUrl(raw: string, policy: WebhookPolicy): Promise<string> {
   let url: URL;
@@ -50,27 +61,30 @@ export async function checkEndpointUrl(raw: string, policy: WebhookPolicy): Prom
   if (url.username || url.password) throw invalid('url', 'invalid_url', 'url must not carry a user name or password');
   if (url.hash) throw invalid('url', 'invalid_url', 'url must not have a #fragment');
   if (policy.allowPrivate) return url.toString();
-  const refuse = (address: string) =>
+  const refuse = (why: string) =>
     invalid(
       'url',
       'invalid_url',
-      `url must not point to a private, loopback or link-local address (${url.hostname} is ${address}); WEBHOOKS_ALLOW_PRIVATE=true allows it for local development`,
+      `url must not point to a private, loopback or link-local address (${why}); WEBHOOKS_ALLOW_PRIVATE=true allows it for local development`,
     );
   const literal = literalAddress(url.hostname);
   if (literal !== undefined) {
-    if (isPrivateAddress(literal)) throw refuse(literal);
+    const refusal = refusalOf(literal);
+    if (refusal) throw refuse(`${literal} is ${refusal}`);
     return url.toString();
   }
   const host = url.hostname.toLowerCase().replace(/\.$/, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) throw refuse('loopback');
+  if (host === 'localhost' || host.endsWith('.localhost')) throw refuse(`${host} is loopback`);
   let addresses: string[] = [];
   try {
-    addresses = await (policy.resolveAll ?? dnsAll)(host);
+    addresses = await resolveAll(policy.resolve ?? dnsLookup, host);
   } catch {
     addresses = [];
   }
-  const blocked = addresses.find(isPrivateAddress);
-  if (blocked) throw refuse(blocked);
+  for (const address of addresses) {
+    const refusal = refusalOf(address);
+    if (refusal) throw refuse(`${host} resolves to ${address}, ${refusal}`);
+  }
   return url.toString();
 }
 
