@@ -220,7 +220,9 @@ export function authenticate(options: AuthOptions) {
       throw new ApiError('forbidden', `This API key lacks the ${config.scope} scope`, { requiredScope: config.scope });
     }
     if (config.anyScope && !config.anyScope.some((scope) => grants(record.scopes, scope))) {
+      // requiredScope on every scope 403 (api.md §1), the first that would do; requiredScopes names them all.
       throw new ApiError('forbidden', `This API key needs at least one of the scopes ${config.anyScope.join(', ')}`, {
+        requiredScope: config.anyScope[0],
         requiredScopes: config.anyScope,
       });
     }

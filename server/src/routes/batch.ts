@@ -258,7 +258,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
               summary: 'A key with neither clicks:write nor conversions:write',
               code: 'forbidden',
               message: 'This API key needs at least one of the scopes clicks:write, conversions:write',
-              details: { requiredScopes: ['clicks:write', 'conversions:write'] },
+              details: { requiredScope: 'clicks:write', requiredScopes: ['clicks:write', 'conversions:write'] },
             },
           },
         }),

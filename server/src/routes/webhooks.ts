@@ -42,7 +42,7 @@ const READ_FORBIDDEN = {
     summary: 'A key with neither webhooks:read nor webhooks:write',
     code: 'forbidden' as const,
     message: 'This API key needs at least one of the scopes webhooks:read, webhooks:write',
-    details: { requiredScopes: ['webhooks:read', 'webhooks:write'] },
+    details: { requiredScope: 'webhooks:read', requiredScopes: ['webhooks:read', 'webhooks:write'] },
   },
 };
 const Page = <T extends Parameters<typeof Type.Array>[0]>(name: string, item: T, description: string) =>

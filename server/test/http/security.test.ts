@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, revokeKey } from '../../src/accounts/accounts.js';
-import { hashApiKey, SCOPES, type Scope } from '../../src/accounts/keys.js';
+import { grants, hashApiKey, SCOPES, type Scope } from '../../src/accounts/keys.js';
 import { createPublishableKey } from '../../src/accounts/publishable.js';
 import { buildApp } from '../../src/app.js';
 import { KEY_CACHE_TTL_MS, KeyStore } from '../../src/http/auth.js';
@@ -857,6 +857,29 @@ describe('every /v1 route, each with two accounts of its own', () => {
       if (r.missingScope) return r.missingScope(res);
       const error = expectError(res, 403, 'forbidden');
       expect(error.details).toEqual({ requiredScope: r.scope });
+    });
+
+    // api.md §1: every scope 403 names details.requiredScope — where one of several scopes would do
+    // (POST /v1/track/batch, the webhook lists), the first, with details.requiredScopes beside it —
+    // whether the request or one batch event is refused. Keys holding one other scope each; a scope
+    // that also opens the route reaches its handler with data it cannot change.
+    it('every forbidden answer names details.requiredScope, a scope the key lacks', async () => {
+      const seen: string[] = [];
+      for (const held of SCOPES.filter((s) => s !== r.scope)) {
+        const res = await send({ authorization: `Bearer ${await ctx.keyWithScopes([held])}` });
+        const entries = (res.status === 200 ? (res.body.data?.results ?? []) : [res.body]) as Array<{
+          error?: { code: string; details?: { requiredScope?: Scope; requiredScopes?: Scope[] } };
+        }>;
+        for (const { error } of entries) {
+          if (error?.code !== 'forbidden') continue;
+          const { requiredScope, requiredScopes } = error.details ?? {};
+          expect(SCOPES, `${held}: ${JSON.stringify(error)}`).toContain(requiredScope);
+          expect(grants([held], requiredScope as Scope), held).toBe(false);
+          if (requiredScopes) expect(requiredScopes[0], held).toBe(requiredScope);
+          seen.push(held);
+        }
+      }
+      expect(seen.length).toBeGreaterThan(0);
     });
 
     it("another account's key cannot see or touch the data", async () => {

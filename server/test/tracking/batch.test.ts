@@ -193,7 +193,7 @@ describe('POST /v1/track/batch — whole-request errors record nothing', () => {
       403,
       'forbidden',
     );
-    expect(error.details).toEqual({ requiredScopes: ['clicks:write', 'conversions:write'] });
+    expect(error.details).toEqual({ requiredScope: 'clicks:write', requiredScopes: ['clicks:write', 'conversions:write'] });
   });
 
   it('without a key → 401', async () => {
