@@ -27,6 +27,9 @@ export interface Config {
   rateLimitRps: number;
   rateLimitBurst: number;
   ipRateLimitRps: number;
+  /** SHOP_WEBHOOK_RATE_LIMIT_RPS / _BURST: signed shop deliveries, per store (http/shop-webhook-limits.ts). */
+  shopWebhookRateLimitRps: number;
+  shopWebhookRateLimitBurst: number;
   /**
    * Slow and abusive clients (docs/deploy.md): REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS (also
    * bounds the TLS handshake), KEEP_ALIVE_TIMEOUT_MS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_IP
@@ -52,6 +55,8 @@ export interface Config {
   webhookRetryScale: number;
   /** WEBHOOKS_ALLOW_PRIVATE: webhook endpoints may be on private and loopback addresses (tests, local development). */
   webhooksAllowPrivate: boolean;
+  /** WEBHOOK_MAX_ENDPOINTS: webhook endpoints per account and mode (default 20; docs/api.md "Webhooks out"). */
+  webhookMaxEndpoints: number;
 }
 
 export class ConfigError extends Error {}
@@ -218,11 +223,14 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitRps: int(env, 'RATE_LIMIT_RPS', 100, 1, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1, 10_000_000),
     ipRateLimitRps: int(env, 'IP_RATE_LIMIT_RPS', 20, 1, 1_000_000),
+    shopWebhookRateLimitRps: int(env, 'SHOP_WEBHOOK_RATE_LIMIT_RPS', 50, 1, 1_000_000),
+    shopWebhookRateLimitBurst: int(env, 'SHOP_WEBHOOK_RATE_LIMIT_BURST', 200, 1, 10_000_000),
     ...connections(env, trustProxy),
     logLevel,
     ...metrics(env, { port, httpPort }),
     retentionDays,
     webhookRetryScale: retryScale(env),
     webhooksAllowPrivate: bool(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
+    webhookMaxEndpoints: int(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 10_000),
   };
 }

@@ -74,6 +74,8 @@ export async function createTestContext(
     RATE_LIMIT_RPS: '100000',
     RATE_LIMIT_BURST: '100000',
     IP_RATE_LIMIT_RPS: '100000',
+    SHOP_WEBHOOK_RATE_LIMIT_RPS: '100000',
+    SHOP_WEBHOOK_RATE_LIMIT_BURST: '100000',
     // No test reaches the real Graph API: without a fake, forwarding meets a port fetch refuses to dial.
     META_GRAPH_URL: 'http://127.0.0.1:9',
     ...options.env,

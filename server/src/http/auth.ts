@@ -7,14 +7,8 @@ import { findStore } from '../db/repositories/stores.js';
 import type { Tenant } from '../tenancy.js';
 import { allowOrigin, varyOnOrigin } from './cors.js';
 import { ApiError } from './errors.js';
-import {
-  clientOf,
-  type KeyBucket,
-  type RateLimitDecision,
-  type RateLimiter,
-  type RateLimitPolicy,
-  rateLimitHeaders,
-} from './rate-limit.js';
+import { clientOf, type KeyBucket, type RateLimiter, type RateLimitPolicy, rateLimited, rateLimitHeaders } from './rate-limit.js';
+import { admitShopDelivery, type DeliveryVerified } from './shop-webhook-limits.js';
 
 export interface AuthContext extends Tenant {
   keyId: string;
@@ -28,6 +22,8 @@ declare module 'fastify' {
     auth?: AuthContext;
     /** The key's rate-limit bucket, for a route whose request takes more than one token (a batch's events). */
     keyBucket?: KeyBucket;
+    /** On a `signed` route: what the handler calls once the delivery's signature verified (shop-webhook-limits.ts). */
+    deliveryVerified?: DeliveryVerified;
   }
   interface FastifyContextConfig {
     /** The scope a key needs for this route. */
@@ -36,6 +32,11 @@ declare module 'fastify' {
     anyScope?: Scope[];
     /** Served without a key (still limited per client IP). */
     public?: boolean;
+    /**
+     * Authenticated by a signature its handler checks (shop webhooks), not by a key: limited per
+     * store once signed, per client IP only when the signature fails (shop-webhook-limits.ts).
+     */
+    signed?: boolean;
     /** Also accepts publishable keys (from an allowed Origin); every other route refuses them. */
     publishable?: boolean;
   }
@@ -122,15 +123,6 @@ export class KeyStore {
   }
 }
 
-export function rateLimited(decision: RateLimitDecision): ApiError {
-  return new ApiError(
-    'rate_limit_exceeded',
-    `Too many requests; retry after ${decision.retryAfterSeconds} s`,
-    { retryAfterSeconds: decision.retryAfterSeconds },
-    { 'Retry-After': String(decision.retryAfterSeconds), ...rateLimitHeaders(decision) },
-  );
-}
-
 function bearerKey(header: string | undefined): { key?: string; problem?: string } {
   if (!header) return { problem: 'Missing Authorization header; send Authorization: Bearer <API key>' };
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -150,6 +142,8 @@ export interface AuthOptions {
   ipPolicy: RateLimitPolicy;
   /** Per visitor IP, for publishable keys (besides the key's own limit); default `ipPolicy`. */
   visitorPolicy?: RateLimitPolicy;
+  /** Per store, signed shop deliveries (SHOP_WEBHOOK_RATE_LIMIT_RPS / _BURST). */
+  shopWebhookPolicy: RateLimitPolicy;
 }
 
 /**
@@ -186,12 +180,24 @@ async function admitVisitor(
  *   competes with the flood (and gets 429 with Retry-After if it loses).
  * - `ip:` — every answer without a valid key (401, and the public routes) takes a token: when
  *   empty, 429 instead of 401, as api.md says.
+ * Shop webhook routes (`signed`) have limits of their own, per store once the signature verified
+ * (shop-webhook-limits.ts), and take nothing from these buckets.
  */
 export function authenticate(options: AuthOptions) {
   return async function authenticateRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const config = request.routeOptions.config;
-    const { key, problem } = bearerKey(request.headers.authorization);
     const client = clientOf(request.ip);
+    if (config.signed) {
+      // No key to look up (an Authorization header is ignored): the handler checks the signature.
+      const limits = {
+        limiter: options.limiter,
+        clientPolicy: options.ipPolicy,
+        storePolicy: options.shopWebhookPolicy,
+      };
+      request.deliveryVerified = await admitShopDelivery(limits, client, reply);
+      return;
+    }
+    const { key, problem } = bearerKey(request.headers.authorization);
     const hash = key ? hashApiKey(key) : undefined;
     if (hash && !options.keys.knowsHash(hash)) {
       const lookups = await options.limiter.consume(`lookup:${client}`, options.ipPolicy);

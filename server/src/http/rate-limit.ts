@@ -1,4 +1,5 @@
 /** Token-bucket rate limiting behind an interface, so a shared (Redis) store can replace memory. */
+import { ApiError } from './errors.js';
 
 export interface RateLimitPolicy {
   /** Tokens added per second. */
@@ -30,6 +31,12 @@ export interface RateLimiter {
     count: number,
     now?: number,
   ): Promise<{ taken: number; decision: RateLimitDecision }>;
+  /**
+   * Gives back `count` tokens taken earlier (never past the burst): for a request that took one
+   * before it could tell whether it owed it (a shop delivery, before its signature is checked).
+   * Optional: a limiter without it keeps what was taken.
+   */
+  refund?(bucket: string, policy: RateLimitPolicy, count: number, now?: number): Promise<void>;
   /** For a shared limiter: whether its limits are shared right now (readiness details). */
   status?(): { shared: boolean; error?: string };
 }
@@ -58,6 +65,15 @@ export class MemoryRateLimiter implements RateLimiter {
     bucket.tokens -= taken;
     this.buckets.set(key, bucket);
     return { taken, decision: decide(taken === count, bucket.tokens, policy) };
+  }
+
+  async refund(key: string, policy: RateLimitPolicy, count: number, now = Date.now()): Promise<void> {
+    // A bucket already forgotten was full: nothing to give back to.
+    const bucket = this.buckets.get(key);
+    if (!bucket || count <= 0) return;
+    const elapsed = Math.max(0, now - bucket.updatedAt);
+    bucket.tokens = Math.min(policy.burst, bucket.tokens + (elapsed / 1000) * policy.rps + count);
+    bucket.updatedAt = Math.max(now, bucket.updatedAt);
   }
 
   /** Forgets buckets that have refilled completely: they hold no information. */
@@ -109,6 +125,16 @@ export function decide(allowed: boolean, tokens: number, policy: RateLimitPolicy
     resetSeconds: Math.max(0, Math.ceil((policy.burst - tokens) / policy.rps)),
     retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / policy.rps)),
   };
+}
+
+/** The 429 of a refused decision: Retry-After and details.retryAfterSeconds, with the RateLimit headers. */
+export function rateLimited(decision: RateLimitDecision): ApiError {
+  return new ApiError(
+    'rate_limit_exceeded',
+    `Too many requests; retry after ${decision.retryAfterSeconds} s`,
+    { retryAfterSeconds: decision.retryAfterSeconds },
+    { 'Retry-After': String(decision.retryAfterSeconds), ...rateLimitHeaders(decision) },
+  );
 }
 
 /** IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers, current form). */

@@ -28,9 +28,28 @@ redis.call('PEXPIRE', key, math.ceil(burst / rps * 1000) + 1000)
 return { taken, tostring(tokens) }
 `;
 
+/** Gives tokens back, refilled to now and capped at the burst; a bucket that expired was full. */
+const REFUND = `
+local key = KEYS[1]
+local rps = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local give = tonumber(ARGV[3])
+local state = redis.call('HMGET', key, 'tokens', 'at')
+local tokens = tonumber(state[1])
+local at = tonumber(state[2])
+if tokens == nil or at == nil then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+tokens = math.min(burst, tokens + math.max(0, now - at) / 1000 * rps + give)
+redis.call('HSET', key, 'tokens', tostring(tokens), 'at', tostring(math.max(now, at)))
+redis.call('PEXPIRE', key, math.ceil(burst / rps * 1000) + 1000)
+return 1
+`;
+
 interface TakeCommand {
   /** Takes up to `count` tokens (default 1): how many it took, and the tokens left. */
   waytrackTake(key: string, rps: number, burst: number, count?: number): Promise<[number, string]>;
+  waytrackRefund(key: string, rps: number, burst: number, count: number): Promise<number>;
 }
 
 /** Pino's and Fastify's loggers fit. */
@@ -106,6 +125,7 @@ export class RedisRateLimiter implements RateLimiter {
       retryStrategy: (times) => Math.min(times * 200, 2000),
     }) as Redis & TakeCommand;
     this.redis.defineCommand('waytrackTake', { numberOfKeys: 1, lua: TAKE });
+    this.redis.defineCommand('waytrackRefund', { numberOfKeys: 1, lua: REFUND });
 
     // Requests at start wait for the first connection, once and briefly, rather than being
     // decided locally just because they came before it.
@@ -152,6 +172,24 @@ export class RedisRateLimiter implements RateLimiter {
       this.report();
       return this.local.take(bucket, policy, count, now);
     }
+  }
+
+  /**
+   * Gives tokens back where they were most likely taken: in Redis while it answers, else (or if
+   * it fails now) in this instance's own buckets.
+   */
+  async refund(bucket: string, policy: RateLimitPolicy, count: number, now = Date.now()): Promise<void> {
+    if (count <= 0) return;
+    if (this.isShared()) {
+      try {
+        await this.redis.waytrackRefund(`${this.prefix}${bucket}`, policy.rps, policy.burst, count);
+        return;
+      } catch (error) {
+        this.failed(error);
+        this.report();
+      }
+    }
+    await this.local.refund(bucket, policy, count, now);
   }
 
   /** Whether limits are shared right now (for /readyz), and why not when they are not. */

@@ -31,6 +31,7 @@ export const shopWebhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         signature: header(request, platform === 'shopify' ? 'x-shopify-hmac-sha256' : 'x-wc-webhook-signature'),
         topic: header(request, platform === 'shopify' ? 'x-shopify-topic' : 'x-wc-webhook-topic'),
         deliveryId: header(request, platform === 'shopify' ? 'x-shopify-webhook-id' : 'x-wc-webhook-delivery-id'),
+        verified: request.deliveryVerified,
       },
       forwarding,
     );
@@ -39,7 +40,7 @@ export const shopWebhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
   app.post(
     '/webhooks/shopify/:storeId',
     {
-      config: { public: true, preparesOwnBody: true },
+      config: { public: true, signed: true, preparesOwnBody: true },
       schema: {
         tags: ['Shop webhooks'],
         operationId: 'receiveShopifyWebhook',
@@ -79,7 +80,7 @@ export const shopWebhookRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
   app.post(
     '/webhooks/woocommerce/:storeId',
     {
-      config: { public: true, preparesOwnBody: true },
+      config: { public: true, signed: true, preparesOwnBody: true },
       schema: {
         tags: ['Shop webhooks'],
         operationId: 'receiveWoocommerceWebhook',

@@ -30,6 +30,8 @@ export interface ShopWebhook {
   signature?: string;
   topic?: string;
   deliveryId?: string;
+  /** Called once the signature verified, before anything is read or recorded: the caller's per-store rate limit (may throw its 429). */
+  verified?: (storeId: string) => Promise<void>;
 }
 
 export interface WebhookRefundOutcome {
@@ -101,6 +103,7 @@ export async function receiveShopWebhook(
 ): Promise<WebhookOutcome> {
   if (isWooPing(hook)) return { received: true, duplicate: false, topic: null, ignored: 'ping' };
   const store = await authenticateDelivery(database, secrets, hook);
+  await hook.verified?.(store.id);
   const topic = hook.topic ?? null;
   const known: readonly string[] = hook.platform === 'shopify' ? SHOPIFY_TOPICS : WOOCOMMERCE_TOPICS;
   if (!topic || !known.includes(topic)) return { received: true, duplicate: false, topic, ignored: 'unknown_topic' };

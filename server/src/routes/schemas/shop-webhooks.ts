@@ -86,6 +86,20 @@ const BAD_SIGNATURE = errorResponse(
   },
 );
 
+/** Over the store's limit for signed deliveries, or the client's for unverified ones (http/shop-webhook-limits.ts). */
+const TOO_MANY = errorResponse(
+  'Over the store’s limit for signed deliveries (`SHOP_WEBHOOK_RATE_LIMIT_RPS`), or the client address’s for deliveries that do not verify: wait `Retry-After` seconds (the shops retry by themselves)',
+  {
+    rateLimited: {
+      summary: 'Over the rate limit',
+      code: 'rate_limit_exceeded',
+      message: 'Too many requests; retry after 1 s',
+      details: { retryAfterSeconds: 1 },
+    },
+  },
+  { 'Retry-After': { type: 'integer', description: 'Whole seconds to wait before retrying', examples: [1] } },
+);
+
 export function webhookResponses(examples: Parameters<typeof describeResponses>[1]['examples']) {
   const responses = describeResponses(WebhookAnswer, {
     description: 'Received: recorded (durably, before this answer), already answered (`duplicate`), or ignored with the reason',
@@ -105,6 +119,6 @@ export function webhookResponses(examples: Parameters<typeof describeResponses>[
       ...STORE_NOT_FOUND,
     },
   });
-  // Typed as the described map: the 401 and 422 added here are errors, which every route serializes alike.
-  return { ...responses, 401: BAD_SIGNATURE, 422: UNMAPPABLE } as typeof responses;
+  // Typed as the described map: the 401, 422 and 429 added here are errors, which every route serializes alike.
+  return { ...responses, 401: BAD_SIGNATURE, 422: UNMAPPABLE, 429: TOO_MANY } as typeof responses;
 }
