@@ -237,11 +237,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await webhooks.stop();
   });
   // One resolver for the check at registration and the one at connect time (tests replace DNS).
-  const webhookPolicy = {
-    allowPrivate: config.webhooksAllowPrivate,
-    resolve: deps.webhooks?.resolve,
-    maxEndpoints: config.webhookMaxEndpoints,
-  };
+  const webhookPolicy = { allowPrivate: config.webhooksAllowPrivate, resolve: deps.webhooks?.resolve };
   await app.register(dashboard, { database, cursors, secrets, forwarding, limiter, webhooks, webhookPolicy });
 
   await app.register(
