@@ -36,11 +36,15 @@ afterEach(async () => {
   ctx = undefined;
 });
 
-/** IP_RATE_LIMIT_RPS 1 (burst 2) unless told; generous per-key limits; two stores with both secrets. */
-async function setup(env: Record<string, string> = {}, limiter: RateLimiter = new FrozenClockLimiter()) {
+/**
+ * IP_RATE_LIMIT_RPS 1 (burst 2) unless told, the default shop limits, two stores with both secrets;
+ * the frozen-clock limiter unless a `shared` one is given.
+ */
+async function setup(env: Record<string, string> = {}, shared?: RateLimiter) {
+  const limiter = new FrozenClockLimiter();
   ctx = await createTestContext({
     env: { IP_RATE_LIMIT_RPS: '1', SHOP_WEBHOOK_RATE_LIMIT_RPS: '', SHOP_WEBHOOK_RATE_LIMIT_BURST: '', ...env },
-    limiter,
+    limiter: shared ?? limiter,
   });
   const secrets = { shopifyWebhookSecret: SHOPIFY_SECRET, woocommerceWebhookSecret: WOO_SECRET };
   const stores = [await makeStore(ctx.app, ctx.a.live, secrets), await makeStore(ctx.app, ctx.b.live, secrets)] as const;
