@@ -25,6 +25,7 @@ export interface Config {
   /** AES-256 key for secrets at rest (SECRETS_KEY); unset → a key generated into DATA_DIR. */
   secretsKey: Buffer | undefined;
   rateLimitRps: number;
+  /** RATE_LIMIT_BURST: default 500, the batch maximum, so a rested key's full batch is served whole (a batch's events take a token each). */
   rateLimitBurst: number;
   ipRateLimitRps: number;
   /** SHOP_WEBHOOK_RATE_LIMIT_RPS / _BURST: signed shop deliveries, per store (http/shop-webhook-limits.ts). */
@@ -219,7 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
     capiSyncWaitMs: int(env, 'CAPI_SYNC_WAIT_MS', 1500, 0, 60_000),
     secretsKey: secretsKey(env),
     rateLimitRps: int(env, 'RATE_LIMIT_RPS', 100, 1, 1_000_000),
-    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 200, 1, 10_000_000),
+    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 500, 1, 10_000_000),
     ipRateLimitRps: int(env, 'IP_RATE_LIMIT_RPS', 20, 1, 1_000_000),
     shopWebhookRateLimitRps: int(env, 'SHOP_WEBHOOK_RATE_LIMIT_RPS', 50, 1, 1_000_000),
     shopWebhookRateLimitBurst: int(env, 'SHOP_WEBHOOK_RATE_LIMIT_BURST', 200, 1, 10_000_000),
