@@ -29,7 +29,7 @@ const INFO = {
     '- `Authorization: Bearer <API key>`: live, test and publishable keys and their scopes are described under *Authorize* (security scheme `bearerAuth`).',
     '- Duplicates are safe: a click is recorded once per store and `fbclid`, a conversion once per store, `eventType` and `orderId`; a repeat returns the original with `duplicate: true`. Every POST and PATCH also takes an `Idempotency-Key` header (1–255 characters, remembered 24 h).',
     '- Lists are paginated with `limit` (1–100, default 20) and the previous page’s `nextCursor` as `cursor`, newest first.',
-    '- Rate limits per key (by default 100 requests/s, bursts of 200), shown in the `RateLimit-Policy` and `RateLimit` headers; a 429 says when to retry in `Retry-After`.',
+    '- Rate limits per key (by default 100 requests/s, bursts of 500: a full batch, whose events take a token each), shown in the `RateLimit-Policy` and `RateLimit` headers; a 429 says when to retry in `Retry-After`.',
     '- Ids are opaque strings with a type prefix: `st_` store, `clk_` click, `conv_` conversion, `spend_` ad spend, `req_` request.',
     '',
     '**Guides**',
