@@ -14,6 +14,47 @@ declare module 'fastify' {
   interface FastifyRequest {
     idempotency?: IdempotencyScope;
   }
+  interface FastifyContextConfig {
+    /**
+     * Fields of the answer's `data` that hold a secret shown once (a webhook's `secret`): the
+     * answer kept for replays has each set to null and `<field>Redacted: true` beside it.
+     */
+    shownOnce?: readonly string[];
+  }
+}
+
+/**
+ * Secrets by their look (api.md §1: keys `wt_live_`/`wt_test_`, publishable `wt_pk_…`; webhook
+ * secrets `whsec_`), replaced in a kept answer whatever route it came from: a route that answers
+ * with a secret and forgets `shownOnce` still keeps none.
+ */
+const SECRET_LOOK = /\b(?:wt_(?:pk_)?(?:live|test)_[0-9A-Za-z]{32,128}|whsec_[A-Za-z0-9+/]{32,}={0,2})/g;
+export const REDACTED = '[redacted]';
+
+/**
+ * The answer as kept for replays: no secret in clear (the idempotency table is in the WAL and in
+ * every backup, and a replay may come from anyone holding the Idempotency-Key). Each `shownOnce`
+ * field is null with `<field>Redacted: true`; anything else that looks like a secret is replaced.
+ */
+export function answerToKeep(payload: string, shownOnce: readonly string[] = []): string {
+  let text = payload;
+  if (shownOnce.length > 0) {
+    try {
+      const answer = JSON.parse(payload) as { data?: Record<string, unknown> };
+      const data = answer.data;
+      if (data && typeof data === 'object') {
+        for (const field of shownOnce) {
+          if (data[field] === undefined || data[field] === null) continue;
+          data[field] = null;
+          data[`${field}Redacted`] = true;
+        }
+        text = JSON.stringify(answer);
+      }
+    } catch {
+      // Not JSON (it never is on these routes): the look-based pass below still applies.
+    }
+  }
+  return text.replace(SECRET_LOOK, REDACTED);
 }
 
 const WAIT_FOR_FIRST_MS = 10_000;
@@ -72,7 +113,10 @@ export function idempotency(database: Database) {
     const status = reply.statusCode;
     // Failures a retry may fix are not remembered: the key is freed for the retry.
     if (status >= 500 || status === 429) await database.write((trx) => releaseIdempotencyKey(trx, scope));
-    else await database.write((trx) => completeIdempotencyKey(trx, scope, status, String(payload)));
+    else {
+      const kept = answerToKeep(String(payload), request.routeOptions.config.shownOnce);
+      await database.write((trx) => completeIdempotencyKey(trx, scope, status, kept));
+    }
     return payload;
   }
 

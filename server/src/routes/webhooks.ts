@@ -13,6 +13,8 @@ import {
   presentDelivery,
   presentWebhook,
   resendDelivery,
+  updateWebhookOf,
+  type WebhookPatch,
   type WebhookPolicy,
 } from '../webhooks/endpoints.js';
 import type { WebhookEventType } from '../webhooks/events.js';
@@ -25,6 +27,7 @@ import {
   DeliveryParams,
   EXAMPLE_DELIVERY,
   EXAMPLE_WEBHOOK,
+  UpdateWebhookBody,
   URL_REFUSED,
   WEBHOOK_NOT_FOUND,
   Webhook,
@@ -63,21 +66,26 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteDeps> = async 
   app.post(
     '/webhooks',
     {
-      config: { scope: 'webhooks:write' },
+      // The secret is shown in this answer only: a replay (Idempotency-Key) has it null (http/idempotency.ts).
+      config: { scope: 'webhooks:write', shownOnce: ['secret'] },
       schema: {
         tags: ['Webhooks'],
         operationId: 'createWebhook',
         summary: 'Add a webhook endpoint',
-        description: `Adds an endpoint of the key’s account and mode (a test key’s endpoint receives test events; \`store.updated\` goes to both). The answer shows the signing secret once. ${SIGNING} A 2xx within 15 s is a success; anything else is retried after 5 s, 30 s, 2 min, 10 min, 1 h, then every 6 h until 3 days have passed, then the endpoint is disabled.`,
+        description: `Adds an endpoint of the key’s account and mode (a test key’s endpoint receives test events; \`store.updated\` goes to both). The answer shows the signing secret once: it is sealed at rest and never kept for replays, so a replay of this request (the same \`Idempotency-Key\` and body within 24 h) answers the same endpoint with \`secret: null\` and \`secretRedacted: true\`. ${SIGNING} A 2xx within 15 s is a success; anything else is retried after 5 s, 30 s, 2 min, 10 min, 1 h, then every 6 h until 3 days have passed, then the endpoint is disabled (PATCH \`enabled: true\` re-enables it).`,
         security: bearer,
         body: CreateWebhookBody,
         response: describeResponses(CreatedWebhook, {
           status: 201,
-          description: 'The endpoint was created; `secret` is shown only now',
+          description: 'The endpoint was created; `secret` is shown only now (null in a replay, with `secretRedacted: true`)',
           examples: {
             created: {
               summary: 'Attributed conversions and refunds',
-              data: { ...EXAMPLE_WEBHOOK, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' },
+              data: { ...EXAMPLE_WEBHOOK, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', secretRedacted: false },
+            },
+            replayed: {
+              summary: 'A replay (Idempotent-Replayed: true): the secret is not shown again',
+              data: { ...EXAMPLE_WEBHOOK, secret: null, secretRedacted: true },
             },
           },
           write: true,
@@ -133,6 +141,37 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteDeps> = async 
       const page = cursors.page(rows, limit, context, (r) => ({ time: r.created_at, id: r.id }), presentWebhook);
       return ok(request, { webhooks: page.items, hasMore: page.hasMore, nextCursor: page.nextCursor });
     },
+  );
+
+  // PATCH /v1/webhooks/:id — change an endpoint, re-enable or disable it
+  app.patch(
+    '/webhooks/:id',
+    {
+      config: { scope: 'webhooks:write', keepNulls: true },
+      schema: {
+        tags: ['Webhooks'],
+        operationId: 'updateWebhook',
+        summary: 'Update, re-enable or disable a webhook endpoint',
+        description:
+          'Changes the endpoint’s url, events or description (the fields left out keep their values; the url is checked as on creation). `enabled: true` re-enables an endpoint that was disabled (after 3 days of failed deliveries, or by `enabled: false`): it keeps its signing secret, `disabledReason` and `disabledAt` become null, and the events from now on are delivered to it; the messages given up when it was disabled stay failed (resend any with POST /v1/webhooks/{id}/deliveries/{deliveryId}/resend). `enabled: false` disables it: nothing more is sent and its pending messages are given up. The secret is never shown again.',
+        security: bearer,
+        params: WebhookParams,
+        body: UpdateWebhookBody,
+        response: describeResponses(Webhook, {
+          description: 'The endpoint as it is now',
+          examples: { reenabled: { summary: 'After PATCH {"enabled": true}', data: EXAMPLE_WEBHOOK } },
+          write: true,
+          json: true,
+          invalid: { ...ID_TOO_LONG, ...URL_REFUSED },
+          notFound: WEBHOOK_NOT_FOUND,
+        }),
+      },
+    },
+    async (request) =>
+      ok(
+        request,
+        await updateWebhookOf(database, tenantOf(request), request.params.id, request.body as WebhookPatch, webhookPolicy),
+      ),
   );
 
   // DELETE /v1/webhooks/:id — remove an endpoint

@@ -3,12 +3,14 @@ import type { Database } from '../db/database.js';
 import type { Page } from '../db/repositories/keyset.js';
 import {
   deleteWebhook,
+  disableWebhook,
   findDelivery,
   findMessage,
   findWebhook,
   insertWebhook,
   listDeliveries,
   listWebhooks,
+  updateWebhook,
 } from '../db/repositories/webhooks.js';
 import type { WebhookDeliveriesTable, WebhooksTable } from '../db/schema.js';
 import { ApiError, invalid } from '../http/errors.js';
@@ -147,8 +149,52 @@ export async function createWebhook(
     updated_at: now,
   };
   await database.write((trx) => insertWebhook(trx, row));
-  return { ...presentWebhook(row), secret };
+  // secretRedacted: a replay of this answer (http/idempotency.ts, `shownOnce`) says true, secret null.
+  return { ...presentWebhook(row), secret, secretRedacted: false };
 }
+
+export interface WebhookPatch {
+  url?: string;
+  events?: WebhookEventType[];
+  description?: string | null;
+  enabled?: boolean;
+}
+
+/** Why an endpoint is disabled when its account disables it (PATCH `enabled: false`). */
+export const DISABLED_BY_REQUEST = 'Disabled by a request (PATCH /v1/webhooks/:id with enabled: false)';
+
+/**
+ * Changes an endpoint; the fields left out keep their values and the secret is never changed.
+ * `enabled: true` re-enables a disabled endpoint (its reason cleared): events from now on are
+ * sent to it again; the messages given up when it was disabled stay failed (each can be resent).
+ * `enabled: false` disables it as the dispatcher does after 3 days of failures.
+ */
+export async function updateWebhookOf(
+  database: Database,
+  tenant: Tenant,
+  id: string,
+  patch: WebhookPatch,
+  policy: WebhookPolicy,
+  now = Date.now(),
+) {
+  const url = patch.url === undefined ? undefined : await checkEndpointUrl(patch.url, policy);
+  const row = await database.write(async (trx) => {
+    const current = await findWebhook(trx, tenant.accountId, modeFlag(tenant), id);
+    if (!current) return undefined;
+    if (patch.enabled === false) await disableWebhook(trx, id, DISABLED_BY_REQUEST, now);
+    const reenable = patch.enabled === true && current.status === 'disabled';
+    return updateWebhook(trx, id, {
+      ...(url !== undefined && { url }),
+      ...(patch.events !== undefined && { events: JSON.stringify([...new Set(patch.events)]) }),
+      ...(patch.description !== undefined && { description: patch.description }),
+      ...(reenable && { status: 'enabled' as const, disabled_reason: null, disabled_at: null }),
+      updated_at: now,
+    });
+  });
+  if (!row) throw new ApiError('not_found', `No webhook endpoint ${id}`);
+  return presentWebhook(row);
+}
+
 
 export async function requireWebhook(database: Database, tenant: Tenant, id: string): Promise<WebhooksTable> {
   const row = await findWebhook(database.read, tenant.accountId, modeFlag(tenant), id);

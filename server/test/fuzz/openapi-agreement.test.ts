@@ -35,6 +35,13 @@ const storeId = await makeStore(app, ctx.a.live, {
   woocommerceWebhookSecret: WEBHOOK_SECRET,
 });
 const patchStoreId = await makeStore(app, ctx.a.live, { name: 'Agreement patch' });
+// A webhook endpoint for PATCH /v1/webhooks/{id} (on a name that never resolves: nothing is sent).
+const created = await call(app, 'POST', '/v1/webhooks', {
+  key: ctx.a.live,
+  body: { url: 'https://agreement.invalid/hooks', events: ['refund.recorded'] },
+});
+if (created.status !== 201) throw new Error(`creating a webhook endpoint: ${JSON.stringify(created.body)}`);
+const webhookId = created.body.data.id as string;
 // Google Ads has four secrets: a generated first body rarely has them all (x-rules:
 // required-once), so the store starts configured and bodies that leave them out keep them.
 // Meta and TikTok (one secret each) start unconfigured, so both sides of the rule are met.
@@ -252,7 +259,8 @@ for (const [path, methods] of Object.entries<Record<string, Schema>>(doc.paths))
     // batch.test.ts proves every event's answer equals the single endpoint's, which this file
     // holds to the document.
     if (path === '/v1/track/batch') continue;
-    const url = path.replace('{id}', method === 'patch' ? patchStoreId : storeId).replace('{storeId}', storeId);
+    const id = path.startsWith('/v1/webhooks/{id}') ? webhookId : method === 'patch' ? patchStoreId : storeId;
+    const url = path.replace('{id}', id).replace('{storeId}', storeId);
     operations.push({ name: `${method.toUpperCase()} ${path}`, method: method.toUpperCase() as 'POST', url, schema });
   }
 }

@@ -135,10 +135,11 @@ describe(`the OpenAPI document (${ENGINE})`, () => {
 
 /**
  * The fuzz world (requests.ts) has no webhook endpoint nor attempt to name yet, so it would send a
- * store id where a webhook id goes: these three are covered by server/test/webhooks/ and the
+ * store id where a webhook id goes: these four are covered by server/test/webhooks/ and the
  * security suite.
  */
 const WITHOUT_FIXTURE = new Set([
+  'PATCH /v1/webhooks/{id}',
   'DELETE /v1/webhooks/{id}',
   'GET /v1/webhooks/{id}/deliveries',
   'POST /v1/webhooks/{id}/deliveries/{deliveryId}/resend',

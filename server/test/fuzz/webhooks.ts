@@ -13,7 +13,7 @@ import type { FuzzCase } from './requests.js';
  */
 export const WEBHOOK_SECRET = 'fuzz-webhook-secret';
 
-export const isWebhook = (path: string) => path.startsWith('/v1/webhooks/');
+export const isWebhook = (path: string) => /^\/v1\/webhooks\/(?:shopify|woocommerce)\//.test(path);
 
 const SHOPIFY_TOPICS = ['orders/paid', 'refunds/create', 'orders/create', '', 'ORDERS/PAID'];
 const WOO_TOPICS = ['order.created', 'order.updated', 'product.updated', ''];

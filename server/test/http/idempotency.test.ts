@@ -2,6 +2,7 @@
 // the same body replay the stored response for 24 h; a different body under the same key is
 // refused. Keys belong to one account and mode.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answerToKeep, REDACTED } from '../../src/http/idempotency.js';
 import {
   type ApiResponse,
   call,
@@ -205,5 +206,31 @@ describe('the Idempotency-Key header', () => {
     expect(again.status).toBe(201);
     expect(again.headers['idempotent-replayed']).toBeUndefined();
     expect(again.body.data.id).not.toBe(first.body.data.id);
+  });
+});
+
+describe('the answer kept for replays', () => {
+  // Routes that answer with a secret declare it (`shownOnce`, e.g. POST /v1/webhooks: see
+  // test/webhooks/secret-shown-once.test.ts); anything shaped like a secret is replaced in any
+  // kept answer too, so a route that forgets still keeps none.
+  const key = `wt_live_${'Zx9'.repeat(12)}`;
+  const secret = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+
+  it('has each shownOnce field null, with <field>Redacted: true', () => {
+    const answer = JSON.stringify({ success: true, data: { id: 'wh_1', secret, secretRedacted: false }, meta: {} });
+    expect(JSON.parse(answerToKeep(answer, ['secret'])).data).toEqual({ id: 'wh_1', secret: null, secretRedacted: true });
+  });
+
+  it('has API keys and webhook secrets replaced wherever they are, in any answer', () => {
+    const answer = JSON.stringify({ success: true, data: { note: `key ${key}`, nested: { s: secret } }, meta: {} });
+    const kept = answerToKeep(answer);
+    expect(kept).not.toContain(key);
+    expect(kept).not.toContain(secret);
+    expect(JSON.parse(kept).data).toEqual({ note: `key ${REDACTED}`, nested: { s: REDACTED } });
+  });
+
+  it('leaves other answers as they are', () => {
+    const answer = JSON.stringify({ success: true, data: { id: 'st_1', name: 'wt_live_ and whsec_ are prefixes' }, meta: {} });
+    expect(answerToKeep(answer, ['secret'])).toBe(answer);
   });
 });

@@ -706,6 +706,27 @@ const ROUTES: RouteCase[] = [
     },
   },
   {
+    method: 'PATCH',
+    path: '/v1/webhooks/:id',
+    scope: 'webhooks:write',
+    url: (s) => `/v1/webhooks/${s.webhookId}`,
+    body: () => ({ enabled: false }),
+    status: 200,
+    prepare: prepareWebhook,
+    async otherAccount({ app, owner, outsider }) {
+      const { webhookId } = await webhookSeed(app, owner);
+      const url = `/v1/webhooks/${webhookId}`;
+      expectError(await call(app, 'PATCH', url, { key: outsider, body: { enabled: false } }), 404, 'not_found');
+      const list = await ok(await call(app, 'GET', '/v1/webhooks?limit=100', { key: owner }));
+      expect(list.body.data.webhooks.find((w: { id: string }) => w.id === webhookId).status).toBe('enabled');
+    },
+    async otherMode({ app, owner, outsider }) {
+      const { webhookId } = await webhookSeed(app, owner);
+      const url = `/v1/webhooks/${webhookId}`;
+      expectError(await call(app, 'PATCH', url, { key: outsider, body: { enabled: false } }), 404, 'not_found');
+    },
+  },
+  {
     method: 'GET',
     path: '/v1/webhooks/:id/deliveries',
     scope: 'webhooks:read',

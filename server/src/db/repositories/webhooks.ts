@@ -197,3 +197,12 @@ export async function findDelivery(db: Reader, webhookId: string, deliveryId: st
     .where('webhook_id', '=', webhookId)
     .executeTakeFirst();
 }
+
+/** Changes an endpoint's columns (the caller checked it is the account's); the row as it is now. */
+export async function updateWebhook(
+  db: Writer,
+  id: string,
+  changes: Partial<Omit<WebhooksTable, 'id' | 'account_id' | 'livemode' | 'secret' | 'created_at'>> & { updated_at: number },
+): Promise<WebhooksTable | undefined> {
+  return db.updateTable('webhooks').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+}

@@ -11,27 +11,32 @@ export const EXAMPLE_DELIVERY_ID = 'whd_01m81b1xa3c5e7g9j1m3p5r7tv';
 
 const EventName = Type.Enum([...WEBHOOK_EVENTS], { description: 'An event type' });
 
+const EndpointUrl = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  format: 'uri',
+  // https, no user name or password, no #fragment; the address is checked by the server (x-rules).
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]://[^\\s/?#@]+([/?][^\\s#]*)?$',
+  'x-error-reason': 'invalid_url',
+  'x-error-message': 'must be an absolute https URL',
+  ...serverRules('public-address'),
+  description:
+    'Where events are POSTed: an https URL without user name, password or #fragment whose host is, and resolves to, only public unicast addresses — not private, loopback, link-local, unique-local, site-local, carrier-grade NAT, multicast, documentation or other special-purpose ranges, nor IPv6 forms embedding such an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE)',
+  examples: ['https://shop.acme-outdoor.com/hooks/waytrack'],
+});
+
+const eventList = (description: string) =>
+  Type.Array(EventName, {
+    minItems: 1,
+    maxItems: WEBHOOK_EVENTS.length,
+    description,
+    examples: [['conversion.attributed', 'refund.recorded']],
+  });
+
 export const CreateWebhookBody = Type.Object(
   {
-    url: Type.String({
-      minLength: 1,
-      maxLength: 2048,
-      format: 'uri',
-      // https, no user name or password, no #fragment; the address is checked by the server (x-rules).
-      pattern: '^[Hh][Tt][Tt][Pp][Ss]://[^\\s/?#@]+([/?][^\\s#]*)?$',
-      'x-error-reason': 'invalid_url',
-      'x-error-message': 'must be an absolute https URL',
-      ...serverRules('public-address'),
-      description:
-        'Where events are POSTed: an https URL without user name, password or #fragment that is not, and does not resolve to, a private, loopback or link-local address (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE)',
-      examples: ['https://shop.acme-outdoor.com/hooks/waytrack'],
-    }),
-    events: Type.Array(EventName, {
-      minItems: 1,
-      maxItems: WEBHOOK_EVENTS.length,
-      description: 'The events to receive (at least one)',
-      examples: [['conversion.attributed', 'refund.recorded']],
-    }),
+    url: EndpointUrl,
+    events: eventList('The events to receive (at least one)'),
     description: Type.Optional(Type.String({ maxLength: 500, description: 'For people', examples: ['Order system'] })),
   },
   {
@@ -41,6 +46,28 @@ export const CreateWebhookBody = Type.Object(
         summary: 'Attributed conversions and refunds',
         value: { url: 'https://shop.acme-outdoor.com/hooks/waytrack', events: ['conversion.attributed', 'refund.recorded'] },
       },
+    },
+  },
+);
+
+export const UpdateWebhookBody = Type.Object(
+  {
+    url: Type.Optional(EndpointUrl),
+    events: Type.Optional(eventList('The events to receive from now on (at least one): replaces the list')),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500, description: 'For people; null clears it' }))),
+    enabled: Type.Optional(
+      Type.Boolean({
+        description:
+          'true re-enables a disabled endpoint (same secret; disabledReason and disabledAt cleared; events from now on are sent to it); false disables it (its pending messages are given up)',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'Any subset; the fields left out keep their values. The signing secret never changes',
+    'x-examples': {
+      reenable: { summary: 'Re-enable an endpoint disabled after failures', value: { enabled: true } },
+      moved: { summary: 'A new address', value: { url: 'https://hooks.acme-outdoor.com/waytrack' } },
     },
   },
 );
@@ -63,9 +90,16 @@ export const Webhook = Type.Object(webhookProperties);
 
 export const CreatedWebhook = Type.Object({
   ...webhookProperties,
-  secret: Type.String({
-    description: 'The signing secret (Standard Webhooks `whsec_…`); shown only in this answer: keep it',
-    examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+  secret: Nullable(
+    Type.String({
+      description:
+        'The signing secret (Standard Webhooks `whsec_…`); shown only in this answer: keep it. null in a replay of this answer (`Idempotent-Replayed: true`, `secretRedacted: true`): the secret is never kept for replays',
+      examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+    }),
+  ),
+  secretRedacted: Type.Boolean({
+    description:
+      'false in the answer that created the endpoint; true in a replay of it (the same Idempotency-Key and body within 24 h), whose `secret` is null. A client that lost the first answer deletes the endpoint and makes a new one',
   }),
 });
 
