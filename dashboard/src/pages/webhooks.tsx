@@ -252,7 +252,8 @@ export function Webhooks() {
             <strong>Copy it now: it is shown only this once.</strong> Your endpoint needs it to check each delivery’s signature.
           </p>
           <p>
-            <code data-testid="webhook-secret">{created.secret}</code> <CopyButton text={created.secret} label="Copy secret" />
+            <code data-testid="webhook-secret">{created.secret}</code>{' '}
+            <CopyButton text={created.secret ?? ''} label="Copy secret" />
           </p>
           <button type="button" class="secondary" onClick={() => setCreated(undefined)}>
             I have copied it

@@ -2333,7 +2333,7 @@ export interface Operations {
         /** The events it receives */
         events: string[];
         description: string | null;
-        /** disabled after its deliveries failed for 3 days (disabledReason says why); nothing more is sent */
+        /** disabled: nothing more is sent — after its deliveries failed for 3 days, or by PATCH `enabled: false` (disabledReason says which); PATCH `enabled: true` re-enables it */
         status: 'enabled' | 'disabled';
         /** Why it was disabled; null while enabled */
         disabledReason: string | null;
@@ -2353,7 +2353,7 @@ export interface Operations {
   /** Add a webhook endpoint */
   'POST /v1/webhooks': {
     body: {
-      /** Where events are POSTed: an https URL without user name, password or #fragment that is not, and does not resolve to, a private, loopback or link-local address (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
+      /** Where events are POSTed: an https URL without user name, password or #fragment whose host is, and resolves to, only public unicast addresses — not private, loopback, link-local, unique-local, site-local, carrier-grade NAT, multicast, documentation or other special-purpose ranges, nor IPv6 forms embedding such an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
       url: string;
       /** The events to receive (at least one) */
       events: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated'>;
@@ -2366,7 +2366,7 @@ export interface Operations {
       /** The events it receives */
       events: string[];
       description: string | null;
-      /** disabled after its deliveries failed for 3 days (disabledReason says why); nothing more is sent */
+      /** disabled: nothing more is sent — after its deliveries failed for 3 days, or by PATCH `enabled: false` (disabledReason says which); PATCH `enabled: true` re-enables it */
       status: 'enabled' | 'disabled';
       /** Why it was disabled; null while enabled */
       disabledReason: string | null;
@@ -2376,8 +2376,10 @@ export interface Operations {
       livemode: boolean;
       /** When it was created */
       createdAt: string;
-      /** The signing secret (Standard Webhooks `whsec_…`); shown only in this answer: keep it */
-      secret: string;
+      /** The signing secret (Standard Webhooks `whsec_…`); shown only in this answer: keep it. null in a replay of this answer (`Idempotent-Replayed: true`, `secretRedacted: true`): the secret is never kept for replays */
+      secret: string | null;
+      /** false in the answer that created the endpoint; true in a replay of it (the same Idempotency-Key and body within 24 h), whose `secret` is null. A client that lost the first answer deletes the endpoint and makes a new one */
+      secretRedacted: boolean;
     };
   };
   /** Receive a Shopify webhook (orders/paid, refunds/create) */
@@ -2454,6 +2456,40 @@ export interface Operations {
       }>;
     };
   };
+  /** Update, re-enable or disable a webhook endpoint */
+  'PATCH /v1/webhooks/{id}': {
+    params: {
+      /** The endpoint’s id */
+      id: string;
+    };
+    body: {
+      /** Where events are POSTed: an https URL without user name, password or #fragment whose host is, and resolves to, only public unicast addresses — not private, loopback, link-local, unique-local, site-local, carrier-grade NAT, multicast, documentation or other special-purpose ranges, nor IPv6 forms embedding such an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
+      url?: string;
+      /** The events to receive from now on (at least one): replaces the list */
+      events?: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated'>;
+      /** For people; null clears it */
+      description?: string | null;
+      /** true re-enables a disabled endpoint (same secret; disabledReason and disabledAt cleared; events from now on are sent to it); false disables it (its pending messages are given up) */
+      enabled?: boolean;
+    };
+    response: {
+      id: string;
+      url: string;
+      /** The events it receives */
+      events: string[];
+      description: string | null;
+      /** disabled: nothing more is sent — after its deliveries failed for 3 days, or by PATCH `enabled: false` (disabledReason says which); PATCH `enabled: true` re-enables it */
+      status: 'enabled' | 'disabled';
+      /** Why it was disabled; null while enabled */
+      disabledReason: string | null;
+      /** When it was disabled; null while enabled */
+      disabledAt: string | null;
+      /** true: it receives live events; false: test events (the mode of the key that made it) */
+      livemode: boolean;
+      /** When it was created */
+      createdAt: string;
+    };
+  };
   /** Remove a webhook endpoint */
   'DELETE /v1/webhooks/{id}': {
     params: {
@@ -2466,7 +2502,7 @@ export interface Operations {
       /** The events it receives */
       events: string[];
       description: string | null;
-      /** disabled after its deliveries failed for 3 days (disabledReason says why); nothing more is sent */
+      /** disabled: nothing more is sent — after its deliveries failed for 3 days, or by PATCH `enabled: false` (disabledReason says which); PATCH `enabled: true` re-enables it */
       status: 'enabled' | 'disabled';
       /** Why it was disabled; null while enabled */
       disabledReason: string | null;

@@ -78,7 +78,8 @@ const webhookProperties = {
   events: Type.Array(Type.String(), { description: 'The events it receives' }),
   description: Nullable(Type.String()),
   status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled')], {
-    description: 'disabled after its deliveries failed for 3 days (disabledReason says why); nothing more is sent',
+    description:
+      'disabled: nothing more is sent — after its deliveries failed for 3 days, or by PATCH `enabled: false` (disabledReason says which); PATCH `enabled: true` re-enables it',
   }),
   disabledReason: Nullable(Type.String({ description: 'Why it was disabled; null while enabled' })),
   disabledAt: Nullable(Type.String({ description: 'When it was disabled; null while enabled' })),
