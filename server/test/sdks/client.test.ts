@@ -668,11 +668,12 @@ describe('retry timing (pure)', () => {
 // Engine-independent, and it rebuilds packages/client/dist in place: run in the SQLite pass only,
 // so the two engine passes never rebuild it at the same time.
 describe.skipIf(ENGINE === 'postgres')('the built package', () => {
-  it('loads with require (CommonJS build) and import (ESM build), and both talk to the server', async () => {
+  it('loads with require (CommonJS build) and import (ESM build), both export every helper, and both talk to the server', async () => {
     await run('npm', ['run', 'build', '--silent'], { cwd: CLIENT_DIR });
     const call = `new Waytrack({ apiKey: process.env.KEY, baseUrl: process.env.URL, ca: process.env.CA })
       .stores.list({ limit: 1 })
-      .then((page) => console.log(JSON.stringify({ file, version: VERSION, hasMore: typeof page.hasMore, ok: new WaytrackError({ code: 'x', status: 400, message: 'm', requestId: null }) instanceof Error })))`;
+      .then((page) => console.log(JSON.stringify({ file, version: VERSION, hasMore: typeof page.hasMore, ok: new WaytrackError({ code: 'x', status: 400, message: 'm', requestId: null }) instanceof Error,
+        exactId: parseJsonExact('{"id":820982911946154508}').id, verify: typeof verifyWebhook })))`;
     const childEnv = {
       ...process.env,
       KEY: env.WAYTRACK_TEST_LIVE_KEY,
@@ -684,7 +685,7 @@ describe.skipIf(ENGINE === 'postgres')('the built package', () => {
       process.execPath,
       [
         '-e',
-        `const { Waytrack, WaytrackError, VERSION } = require('@waytrack/client'); const file = require.resolve('@waytrack/client'); ${call}`,
+        `const { Waytrack, WaytrackError, VERSION, parseJsonExact, verifyWebhook } = require('@waytrack/client'); const file = require.resolve('@waytrack/client'); ${call}`,
       ],
       { cwd: CLIENT_DIR, env: childEnv },
     );
@@ -693,11 +694,11 @@ describe.skipIf(ENGINE === 'postgres')('the built package', () => {
       [
         '--input-type=module',
         '-e',
-        `import { Waytrack, WaytrackError, VERSION } from '@waytrack/client'; const file = import.meta.resolve('@waytrack/client'); ${call}`,
+        `import { Waytrack, WaytrackError, VERSION, parseJsonExact, verifyWebhook } from '@waytrack/client'; const file = import.meta.resolve('@waytrack/client'); ${call}`,
       ],
       { cwd: CLIENT_DIR, env: childEnv },
     );
-    const expected = { version: VERSION, hasMore: 'boolean', ok: true };
+    const expected = { version: VERSION, hasMore: 'boolean', ok: true, exactId: '820982911946154508', verify: 'function' };
     expect(JSON.parse(cjs.stdout)).toEqual({ ...expected, file: path.join(CLIENT_DIR, 'dist/cjs/index.js') });
     expect(JSON.parse(esm.stdout)).toEqual({ ...expected, file: `file://${path.join(CLIENT_DIR, 'dist/esm/index.js')}` });
   }, 120_000);

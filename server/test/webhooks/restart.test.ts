@@ -53,7 +53,9 @@ describe('webhooks survive kill -9 (end to end)', () => {
     expect(again?.headers['webhook-id']).toBe(first?.headers['webhook-id']);
     expect(again?.body).toBe(first?.body);
     const { verifyWebhook } = await import('@waytrack/client');
-    expect(verifyWebhook(again?.body as string, again?.headers as Record<string, string>, secret).type).toBe('store.updated');
+    expect((await verifyWebhook(again?.body as string, again?.headers as Record<string, string>, secret)).type).toBe(
+      'store.updated',
+    );
 
     const webhooks = await request(server, 'GET', '/v1/webhooks', { key });
     const id = webhooks.body.data.webhooks[0].id as string;
