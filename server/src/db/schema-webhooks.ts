@@ -56,3 +56,15 @@ export interface WebhookDeliveriesTable {
   duration_ms: number;
   at: number;
 }
+
+/**
+ * An endpoint whose attempts keep timing out (migration 0023): how many in a row, at which URL,
+ * and when an attempt at the full timeout is due again. Deleted by its next 2xx.
+ */
+export interface WebhookTimeoutsTable {
+  webhook_id: string;
+  url: string;
+  timeouts_in_row: number;
+  probe_at: number | null;
+  updated_at: number;
+}

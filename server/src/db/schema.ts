@@ -6,7 +6,7 @@ import type {
   RollupQueueTable,
   RollupStoresTable,
 } from './schema-rollups.js';
-import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable } from './schema-webhooks.js';
+import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable, WebhookTimeoutsTable } from './schema-webhooks.js';
 
 export type * from './schema-rollups.js';
 export type * from './schema-webhooks.js';
@@ -327,4 +327,5 @@ export interface DB {
   webhooks: WebhooksTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_timeouts: WebhookTimeoutsTable;
 }
