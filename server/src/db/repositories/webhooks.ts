@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
 import { rowLimit } from '../row-limit.js';
-import type { WebhookDeliveriesTable, WebhookEventRow, WebhookMessagesTable, WebhooksTable } from '../schema.js';
+import type { WebhookDeliveriesTable, WebhookEventRow, WebhooksTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
 
 export async function insertWebhook(db: Writer, row: WebhooksTable): Promise<void> {
@@ -75,39 +75,6 @@ export async function nextMessageDueAt(db: Reader): Promise<number | undefined> 
     .where('status', '=', 'pending')
     .executeTakeFirst();
   return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
-}
-
-/**
- * Leases up to `limit` due messages to `owner` until `leaseUntil`. Each is taken by a
- * conditional update (still pending, still due): of two dispatchers sharing the database only
- * one gets a message.
- */
-export async function claimMessages(
-  db: Writer,
-  claim: { owner: string; now: number; leaseUntil: number; limit: number },
-): Promise<WebhookMessagesTable[]> {
-  const due = await db
-    .selectFrom('webhook_messages')
-    .select(['webhook_id', 'event_id'])
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', claim.now)
-    .orderBy('next_attempt_at')
-    .limit(rowLimit(claim.limit))
-    .execute();
-  const claimed: WebhookMessagesTable[] = [];
-  for (const key of due) {
-    const row = await db
-      .updateTable('webhook_messages')
-      .set({ claimed_by: claim.owner, next_attempt_at: claim.leaseUntil })
-      .where('webhook_id', '=', key.webhook_id)
-      .where('event_id', '=', key.event_id)
-      .where('status', '=', 'pending')
-      .where('next_attempt_at', '<=', claim.now)
-      .returningAll()
-      .executeTakeFirst();
-    if (row) claimed.push(row);
-  }
-  return claimed;
 }
 
 export async function findMessage(db: Reader, webhookId: string, eventId: string) {
