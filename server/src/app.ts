@@ -237,7 +237,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await webhooks.stop();
   });
   // One resolver for the check at registration and the one at connect time (tests replace DNS).
-  const webhookPolicy = { allowPrivate: config.webhooksAllowPrivate, resolve: deps.webhooks?.resolve };
+  const webhookPolicy = {
+    allowPrivate: config.webhooksAllowPrivate,
+    resolve: deps.webhooks?.resolve,
+    maxEndpoints: config.webhookMaxEndpoints,
+  };
   await app.register(dashboard, { database, cursors, secrets, forwarding, limiter, webhooks, webhookPolicy });
 
   await app.register(

@@ -56,6 +56,8 @@ export interface Config {
   webhookRetryScale: number;
   /** WEBHOOKS_ALLOW_PRIVATE: webhook endpoints may be on private and loopback addresses (tests, local development). */
   webhooksAllowPrivate: boolean;
+  /** WEBHOOK_MAX_ENDPOINTS: webhook endpoints per account and mode (default 20; docs/api.md "Webhooks out"). */
+  webhookMaxEndpoints: number;
 }
 
 export class ConfigError extends Error {}
@@ -230,5 +232,6 @@ export function loadConfig(env: Env = process.env): Config {
     retentionDays,
     webhookRetryScale: retryScale(env),
     webhooksAllowPrivate: bool(env, 'WEBHOOKS_ALLOW_PRIVATE', false),
+    webhookMaxEndpoints: int(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 10_000),
   };
 }

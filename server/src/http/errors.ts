@@ -58,7 +58,9 @@ export type ErrorReason =
   | 'ambiguous_order'
   // Shop webhooks in (api.md §9): the signature header is absent or does not verify.
   | 'missing_signature'
-  | 'invalid_signature';
+  | 'invalid_signature'
+  // Webhooks out (api.md §9): the account already has WEBHOOK_MAX_ENDPOINTS endpoints in the mode.
+  | 'limit_reached';
 
 export interface ErrorDetails {
   field?: string;

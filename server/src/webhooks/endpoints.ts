@@ -7,7 +7,6 @@ import {
   findDelivery,
   findMessage,
   findWebhook,
-  insertWebhook,
   listDeliveries,
   listWebhooks,
   updateWebhook,
@@ -19,6 +18,7 @@ import type { SecretBox } from '../secrets.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { literalAddress, refusalOf } from './address.js';
 import { secretContext, type WebhookDispatcher } from './dispatcher.js';
+import { insertWithinCap } from './endpoint-cap.js';
 import type { WebhookEventType } from './events.js';
 import { newSigningSecret } from './signing.js';
 
@@ -35,6 +35,8 @@ export interface WebhookPolicy {
    * dispatcher's connect-time check uses (WebhookTuning.resolve), so both checks see one answer.
    */
   resolve?: typeof dnsLookup;
+  /** Endpoints per account and mode at most (WEBHOOK_MAX_ENDPOINTS; endpoint-cap.ts). */
+  maxEndpoints?: number;
 }
 
 function resolveAll(resolve: typeof dnsLookup, hostname: string): Promise<string[]> {
@@ -148,7 +150,7 @@ export async function createWebhook(
     created_at: now,
     updated_at: now,
   };
-  await database.write((trx) => insertWebhook(trx, row));
+  await insertWithinCap(database, row, policy.maxEndpoints);
   // secretRedacted: a replay of this answer (http/idempotency.ts, `shownOnce`) says true, secret null.
   return { ...presentWebhook(row), secret, secretRedacted: false };
 }
@@ -194,7 +196,6 @@ export async function updateWebhookOf(
   if (!row) throw new ApiError('not_found', `No webhook endpoint ${id}`);
   return presentWebhook(row);
 }
-
 
 export async function requireWebhook(database: Database, tenant: Tenant, id: string): Promise<WebhooksTable> {
   const row = await findWebhook(database.read, tenant.accountId, modeFlag(tenant), id);

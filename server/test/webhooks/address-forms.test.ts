@@ -67,7 +67,11 @@ const fakeDns = ((hostname: string, options: unknown, callback?: unknown) => {
 let ctx: TestContext;
 beforeAll(async () => {
   // WEBHOOKS_ALLOW_PRIVATE is off (the default); a failed delivery is retried 5 s × 10 later at the earliest.
-  ctx = await createTestContext({ env: { WEBHOOK_RETRY_SCALE: '10' }, webhooks: { pollMs: 20, resolve: fakeDns } });
+  // One endpoint per address form in one account: more than the default cap of 20 (WEBHOOK_MAX_ENDPOINTS).
+  ctx = await createTestContext({
+    env: { WEBHOOK_RETRY_SCALE: '10', WEBHOOK_MAX_ENDPOINTS: '200' },
+    webhooks: { pollMs: 20, resolve: fakeDns },
+  });
 });
 afterAll(async () => ctx?.close());
 
