@@ -28,20 +28,52 @@ function roundDiv(numerator: bigint, denominator: bigint): bigint {
   return (numerator * 2n + denominator) / (denominator * 2n);
 }
 
+/** The largest amount the API takes (api.md §2: `eventValue` 0 ≤ v ≤ 1e12), the shop webhooks' totals too. */
+export const MAX_AMOUNT = 1e12;
+
+/** A decimal exactly as written: `digits × 10^-scale` (scale < 0 for a positive exponent). */
+export interface Decimal {
+  negative: boolean;
+  digits: bigint;
+  scale: number;
+}
+
+const DECIMAL = /^(-)?(\d{1,40})(?:\.(\d{1,40}))?(?:[eE]([+-]?\d{1,3}))?$/;
+
 /**
- * Converts a non-negative JSON number to integer minor units. The number is read through its
- * shortest decimal representation (what the client wrote), then rounded half-up to the
- * currency's exponent, so 19.99 → 1999 and 1.005 USD → 101 without binary float error.
+ * The one decimal parser of money (the API's JSON numbers, by their text, and the shops'
+ * amounts, `"49.99"`): a JSON number or plain decimal text → its exact value, or null. Never
+ * through a binary double, so `999999999.99949999` stays itself instead of becoming …9995.
  */
-export function toMinorUnits(value: number, currency: string): number {
-  const exp = currencyExponent(currency);
-  const match = /^(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/.exec(String(value));
-  if (!match) throw new RangeError(`not a non-negative finite number: ${value}`);
-  const [, intPart, fracPart = '', expPart = '0'] = match;
-  const digits = BigInt(`${intPart}${fracPart}`);
-  const scale = Number(expPart) - fracPart.length + exp; // value × 10^exp = digits × 10^scale
-  const minor = scale >= 0 ? digits * 10n ** BigInt(scale) : roundDiv(digits, 10n ** BigInt(-scale));
-  return Number(minor);
+export function parseDecimal(text: string): Decimal | null {
+  const match = DECIMAL.exec(text.trim());
+  if (!match) return null;
+  const [, sign, intPart = '', fracPart = '', expPart = '0'] = match;
+  return { negative: sign === '-', digits: BigInt(`${intPart}${fracPart}`), scale: fracPart.length - Number(expPart) };
+}
+
+/** Whether |d| is above `limit` (an integer), compared exactly. */
+export function decimalExceeds(d: Decimal, limit: number): boolean {
+  const bound = BigInt(limit);
+  return d.scale >= 0 ? d.digits > bound * 10n ** BigInt(d.scale) : d.digits * 10n ** BigInt(-d.scale) > bound;
+}
+
+/** |d| in the currency's minor units, rounded half away from zero (1.005 USD → 101). */
+export function decimalToMinor(d: Decimal, currency: string): bigint {
+  const shift = currencyExponent(currency) - d.scale; // |d| × 10^exp = digits × 10^shift
+  return shift >= 0 ? d.digits * 10n ** BigInt(shift) : roundDiv(d.digits, 10n ** BigInt(-shift));
+}
+
+/**
+ * A non-negative amount → integer minor units, rounded half-up to the currency's exponent, so
+ * 19.99 → 1999 and 1.005 USD → 101. A number is read through its shortest decimal text (what
+ * the client wrote, when the JSON reader has no exact text of it: json-reader.ts); a string is
+ * decimal text, read exactly.
+ */
+export function toMinorUnits(value: number | string, currency: string): number {
+  const parsed = parseDecimal(typeof value === 'number' ? String(value) : value);
+  if (!parsed || parsed.negative) throw new RangeError(`not a non-negative finite amount: ${value}`);
+  return Number(decimalToMinor(parsed, currency));
 }
 
 /** Integer minor units → JSON number in major units (exact decimal). */

@@ -11,6 +11,7 @@ import { planDestinations } from '../destinations/routing.js';
 import { fxFor } from '../fx/record.js';
 import { fieldError } from '../http/errors.js';
 import { newId } from '../ids.js';
+import { exactNumber } from '../json-reader.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { setMatchQuality } from '../quality/record.js';
 import { requireActiveStore } from '../stores/lookup.js';
@@ -100,11 +101,13 @@ function validate(input: ConversionInput, now: number) {
   const products: StoredProduct[] = (input.products ?? []).map((p) => ({
     productId: p.productId,
     ...(p.name !== undefined && { name: p.name }),
-    ...(p.price !== undefined && { priceMinor: toMinorUnits(p.price, currency) }),
+    ...(p.price !== undefined && { priceMinor: toMinorUnits(exactNumber(p, 'price') ?? p.price, currency) }),
     quantity: p.quantity ?? 1,
     ...(p.category !== undefined && { category: p.category }),
   }));
-  return { currency, eventTime, valueMinor: toMinorUnits(input.eventValue, currency), products };
+  // The literal as written when a double could not hold it (json-reader.ts): one decimal parser, exact.
+  const valueMinor = toMinorUnits(exactNumber(input, 'eventValue') ?? input.eventValue, currency);
+  return { currency, eventTime, valueMinor, products };
 }
 
 type Validated = ReturnType<typeof validate>;
