@@ -14,6 +14,7 @@ import type { RefundsTable } from '../db/schema.js';
 import { forwardRefund, refundForwarding } from '../destinations/refunds.js';
 import { ApiError, fieldError } from '../http/errors.js';
 import { newId } from '../ids.js';
+import { exactNumber } from '../json-reader.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { requireActiveStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
@@ -75,6 +76,37 @@ type Outcome =
   | { kind: 'currency_mismatch'; expected: string }
   | { kind: 'over_refund'; remaining: number; currency: string };
 
+/** Why a refund was not recorded, as the shop webhooks answer it (docs/api.md "Shop webhooks in"). */
+export type RefundRefusal =
+  | 'order_not_recorded'
+  | 'ambiguous_order'
+  | 'currency_mismatch'
+  | 'nothing_left'
+  | 'over_remaining'
+  | 'below_minor_unit';
+
+/**
+ * A refund recorded (or found recorded: its `currency` is the one it was recorded in), or why
+ * it cannot apply to its order as things stand: with the error POST /v1/track/refund answers
+ * for it, and `remaining` (what is left, in the conversion's currency) or `expected` (the
+ * conversion's currency) where they tell more.
+ */
+export type RefundApplied =
+  | { kind: 'recorded' | 'duplicate'; result: RefundResult; currency: string }
+  | { kind: 'refused'; reason: RefundRefusal; error: ApiError; remaining?: number; expected?: string };
+
+/**
+ * The refund's own fields, checked before anything is read or written: its currency and time
+ * (a caller recording several things at once checks them all first: shops/record.ts).
+ */
+export function checkRefundInput(input: Pick<RefundInput, 'currency' | 'timestamp'>, now: number) {
+  const currency = normalizeCurrency(input.currency);
+  if (!currency) {
+    throw fieldError('invalid_currency', 'currency', 'invalid_format', `"${input.currency}" is not an ISO 4217 currency code`);
+  }
+  return { currency, refundTime: parseEventTime('timestamp', input.timestamp, now) };
+}
+
 /**
  * Records a refund once per (store, mode, refundId) against the conversion of its order: the
  * order's Purchase, else its only conversion. Exact (integer minor units) and safe under
@@ -88,11 +120,21 @@ export async function trackRefund(
   input: RefundInput,
   now = Date.now(),
 ): Promise<RefundResult> {
-  const currency = normalizeCurrency(input.currency);
-  if (!currency) {
-    throw fieldError('invalid_currency', 'currency', 'invalid_format', `"${input.currency}" is not an ISO 4217 currency code`);
-  }
-  const refundTime = parseEventTime('timestamp', input.timestamp, now);
+  const applied = await applyRefund(database, tenant, input, now);
+  if (applied.kind === 'refused') throw applied.error;
+  return applied.result;
+}
+
+/** `trackRefund`, answering a refund that cannot apply (unknown order, over what is left, …) instead of throwing it. */
+export async function applyRefund(
+  database: Database,
+  tenant: Tenant,
+  input: RefundInput,
+  now = Date.now(),
+): Promise<RefundApplied> {
+  const { currency, refundTime } = checkRefundInput(input, now);
+  // The literal as written when a double could not hold it (json-reader.ts).
+  const amount = input.amount === undefined ? undefined : (exactNumber(input, 'amount') ?? input.amount);
   const store = await requireActiveStore(database.read, tenant, input.storeId);
   const livemode = modeFlag(tenant);
   const key = { storeId: store.id, livemode, refundId: input.refundId };
@@ -119,7 +161,7 @@ export async function trackRefund(
   const apply = async (trx: Writer, target: RefundTarget): Promise<Outcome> => {
     if (currency !== target.currency) return { kind: 'currency_mismatch', expected: target.currency };
     const left = target.value_minor - target.refunded_minor;
-    const amountMinor = input.amount === undefined ? left : toMinorUnits(input.amount, currency);
+    const amountMinor = amount === undefined ? left : toMinorUnits(amount, currency);
     if (amountMinor <= 0 || amountMinor > left) return { kind: 'over_refund', remaining: left, currency };
     const row: RefundsTable = {
       id: newId('refund', now),
@@ -154,50 +196,61 @@ export async function trackRefund(
   };
 
   const outcome = await database.write(record);
+  const refused = (reason: RefundRefusal, error: ApiError, more: { remaining?: number; expected?: string } = {}) =>
+    ({ kind: 'refused', reason, error, ...more }) as const;
   switch (outcome.kind) {
     case 'recorded':
-      return resultOf(outcome.row, outcome.valueMinor, false);
+      return { kind: 'recorded', result: resultOf(outcome.row, outcome.valueMinor, false), currency: outcome.row.currency };
     case 'duplicate': {
       const original = outcome.row;
       const target = await refundTarget(database.read, original.conversion_id, original.conversion_time);
       const result = resultOf(original, target?.value_minor ?? original.refunded_after_minor, true);
       const differences = differencesFrom(original, input, currency, input.timestamp === undefined ? undefined : refundTime);
-      return { ...result, ...(differences.length > 0 && { differences }) };
+      const withDifferences = { ...result, ...(differences.length > 0 && { differences }) };
+      return { kind: 'duplicate', result: withDifferences, currency: original.currency };
     }
     case 'not_found':
-      throw new ApiError(
-        'conversion_not_found',
-        `No conversion with orderId ${JSON.stringify(input.orderId)} in this store in ${tenant.livemode ? 'live' : 'test'} mode`,
-        { field: 'orderId', reason: 'unknown_value' },
+      return refused(
+        'order_not_recorded',
+        new ApiError(
+          'conversion_not_found',
+          `No conversion with orderId ${JSON.stringify(input.orderId)} in this store in ${tenant.livemode ? 'live' : 'test'} mode`,
+          { field: 'orderId', reason: 'unknown_value' },
+        ),
       );
     case 'ambiguous':
-      throw fieldError(
-        'invalid_request',
-        'orderId',
+      return refused(
         'ambiguous_order',
-        `orderId ${JSON.stringify(input.orderId)} has no Purchase but several conversions (${outcome.eventTypes.join(', ')}): refund one order with one conversion, or record its Purchase`,
+        fieldError(
+          'invalid_request',
+          'orderId',
+          'ambiguous_order',
+          `orderId ${JSON.stringify(input.orderId)} has no Purchase but several conversions (${outcome.eventTypes.join(', ')}): refund one order with one conversion, or record its Purchase`,
+        ),
       );
     case 'currency_mismatch':
-      throw fieldError(
-        'invalid_request',
-        'currency',
+      return refused(
         'currency_mismatch',
-        `currency must be the conversion's currency, ${outcome.expected}`,
+        fieldError(
+          'invalid_request',
+          'currency',
+          'currency_mismatch',
+          `currency must be the conversion's currency, ${outcome.expected}`,
+          { expected: outcome.expected },
+        ),
         { expected: outcome.expected },
       );
     case 'over_refund': {
       const remaining = fromMinorUnits(outcome.remaining, outcome.currency);
-      throw fieldError(
-        'invalid_request',
-        'amount',
-        'out_of_range',
-        outcome.remaining === 0
+      const tooSmall = amount !== undefined && toMinorUnits(amount, outcome.currency) === 0;
+      const reason = outcome.remaining === 0 ? 'nothing_left' : tooSmall ? 'below_minor_unit' : 'over_remaining';
+      const message =
+        reason === 'nothing_left'
           ? 'Nothing is left to refund on this conversion'
-          : input.amount !== undefined && input.amount > 0 && toMinorUnits(input.amount, outcome.currency) === 0
+          : reason === 'below_minor_unit'
             ? `amount is less than the currency's smallest unit`
-            : `amount exceeds what is left unrefunded (${remaining} ${outcome.currency})`,
-        { remaining },
-      );
+            : `amount exceeds what is left unrefunded (${remaining} ${outcome.currency})`;
+      return refused(reason, fieldError('invalid_request', 'amount', 'out_of_range', message, { remaining }), { remaining });
     }
   }
 }
