@@ -54,6 +54,18 @@ export interface ShopWebhookDeliveriesTable {
   result: string; // JSON of the answer's data
 }
 
+/** A Shopify order paid in another currency than the shop's: both totals as Shopify sent them (migration 0022). */
+export interface ShopOrdersTable {
+  store_id: string;
+  livemode: number;
+  order_id: string;
+  currency: string;
+  value_minor: number;
+  presentment_currency: string;
+  presentment_value_minor: number;
+  recorded_at: number;
+}
+
 export interface StoresTable {
   id: string;
   account_id: string;
@@ -320,6 +332,7 @@ export interface DB {
   refunds: RefundsTable;
   fx_rates: FxRatesTable;
   shop_webhook_deliveries: ShopWebhookDeliveriesTable;
+  shop_orders: ShopOrdersTable;
   dashboard_sessions: DashboardSessionsTable;
   click_ids: ClickIdsTable;
   store_destinations: StoreDestinationsTable;

@@ -19,6 +19,7 @@ import * as consent from './0016_consent.js';
 import * as refundForwarding from './0019_refund_forwarding.js';
 import * as oneOutbox from './0020_one_outbox.js';
 import * as evidenceFunction from './0021_evidence_function.js';
+import * as shopOrders from './0022_shop_orders.js';
 import * as webhookFairness from './0023_webhook_fairness.js';
 import * as idempotencySecrets from './0025_idempotency_secrets.js';
 
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '0019_refund_forwarding': refundForwarding,
   '0020_one_outbox': oneOutbox,
   '0021_evidence_function': evidenceFunction,
+  '0022_shop_orders': shopOrders,
   '0023_webhook_fairness': webhookFairness,
   '0025_idempotency_secrets': idempotencySecrets,
 };

@@ -1,5 +1,5 @@
 import type { Reader, Writer } from '../database.js';
-import type { ShopWebhookDeliveriesTable, StoresTable } from '../schema.js';
+import type { ShopOrdersTable, ShopWebhookDeliveriesTable, StoresTable } from '../schema.js';
 
 /**
  * A store by id alone, whichever its account: a shop webhook carries no API key, only the
@@ -28,4 +28,26 @@ export async function recordDelivery(db: Writer, row: ShopWebhookDeliveriesTable
     .values(row)
     .onConflict((oc) => oc.columns(['store_id', 'platform', 'delivery_id']).doNothing())
     .execute();
+}
+
+/** Both totals of an order paid in the buyer's currency (migration 0022); the first recording stays. */
+export async function recordShopOrder(db: Writer, row: ShopOrdersTable): Promise<void> {
+  await db
+    .insertInto('shop_orders')
+    .values(row)
+    .onConflict((oc) => oc.columns(['store_id', 'livemode', 'order_id']).doNothing())
+    .execute();
+}
+
+export async function findShopOrder(
+  db: Reader,
+  key: Pick<ShopOrdersTable, 'store_id' | 'livemode' | 'order_id'>,
+): Promise<ShopOrdersTable | undefined> {
+  return db
+    .selectFrom('shop_orders')
+    .selectAll()
+    .where('store_id', '=', key.store_id)
+    .where('livemode', '=', key.livemode)
+    .where('order_id', '=', key.order_id)
+    .executeTakeFirst();
 }
