@@ -1,12 +1,24 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { isSafeNumber, parse } from 'lossless-json';
+import { isIP } from 'node:net';
 import { ApiError } from '../http/errors.js';
+import { exactNumber } from '../json-reader.js';
+import {
+  type Decimal,
+  decimalExceeds,
+  decimalToMinor,
+  fromMinorUnits,
+  MAX_AMOUNT,
+  normalizeCurrency,
+  parseDecimal,
+} from '../money.js';
 import { CLICK_ID_KINDS, type ClickIdKind, isValidClickId } from '../tracking/click-ids.js';
+import { parseEventTime } from '../tracking/input.js';
 
 /**
- * What the shop webhook mappers (shopify.ts, woocommerce.ts) share: the signature check, a JSON
- * parser that keeps big integer ids exact, and readers of loosely typed payload fields that
- * say which field is missing or wrong.
+ * What the shop webhook mappers (shopify.ts, woocommerce.ts) share: the signature check, and
+ * readers of loosely typed payload fields. What a conversion or refund cannot exist without
+ * (an id, a total, a currency) refuses the payload (422, naming the field); anything else that
+ * cannot be used is left out with a warning in the answer (`Warnings`), never a refusal.
  */
 
 /**
@@ -24,21 +36,31 @@ export function signatureMatches(raw: Buffer, signature: string, secret: string)
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-/**
- * JSON text → value, with every integer too large for a double kept as its exact decimal text
- * (Shopify's ids exceed 2^53: `JSON.parse` would round them).
- */
-export function parsePayload(text: string): unknown {
-  return parse(text, null, (value: string) => (isSafeNumber(value) || !/^-?\d+$/.test(value) ? Number(value) : value));
-}
-
 /** The payload does not carry what a conversion or refund needs: 422, naming the field. */
 export function unmappable(
   field: string,
   message: string,
   reason: 'required_field_missing' | 'invalid_format' | 'out_of_range' = 'required_field_missing',
+  more: Record<string, unknown> = {},
 ): ApiError {
-  return new ApiError('unprocessable_payload', message, { field, reason });
+  return new ApiError('unprocessable_payload', message, { field, reason, ...more });
+}
+
+/** Optional data the payload had but that could not be used: left out, and said so in the answer. */
+export interface PayloadWarning {
+  /** The payload's field, as the shop names it (`customer_ip_address`, `refunds[0].date`). */
+  field: string;
+  reason: 'invalid_format' | 'out_of_range';
+  message: string;
+}
+
+/** Collects a delivery's warnings. Messages name fields, never their values (which may be customer data). */
+export class Warnings {
+  readonly list: PayloadWarning[] = [];
+  add(field: string, reason: PayloadWarning['reason'], message: string): undefined {
+    this.list.push({ field, reason, message });
+    return undefined;
+  }
 }
 
 export type Json = Record<string, unknown>;
@@ -53,18 +75,31 @@ export function objectAt(value: unknown, key: string): Json | undefined {
   return isObject(found) ? found : undefined;
 }
 
-/** A non-empty string field (trimmed), or undefined. */
-export function textAt(value: unknown, key: string, maxLength = 256): string | undefined {
+/** A non-empty string field (trimmed), or undefined; one longer than `maxLength` is left out with a warning when `warn` is given. */
+export function textAt(
+  value: unknown,
+  key: string,
+  maxLength = 256,
+  warn?: { warnings: Warnings; path: string },
+): string | undefined {
   const found = isObject(value) ? value[key] : undefined;
   if (typeof found !== 'string') return undefined;
   const text = found.trim();
-  return text !== '' && text.length <= maxLength ? text : undefined;
+  if (text === '') return undefined;
+  if (text.length > maxLength) {
+    return warn?.warnings.add(warn.path, 'out_of_range', `${warn.path} is longer than ${maxLength} characters: left out`);
+  }
+  return text;
 }
 
-/** An id as its exact decimal text (a number, a big integer kept as text, or a string of digits). */
+/** An id as its exact decimal text (a number — kept digit for digit by the JSON reader above 2^53 — or a string of digits). */
 export function idAt(value: unknown, key: string): string | undefined {
   const found = isObject(value) ? value[key] : undefined;
-  if (typeof found === 'number') return Number.isSafeInteger(found) && found >= 0 ? String(found) : undefined;
+  if (typeof found === 'number') {
+    const exact = exactNumber(value, key);
+    if (exact !== undefined) return /^\d{1,40}$/.test(exact) ? exact : undefined;
+    return Number.isSafeInteger(found) && found >= 0 ? String(found) : undefined;
+  }
   if (typeof found === 'string' && /^\d{1,40}$/.test(found)) return found;
   return undefined;
 }
@@ -75,33 +110,87 @@ export function requireId(value: unknown, key: string, path = key): string {
   return id;
 }
 
-/** A decimal amount as shops send it ("49.99", or a number), or undefined. */
-export function amountAt(value: unknown, key: string): number | undefined {
+/** A decimal amount exactly as the shop wrote it ("49.99", or a JSON number by its text), or undefined. */
+export function decimalAt(value: unknown, key: string): Decimal | undefined {
   const found = isObject(value) ? value[key] : undefined;
-  const text = typeof found === 'number' ? String(found) : typeof found === 'string' ? found.trim() : undefined;
-  if (text === undefined || !/^-?\d{1,13}(\.\d{1,6})?$/.test(text)) return undefined;
-  return Number(text);
+  if (typeof found === 'number') return parseDecimal(exactNumber(value, key) ?? String(found)) ?? undefined;
+  if (typeof found === 'string') return parseDecimal(found) ?? undefined;
+  return undefined;
 }
 
-export function requireAmount(value: unknown, key: string, path = key): number {
-  const amount = amountAt(value, key);
-  if (amount === undefined) throw unmappable(path, `${path} is missing or not a decimal amount`);
-  if (amount < 0) throw unmappable(path, `${path} is negative`, 'out_of_range');
-  return amount;
+/**
+ * A decimal rounded exactly to the currency's minor units (half away from zero), as the number
+ * the domain takes: it prints as that decimal, so money.ts reads back the same minor units.
+ */
+export function exactAmount(amount: Decimal, currency: string): number {
+  return fromMinorUnits(Number(decimalToMinor(amount, currency)), currency);
 }
 
+/**
+ * A required amount: present, a decimal, 0 ≤ amount ≤ 1e12 (the API's range, compared on the
+ * decimal as written), in `currency` (normalized). Otherwise 422 naming `path`.
+ */
+export function requireAmount(value: unknown, key: string, currency: string, path = key): number {
+  const found = isObject(value) ? value[key] : undefined;
+  const amount = decimalAt(value, key);
+  if (amount === undefined) {
+    throw found === undefined || found === null || found === ''
+      ? unmappable(path, `${path} is missing`)
+      : unmappable(path, `${path} is not a decimal amount`, 'invalid_format');
+  }
+  if (amount.negative && amount.digits > 0n) throw unmappable(path, `${path} is negative`, 'out_of_range');
+  if (decimalExceeds(amount, MAX_AMOUNT)) {
+    throw unmappable(path, `${path} is over 1e12, the largest amount Waytrack records`, 'out_of_range');
+  }
+  return exactAmount(amount, currency);
+}
+
+/** The ISO 4217 code (upper case) a conversion or refund cannot be recorded without; else 422 naming `path`. */
 export function requireCurrency(value: unknown, key: string, path = key): string {
-  const currency = textAt(value, key, 16);
-  if (currency === undefined) throw unmappable(path, `${path} is missing`);
+  const given = textAt(value, key, 16);
+  if (given === undefined) throw unmappable(path, `${path} is missing`);
+  const currency = normalizeCurrency(given);
+  if (!currency) {
+    throw unmappable(path, `${path} is not an ISO 4217 currency code`, 'invalid_format', { code: 'invalid_currency' });
+  }
   return currency;
 }
 
-/** A date-time field normalized to ISO 8601 with an offset (WooCommerce's `_gmt` times have none: they are UTC). */
-export function timeAt(value: unknown, key: string, utc = false): string | undefined {
-  const text = textAt(value, key, 64);
-  if (text === undefined) return undefined;
-  if (utc && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(text)) return `${text}Z`;
-  return text;
+/**
+ * A date-time field as ISO 8601 with an offset (WooCommerce's `_gmt` times have none: they are
+ * UTC), when it is one the API takes (tracking/input.ts parseEventTime: valid, at most 5
+ * minutes ahead); otherwise left out with a warning, and the caller's next choice applies.
+ */
+export function timeAt(value: unknown, key: string, warnings: Warnings, now: number, utc = false): string | undefined {
+  const found = textAt(value, key, 64);
+  if (found === undefined) return undefined;
+  const text = utc && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/.test(found) ? `${found}Z` : found;
+  try {
+    parseEventTime(key, text, now);
+    return text;
+  } catch (error) {
+    const future = error instanceof ApiError && error.details?.reason === 'out_of_range';
+    return future
+      ? warnings.add(key, 'out_of_range', `${key} is more than 5 minutes in the future: not used as the time`)
+      : warnings.add(key, 'invalid_format', `${key} is not an ISO 8601 date-time: not used as the time`);
+  }
+}
+
+/**
+ * The buyer's IP address. A list (as proxies write `X-Forwarded-For`: the client first) gives its
+ * first address, with a warning; anything else that is not an address (WooCommerce's "unknown")
+ * is left out with a warning.
+ */
+export function ipAt(value: unknown, key: string, warnings: Warnings, path = key): string | undefined {
+  const given = textAt(value, key, 1024);
+  if (given === undefined) return undefined;
+  if (isIP(given) !== 0) return given;
+  const first = given.split(',')[0]?.trim() ?? '';
+  if (given.includes(',') && isIP(first) !== 0) {
+    warnings.add(path, 'invalid_format', `${path} is a list of addresses: its first one is used, as the buyer's`);
+    return first;
+  }
+  return warnings.add(path, 'invalid_format', `${path} is not an IPv4 or IPv6 address: left out`);
 }
 
 /** Items of an array field (objects only). */
@@ -110,20 +199,27 @@ export function itemsAt(value: unknown, key: string): Json[] {
   return Array.isArray(found) ? found.filter(isObject) : [];
 }
 
-/** The valid click ids in a URL's query (a relative one too, like Shopify's `landing_site`). */
-export function clickIdsInUrl(url: string | undefined): Partial<Record<ClickIdKind, string>> {
+/** The click ids in a URL's query (a relative one too, like Shopify's `landing_site`); malformed ones left out with a warning. */
+export function clickIdsInUrl(url: string | undefined, warnings: Warnings, field: string): Partial<Record<ClickIdKind, string>> {
   if (!url) return {};
   let params: URLSearchParams;
   try {
     params = new URL(url, 'https://shop.invalid').searchParams;
   } catch {
-    return {};
+    return warnings.add(field, 'invalid_format', `${field} is not a URL: no click id read from it`) ?? {};
   }
   const ids: Partial<Record<ClickIdKind, string>> = {};
   for (const kind of CLICK_ID_KINDS) {
     const value = params.get(kind);
-    // Malformed ids are the visitor's URL, not the shop's fault: left out, not a refusal.
-    if (value && isValidClickId(value)) ids[kind] = value;
+    if (!value) continue;
+    // The visitor's URL, not the shop's fault: left out, not a refusal.
+    if (isValidClickId(value)) ids[kind] = value;
+    else
+      warnings.add(
+        field,
+        'invalid_format',
+        `${field}'s ${kind} is not 1–500 characters of A–Z, a–z, 0–9, "_", ".", "-": left out`,
+      );
   }
   return ids;
 }
@@ -132,4 +228,14 @@ export function clickIdsInUrl(url: string | undefined): Partial<Record<ClickIdKi
 export function quantityAt(value: unknown, key: string): number {
   const found = isObject(value) ? value[key] : undefined;
   return typeof found === 'number' && Number.isSafeInteger(found) && found >= 1 ? found : 1;
+}
+
+/** A line item's price when it is one the API takes (0 ≤ price ≤ 1e12); otherwise left out with a warning. */
+export function priceAt(item: Json, key: string, currency: string, warnings: Warnings, path: string): number | undefined {
+  if (item[key] === undefined || item[key] === null || item[key] === '') return undefined;
+  const price = decimalAt(item, key);
+  if (price === undefined || (price.negative && price.digits > 0n) || decimalExceeds(price, MAX_AMOUNT)) {
+    return warnings.add(path, 'invalid_format', `${path} is not an amount from 0 to 1e12: the product is kept without its price`);
+  }
+  return exactAmount(price, currency);
 }

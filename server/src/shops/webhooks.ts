@@ -1,24 +1,27 @@
+import { createHash } from 'node:crypto';
 import type { Forwarder } from '../capi/forwarding.js';
 import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import { findDelivery, findStoreForWebhook, recordDelivery } from '../db/repositories/shop-webhooks.js';
 import type { StoresTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
+import { readJson } from '../json-reader.js';
 import type { SecretBox } from '../secrets.js';
 import { webhookSecretContext } from '../stores/stores.js';
-import type { Tenant } from '../tenancy.js';
-import { type ConversionInput, recordConversion } from '../tracking/conversions.js';
-import { type RefundInput, trackRefund } from '../tracking/refunds.js';
-import { parsePayload, signatureMatches } from './payload.js';
-import { mapShopifyOrder, mapShopifyRefund, SHOPIFY_TOPICS } from './shopify.js';
+import { idAt, type PayloadWarning, signatureMatches, Warnings } from './payload.js';
+import { type RecordContext, type RecordedConversion, recordMapped, type ShopLog, type WebhookRefundOutcome } from './record.js';
+import { isPaidShopifyOrder, mapShopifyOrder, mapShopifyRefund, SHOPIFY_TOPICS } from './shopify.js';
 import { mapWooOrder, WOOCOMMERCE_TOPICS } from './woocommerce.js';
 
 /**
  * Shop webhooks in (api.md §9): a delivery is authenticated by its signature with the store's
- * secret, deduplicated by the shop's delivery id, mapped (shopify.ts, woocommerce.ts) to the
- * inputs the API takes, and recorded by the same domain functions, so attribution, dedup by
- * orderId / refundId and forwarding all apply. Everything is durable before the answer.
+ * secret (over the raw bytes, before anything reads them), read by the API's own JSON reader,
+ * deduplicated by what identifies the event (never the shop's delivery-id header alone), mapped
+ * (shopify.ts, woocommerce.ts) to the inputs the API takes, and recorded whole by the same
+ * domain functions (record.ts). Everything is durable before the answer.
  */
+
+export type { ShopLog, WebhookRefundOutcome };
 
 export type ShopPlatform = 'shopify' | 'woocommerce';
 
@@ -29,30 +32,24 @@ export interface ShopWebhook {
   contentType?: string;
   signature?: string;
   topic?: string;
+  /** The shop's delivery-id header: not what a delivery is deduplicated by (`eventKey`), kept for the record. */
   deliveryId?: string;
   /** Called once the signature verified, before anything is read or recorded: the caller's per-store rate limit (may throw its 429). */
   verified?: (storeId: string) => Promise<void>;
 }
 
-export interface WebhookRefundOutcome {
-  refundId: string;
-  conversionId?: string;
-  amount?: number;
-  duplicate?: boolean;
-  /** Only when not recorded: `order_not_recorded` (no conversion of the order) or `nothing_left` (already refunded in full). */
-  skipped?: 'order_not_recorded' | 'nothing_left';
-}
-
 export interface WebhookOutcome {
   received: true;
-  /** This delivery id was answered before: the first answer, nothing done again. */
+  /** This event (topic, resource, exact body) was answered before: the first answer, nothing done again. */
   duplicate: boolean;
   topic: string | null;
   /** Why nothing was recorded: `ping`, `unknown_topic`, `not_paid`, `no_money_refunded`. */
   ignored?: string;
   livemode?: boolean;
-  conversion?: { conversionId: string; attributed: boolean; duplicate: boolean };
+  conversion?: RecordedConversion;
   refunds?: WebhookRefundOutcome[];
+  /** Optional data of the payload that could not be used and was left out (the rest was recorded). */
+  warnings?: PayloadWarning[];
 }
 
 const SIGNATURE_HEADER: Record<ShopPlatform, string> = {
@@ -93,13 +90,25 @@ async function authenticateDelivery(database: Database, secrets: SecretBox, hook
   return store;
 }
 
-/** Receives one delivery: authenticate, deduplicate, map, record; returns the answer's data. */
+/**
+ * What identifies an event: its topic, its resource's id and a hash of its exact bytes. Not the
+ * shop's delivery id: WooCommerce makes `X-WC-Webhook-Delivery-ID` from the webhook id and the
+ * current second, so two updates of one order within a second share it (the second is a later
+ * status, never a duplicate); and a Shopify webhook id is trusted for no more than its topic.
+ */
+function eventKey(topic: string, payload: unknown, raw: Buffer): string {
+  const resource = idAt(payload, 'id') ?? '-';
+  return `${topic}:${resource}:${createHash('sha256').update(raw).digest('base64url')}`;
+}
+
+/** Receives one delivery: authenticate, read, deduplicate, map, record; returns the answer's data. */
 export async function receiveShopWebhook(
   database: Database,
   secrets: SecretBox,
   hook: ShopWebhook,
   forwarding?: Forwarder,
   now = Date.now(),
+  log?: ShopLog,
 ): Promise<WebhookOutcome> {
   if (isWooPing(hook)) return { received: true, duplicate: false, topic: null, ignored: 'ping' };
   const store = await authenticateDelivery(database, secrets, hook);
@@ -108,102 +117,39 @@ export async function receiveShopWebhook(
   const known: readonly string[] = hook.platform === 'shopify' ? SHOPIFY_TOPICS : WOOCOMMERCE_TOPICS;
   if (!topic || !known.includes(topic)) return { received: true, duplicate: false, topic, ignored: 'unknown_topic' };
 
-  const key = hook.deliveryId ? { store_id: store.id, platform: hook.platform, delivery_id: hook.deliveryId } : undefined;
-  if (key) {
-    const seen = await findDelivery(database.read, key);
-    if (seen) return { ...(JSON.parse(seen.result) as WebhookOutcome), duplicate: true };
-  }
-  let payload: unknown;
-  try {
-    payload = parsePayload(hook.raw.toString('utf8'));
-  } catch {
-    throw new ApiError('invalid_request', 'The request body is not valid JSON', { reason: 'malformed_json' });
-  }
-  const outcome = await handle(database, store, hook.platform, topic, payload, now, forwarding);
+  // The API's reader (json-reader.ts): UTF-8 only, a BOM skipped, ids above 2^53 exact.
+  const payload = readJson(hook.raw);
+  const key = { store_id: store.id, platform: hook.platform, delivery_id: eventKey(topic, payload, hook.raw) };
+  const seen = await findDelivery(database.read, key);
+  if (seen) return { ...(JSON.parse(seen.result) as WebhookOutcome), duplicate: true };
+  const ctx: RecordContext = { database, store, now, ...(forwarding && { forwarding }), ...(log && { log }) };
+  const outcome = await handle(ctx, hook.platform, topic, payload);
   crashPoint('shop-webhook'); // test hook (crash-point.ts): recorded durably, not acknowledged
-  if (key) {
-    await database.write((trx) => recordDelivery(trx, { ...key, topic, received_at: now, result: JSON.stringify(outcome) }));
-  }
+  await database.write((trx) => recordDelivery(trx, { ...key, topic, received_at: now, result: JSON.stringify(outcome) }));
   return outcome;
 }
 
-async function handle(
-  database: Database,
-  store: StoresTable,
-  platform: ShopPlatform,
-  topic: string,
-  payload: unknown,
-  now: number,
-  forwarding?: Forwarder,
-): Promise<WebhookOutcome> {
+async function handle(ctx: RecordContext, platform: ShopPlatform, topic: string, payload: unknown): Promise<WebhookOutcome> {
   const base = { received: true as const, duplicate: false, topic };
-  const tenantOf = (livemode: boolean): Tenant => ({ accountId: store.account_id, livemode });
-  if (platform === 'shopify' && topic === 'orders/paid') {
-    const { livemode, conversion } = mapShopifyOrder(payload);
-    const recorded = await purchase(database, tenantOf(livemode), store, conversion, now, forwarding);
-    return { ...base, livemode, conversion: recorded };
+  const warnings = new Warnings();
+  const answer = (livemode: boolean, recorded: Awaited<ReturnType<typeof recordMapped>>): WebhookOutcome => ({
+    ...base,
+    livemode,
+    ...recorded,
+    ...(warnings.list.length > 0 && { warnings: warnings.list }),
+  });
+  if (platform === 'shopify' && topic !== 'refunds/create') {
+    // orders/create is sent for every order, paid or not; orders/paid once it is paid: one Purchase either way (its orderId).
+    if (topic === 'orders/create' && !isPaidShopifyOrder(payload)) return { ...base, ignored: 'not_paid' };
+    const purchase = mapShopifyOrder(payload, warnings, ctx.now);
+    return answer(purchase.livemode, await recordMapped(ctx, purchase, []));
   }
   if (platform === 'shopify') {
-    const mapped = mapShopifyRefund(payload);
-    if (!mapped) return { ...base, ignored: 'no_money_refunded' };
-    const refund = await refundOf(database, tenantOf(mapped.livemode), store, mapped.refund, now);
-    return { ...base, livemode: mapped.livemode, refunds: [refund] };
+    const refund = mapShopifyRefund(payload, warnings, ctx.now);
+    if (!refund) return { ...base, ignored: 'no_money_refunded' };
+    return answer(refund.livemode, await recordMapped(ctx, undefined, [refund]));
   }
-  const order = mapWooOrder(payload);
+  const order = mapWooOrder(payload, warnings, ctx.now);
   if (!order.purchase && order.refunds.length === 0) return { ...base, ignored: 'not_paid' };
-  const tenant = tenantOf(true);
-  const conversion = order.purchase && (await purchase(database, tenant, store, order.purchase.conversion, now, forwarding));
-  const refunds: WebhookRefundOutcome[] = [];
-  for (const refund of order.refunds) refunds.push(await refundOf(database, tenant, store, refund, now));
-  return { ...base, livemode: true, ...(conversion && { conversion }), ...(refunds.length > 0 && { refunds }) };
-}
-
-/** The domain's 400s about a mapped field are the payload's fault: 422, with the field named as the API calls it. */
-function asUnprocessable(error: unknown, what: string): unknown {
-  if (!(error instanceof ApiError) || error.status !== 400) return error;
-  return new ApiError('unprocessable_payload', `The ${what} cannot be recorded: ${error.message}`, {
-    ...error.details,
-    code: error.code,
-  });
-}
-
-async function purchase(
-  database: Database,
-  tenant: Tenant,
-  store: StoresTable,
-  conversion: Omit<ConversionInput, 'storeId'>,
-  now: number,
-  forwarding?: Forwarder,
-) {
-  try {
-    const { result, delivered } = await recordConversion(database, tenant, { ...conversion, storeId: store.id }, now, forwarding);
-    // Not waited for: the shop wants its answer within 5 s, and forwarding goes on from the outbox.
-    delivered?.catch(() => undefined);
-    return { conversionId: result.conversionId, attributed: result.attributed, duplicate: result.duplicate };
-  } catch (error) {
-    throw asUnprocessable(error, 'order');
-  }
-}
-
-async function refundOf(
-  database: Database,
-  tenant: Tenant,
-  store: StoresTable,
-  refund: Omit<RefundInput, 'storeId'>,
-  now: number,
-): Promise<WebhookRefundOutcome> {
-  try {
-    const result = await trackRefund(database, tenant, { ...refund, storeId: store.id }, now);
-    return { refundId: result.refundId, conversionId: result.conversionId, amount: result.amount, duplicate: result.duplicate };
-  } catch (error) {
-    // An order recorded before Waytrack was set up (or in the other mode): nothing to refund, and
-    // redelivering would not change that, so the delivery is answered 200 with the reason.
-    if (error instanceof ApiError && error.code === 'conversion_not_found') {
-      return { refundId: refund.refundId, skipped: 'order_not_recorded' };
-    }
-    if (error instanceof ApiError && error.details?.field === 'amount' && error.details.remaining === 0) {
-      return { refundId: refund.refundId, skipped: 'nothing_left' };
-    }
-    throw asUnprocessable(error, 'refund');
-  }
+  return answer(true, await recordMapped(ctx, order.purchase, order.refunds));
 }

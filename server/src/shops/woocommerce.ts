@@ -1,14 +1,16 @@
 import type { CustomerData } from '../capi/pii.js';
 import type { ProductInput } from '../tracking/conversions.js';
-import type { RefundInput } from '../tracking/refunds.js';
 import {
-  amountAt,
   clickIdsInUrl,
+  decimalAt,
+  exactAmount,
   idAt,
+  ipAt,
   isObject,
   itemsAt,
   type Json,
   objectAt,
+  priceAt,
   quantityAt,
   requireAmount,
   requireCurrency,
@@ -16,8 +18,9 @@ import {
   textAt,
   timeAt,
   unmappable,
+  type Warnings,
 } from './payload.js';
-import type { MappedConversion } from './shopify.js';
+import type { MappedConversion, MappedRefund } from './record.js';
 
 /**
  * WooCommerce's order webhooks (REST API v3 order JSON, topics `order.created` and
@@ -40,38 +43,41 @@ function metaOf(order: Json): Record<string, string> {
   return meta;
 }
 
-function customerDataOf(order: Json): CustomerData | undefined {
+function customerDataOf(order: Json, warnings: Warnings): CustomerData | undefined {
   const billing = objectAt(order, 'billing');
   const shipping = objectAt(order, 'shipping');
+  const at = (key: string) =>
+    textAt(billing, key, 256, { warnings, path: `billing.${key}` }) ??
+    textAt(shipping, key, 256, { warnings, path: `shipping.${key}` });
   const data: CustomerData = {
-    email: textAt(billing, 'email'),
-    phone: textAt(billing, 'phone') ?? textAt(shipping, 'phone'),
-    firstName: textAt(billing, 'first_name') ?? textAt(shipping, 'first_name'),
-    lastName: textAt(billing, 'last_name') ?? textAt(shipping, 'last_name'),
-    city: textAt(billing, 'city') ?? textAt(shipping, 'city'),
-    state: textAt(billing, 'state') ?? textAt(shipping, 'state'),
-    zipCode: textAt(billing, 'postcode') ?? textAt(shipping, 'postcode'),
-    country: textAt(billing, 'country') ?? textAt(shipping, 'country'),
+    email: textAt(billing, 'email', 256, { warnings, path: 'billing.email' }),
+    phone: at('phone'),
+    firstName: at('first_name'),
+    lastName: at('last_name'),
+    city: at('city'),
+    state: at('state'),
+    zipCode: at('postcode'),
+    country: at('country'),
   };
   const present = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined)) as CustomerData;
   return Object.keys(present).length > 0 ? present : undefined;
 }
 
-function productsOf(order: Json): ProductInput[] {
+function productsOf(order: Json, currency: string, warnings: Warnings): ProductInput[] {
   return itemsAt(order, 'line_items')
     .slice(0, 1000)
-    .flatMap((item) => {
+    .flatMap((item, i) => {
       const variation = idAt(item, 'variation_id');
       const productId = (variation !== '0' ? variation : undefined) ?? idAt(item, 'product_id') ?? idAt(item, 'id');
       if (!productId) return [];
-      const price = amountAt(item, 'price');
+      const price = priceAt(item, 'price', currency, warnings, `line_items[${i}].price`);
       const name = textAt(item, 'name', 500);
-      const sku = textAt(item, 'sku', 200);
+      const sku = textAt(item, 'sku', 255);
       return [
         {
           productId: sku ?? productId,
           ...(name !== undefined && { name }),
-          ...(price !== undefined && price >= 0 && { price }),
+          ...(price !== undefined && { price }),
           quantity: quantityAt(item, 'quantity'),
         },
       ];
@@ -83,11 +89,44 @@ export interface MappedOrder {
   /** When the order is paid (status processing or completed). */
   purchase?: MappedConversion;
   /** Its refunds, oldest first; and when the order is `refunded`, the rest of it. */
-  refunds: Array<Omit<RefundInput, 'storeId'>>;
+  refunds: MappedRefund[];
+}
+
+/** A paid order's Purchase: every field but the id, total and currency is optional (left out with a warning when unusable). */
+function purchaseOf(order: Json, orderId: string, currency: string, warnings: Warnings, now: number): MappedConversion {
+  const eventValue = requireAmount(order, 'total', currency);
+  const meta = metaOf(order);
+  const saved = (name: string, max: number) =>
+    textAt(meta, `_waytrack_${name}`, max, { warnings, path: `meta_data._waytrack_${name}` }) ??
+    textAt(meta, `waytrack_${name}`, max, { warnings, path: `meta_data.waytrack_${name}` });
+  const [fbc, fbp, fingerprint] = [saved('fbc', 600), saved('fbp', 256), saved('fingerprint', 256)];
+  const timestamp = timeAt(order, 'date_paid_gmt', warnings, now, true) ?? timeAt(order, 'date_created_gmt', warnings, now, true);
+  const ipAddress = ipAt(order, 'customer_ip_address', warnings);
+  const userAgent = textAt(order, 'customer_user_agent', 1024, { warnings, path: 'customer_user_agent' });
+  const customerData = customerDataOf(order, warnings);
+  const products = productsOf(order, currency, warnings);
+  return {
+    livemode: true,
+    conversion: {
+      eventType: 'Purchase',
+      orderId,
+      eventValue,
+      currency,
+      ...(timestamp !== undefined && { timestamp }),
+      ...clickIdsInUrl(meta._wc_order_attribution_session_entry, warnings, 'meta_data._wc_order_attribution_session_entry'),
+      ...(fbc !== undefined && { fbc }),
+      ...(fbp !== undefined && { fbp }),
+      ...(fingerprint !== undefined && { fingerprint }),
+      ...(ipAddress !== undefined && { ipAddress }),
+      ...(userAgent !== undefined && { userAgent }),
+      ...(customerData && { customerData }),
+      ...(products.length > 0 && { products }),
+    },
+  };
 }
 
 /** An order webhook → its Purchase (when paid) and its refunds. Orders neither paid nor refunded map to nothing. */
-export function mapWooOrder(order: unknown): MappedOrder {
+export function mapWooOrder(order: unknown, warnings: Warnings, now: number): MappedOrder {
   if (!isObject(order)) throw unmappable('id', 'The payload is not a WooCommerce order object');
   const orderId = requireId(order, 'id');
   const status = textAt(order, 'status', 64);
@@ -97,54 +136,33 @@ export function mapWooOrder(order: unknown): MappedOrder {
   if (!paid && status !== 'refunded' && refunds.length === 0) return { orderId, refunds: [] };
   const currency = requireCurrency(order, 'currency');
   const mapped: MappedOrder = { orderId, refunds: [] };
-  if (paid) {
-    const meta = metaOf(order);
-    const saved = (name: string) => meta[`_waytrack_${name}`] ?? meta[`waytrack_${name}`];
-    const timestamp = timeAt(order, 'date_paid_gmt', true) ?? timeAt(order, 'date_created_gmt', true);
-    const ipAddress = textAt(order, 'customer_ip_address', 64);
-    const userAgent = textAt(order, 'customer_user_agent', 1024);
-    const customerData = customerDataOf(order);
-    const products = productsOf(order);
-    mapped.purchase = {
-      livemode: true,
-      conversion: {
-        eventType: 'Purchase',
-        orderId,
-        eventValue: requireAmount(order, 'total'),
-        currency,
-        ...(timestamp !== undefined && { timestamp }),
-        ...clickIdsInUrl(meta._wc_order_attribution_session_entry),
-        ...(saved('fbc') && { fbc: saved('fbc') }),
-        ...(saved('fbp') && { fbp: saved('fbp') }),
-        ...(saved('fingerprint') && { fingerprint: saved('fingerprint') }),
-        ...(ipAddress !== undefined && { ipAddress }),
-        ...(userAgent !== undefined && { userAgent }),
-        ...(customerData && { customerData }),
-        ...(products.length > 0 && { products }),
-      },
-    };
-  }
-  const time = timeAt(order, 'date_modified_gmt', true);
+  if (paid) mapped.purchase = purchaseOf(order, orderId, currency, warnings, now);
+  const time = timeAt(order, 'date_modified_gmt', warnings, now, true);
   // Newest first in the payload: recorded oldest first, so that each sees what the earlier left.
   for (const [i, refund] of [...refunds.entries()].reverse()) {
     const refundId = requireId(refund, 'id', `refunds[${i}].id`);
-    const amount = amountAt(refund, 'total');
+    const amount = decimalAt(refund, 'total');
     if (amount === undefined) throw unmappable(`refunds[${i}].total`, `refunds[${i}].total is missing or not a decimal amount`);
-    if (amount === 0) continue;
+    // WooCommerce lists refunds with negative totals: the money returned is the absolute value.
+    const returned = exactAmount({ ...amount, negative: false }, currency);
+    if (returned === 0) continue;
     const reason = textAt(refund, 'reason', 500);
     mapped.refunds.push({
-      orderId,
-      refundId,
-      // WooCommerce lists refunds with negative totals.
-      amount: Math.abs(amount),
-      currency,
-      ...(time !== undefined && { timestamp: time }),
-      ...(reason !== undefined && { reason }),
+      livemode: true,
+      refund: {
+        orderId,
+        refundId,
+        amount: returned,
+        currency,
+        ...(time !== undefined && { timestamp: time }),
+        ...(reason !== undefined && { reason }),
+      },
     });
   }
   if (status === 'refunded') {
     // Whatever the listed refunds left: the order is refunded in full.
-    mapped.refunds.push({ orderId, refundId: `${orderId}-refunded`, currency, ...(time !== undefined && { timestamp: time }) });
+    const rest = { orderId, refundId: `${orderId}-refunded`, currency, ...(time !== undefined && { timestamp: time }) };
+    mapped.refunds.push({ livemode: true, refund: rest });
   }
   return mapped;
 }

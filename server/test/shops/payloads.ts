@@ -10,10 +10,24 @@ export const sign = (raw: string, secret: string) => createHmac('sha256', secret
 
 /** Written as text: the ids must reach the server as the digits Shopify sends, not as a rounded double. */
 export function shopifyOrderJson(
-  overrides: { id?: string; test?: boolean; fbclid?: string; total?: string; processedAt?: string } = {},
+  overrides: {
+    id?: string;
+    test?: boolean;
+    fbclid?: string;
+    total?: string;
+    processedAt?: string;
+    /** The shop's currency (`currency`, `total_price_set.shop_money`); USD by default. */
+    currency?: string;
+    /** What the buyer paid in their own currency when it is not the shop's (Shopify Markets). */
+    presentment?: { currency: string; total: string };
+    financialStatus?: string;
+  } = {},
 ) {
   const id = overrides.id ?? '820982911946154508';
   const landing = overrides.fbclid ? `/products/tent?utm_source=facebook&fbclid=${overrides.fbclid}` : '/products/tent';
+  const currency = overrides.currency ?? 'USD';
+  const total = overrides.total ?? '199.65';
+  const presentment = overrides.presentment ?? { currency, total };
   return `{
   "id": ${id},
   "admin_graphql_api_id": "gid://shopify/Order/${id}",
@@ -35,22 +49,26 @@ export function shopifyOrderJson(
   "confirmed": true,
   "contact_email": "Jon@Example.com",
   "created_at": "2026-11-20T10:00:00-05:00",
-  "currency": "USD",
-  "current_total_price": "${overrides.total ?? '199.65'}",
+  "currency": "${currency}",
+  "current_total_price": "${total}",
   "email": "Jon@Example.com",
-  "financial_status": "paid",
+  "financial_status": "${overrides.financialStatus ?? 'paid'}",
   "landing_site": "${landing}",
   "name": "#9999",
   "note_attributes": [{ "name": "waytrack_fbp", "value": "fb.1.1795340461022.1116446470" }],
   "order_number": 1000,
   "phone": "+15551234567",
-  "presentment_currency": "USD",
+  "presentment_currency": "${presentment.currency}",
   "processed_at": "${overrides.processedAt ?? new Date(Date.now() - 60_000).toISOString()}",
   "referring_site": "https://www.facebook.com/",
   "source_name": "web",
   "subtotal_price": "179.65",
   "test": ${overrides.test ?? false},
-  "total_price": "${overrides.total ?? '199.65'}",
+  "total_price": "${total}",
+  "total_price_set": {
+    "shop_money": { "amount": "${total}", "currency_code": "${currency}" },
+    "presentment_money": { "amount": "${presentment.total}", "currency_code": "${presentment.currency}" }
+  },
   "total_tax": "0.00",
   "billing_address": {
     "first_name": "Jon", "last_name": "Snow", "address1": "123 Amoebobacterius Ave", "phone": "555-555-5555",
@@ -67,23 +85,49 @@ export function shopifyOrderJson(
 }
 
 export function shopifyRefundJson(
-  overrides: { id?: string; orderId?: string; amount?: string; test?: boolean; kind?: string } = {},
+  overrides: {
+    id?: string;
+    orderId?: string;
+    amount?: string;
+    test?: boolean;
+    kind?: string;
+    /** The transactions' currency: the order's presentment currency (the buyer's). */
+    currency?: string;
+    /** The shop's currency, for the line items' `shop_money`; the transactions' currency by default. */
+    shopCurrency?: string;
+    /** Refunded lines as Shopify prices them in both currencies (subtotal, tax); one of 59.00 by default. */
+    lines?: Array<{ shop: string; presentment: string; taxShop?: string; taxPresentment?: string }>;
+  } = {},
 ) {
+  const id = overrides.id ?? '890088186047892319';
+  const orderId = overrides.orderId ?? '820982911946154508';
+  const currency = overrides.currency ?? 'USD';
+  const shopCurrency = overrides.shopCurrency ?? currency;
+  const money = (shop: string, presentment: string) =>
+    `{ "shop_money": { "amount": "${shop}", "currency_code": "${shopCurrency}" }, "presentment_money": { "amount": "${presentment}", "currency_code": "${currency}" } }`;
+  const lines = (overrides.lines ?? [{ shop: '59.00', presentment: '59.00' }]).map(
+    (
+      line,
+      i,
+    ) => `{ "id": ${487817672276298554n + BigInt(i)}, "quantity": 1, "line_item_id": 866550311766439020, "location_id": null, "restock_type": "no_restock", "subtotal": ${Number(line.presentment)}, "total_tax": ${Number(line.taxPresentment ?? '0')},
+      "subtotal_set": ${money(line.shop, line.presentment)},
+      "total_tax_set": ${money(line.taxShop ?? '0.00', line.taxPresentment ?? '0.00')} }`,
+  );
   return `{
-  "id": ${overrides.id ?? '890088186047892319'},
-  "order_id": ${overrides.orderId ?? '820982911946154508'},
+  "id": ${id},
+  "order_id": ${orderId},
   "created_at": "2026-11-21T12:00:00-05:00",
   "note": "Things were damaged",
   "user_id": 548380009,
   "processed_at": "2026-11-21T12:00:00-05:00",
   "restock": false,
   "duties": [],
-  "admin_graphql_api_id": "gid://shopify/Refund/${overrides.id ?? '890088186047892319'}",
+  "admin_graphql_api_id": "gid://shopify/Refund/${id}",
   "refund_line_items": [
-    { "id": 487817672276298554, "quantity": 1, "line_item_id": 866550311766439020, "location_id": null, "restock_type": "no_restock", "subtotal": 59.0, "total_tax": 0.0 }
+    ${lines.join(',\n    ')}
   ],
   "transactions": [
-    { "id": 245135917480734270, "order_id": ${overrides.orderId ?? '820982911946154508'}, "kind": "${overrides.kind ?? 'refund'}", "gateway": "bogus", "status": "success", "message": "Bogus Gateway: Forced success", "created_at": "2026-11-21T12:00:00-05:00", "test": ${overrides.test ?? false}, "authorization": null, "currency": "USD", "amount": "${overrides.amount ?? '59.00'}", "parent_id": 801038806 }
+    { "id": 245135917480734270, "order_id": ${orderId}, "kind": "${overrides.kind ?? 'refund'}", "gateway": "bogus", "status": "success", "message": "Bogus Gateway: Forced success", "created_at": "2026-11-21T12:00:00-05:00", "test": ${overrides.test ?? false}, "authorization": null, "currency": "${currency}", "amount": "${overrides.amount ?? '59.00'}", "parent_id": 801038806 }
   ],
   "order_adjustments": []
 }`;

@@ -2382,7 +2382,7 @@ export interface Operations {
       secretRedacted: boolean;
     };
   };
-  /** Receive a Shopify webhook (orders/paid, refunds/create) */
+  /** Receive a Shopify webhook (orders/create, orders/paid, refunds/create) */
   'POST /v1/webhooks/shopify/{storeId}': {
     params: {
       /** The Waytrack store the shop’s webhooks are for (its id is in the webhook URL you give the shop) */
@@ -2391,11 +2391,11 @@ export interface Operations {
     body: Record<string, unknown>;
     response: {
       received: true;
-      /** This delivery id was answered before: the first answer, nothing done again */
+      /** This event (topic, resource id and exact body) was answered before: the first answer, nothing done again. Not the shop’s delivery-id header, which WooCommerce reuses within a second. */
       duplicate: boolean;
       /** The topic header as sent */
       topic: string | null;
-      /** Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded), `no_money_refunded` (a refund that only restocks) */
+      /** Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded; Shopify’s orders/create of an order whose financial_status is not paid), `no_money_refunded` (a refund that only restocks) */
       ignored?: string;
       /** The mode it was recorded in (Shopify: `test: true` orders are test mode) */
       livemode?: boolean;
@@ -2404,18 +2404,43 @@ export interface Operations {
         attributed: boolean;
         /** The order was recorded before (by an earlier delivery or by your backend) */
         duplicate: boolean;
+        /** Shopify: what the buyer paid in their own currency, when it is not the shop’s (recorded beside the order) */
+        presentment?: {
+          /** Exact, in currency */
+          amount: number;
+          /** ISO 4217 */
+          currency: string;
+        };
       };
       refunds?: Array<{
         /** The shop’s refund id */
         refundId: string;
         /** The refunded conversion */
         conversionId?: string;
-        /** The amount recorded */
+        /** The amount recorded, in `currency` */
         amount?: number;
+        /** The currency it was recorded in: the conversion’s */
+        currency?: string;
+        /** Shopify: the refund as given, in the buyer’s currency, when it was converted into the order’s at Shopify’s own amounts */
+        presentment?: {
+          /** Exact, in currency */
+          amount: number;
+          /** ISO 4217 */
+          currency: string;
+        };
         /** The refund was recorded before (the first result) */
         duplicate?: boolean;
-        /** Only when not recorded: the order has no conversion in this store and mode, or nothing is left to refund */
-        skipped?: 'order_not_recorded' | 'nothing_left';
+        /** Only when not recorded (the rest of the delivery is): `order_not_recorded` (no conversion of the order in this store and mode), `nothing_left` (refunded in full already), `over_remaining` (more than is left: see `remaining`), `currency_mismatch` (not in the conversion’s currency, and no amounts of Shopify’s to convert it with), `ambiguous_order` (no Purchase but several conversions), `below_minor_unit` (less than the currency’s smallest unit) */
+        skipped?: 'order_not_recorded' | 'nothing_left' | 'over_remaining' | 'currency_mismatch' | 'ambiguous_order' | 'below_minor_unit';
+        /** With `over_remaining`: what is left to refund, in the conversion’s currency */
+        remaining?: number;
+      }>;
+      /** Optional data of the payload that could not be used: left out (or, for a list of addresses, its first one used); the rest was recorded */
+      warnings?: Array<{
+        /** The payload’s field, as the shop names it */
+        field: string;
+        reason: 'invalid_format' | 'out_of_range';
+        message: string;
       }>;
     };
   };
@@ -2428,11 +2453,11 @@ export interface Operations {
     body: Record<string, unknown>;
     response: {
       received: true;
-      /** This delivery id was answered before: the first answer, nothing done again */
+      /** This event (topic, resource id and exact body) was answered before: the first answer, nothing done again. Not the shop’s delivery-id header, which WooCommerce reuses within a second. */
       duplicate: boolean;
       /** The topic header as sent */
       topic: string | null;
-      /** Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded), `no_money_refunded` (a refund that only restocks) */
+      /** Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded; Shopify’s orders/create of an order whose financial_status is not paid), `no_money_refunded` (a refund that only restocks) */
       ignored?: string;
       /** The mode it was recorded in (Shopify: `test: true` orders are test mode) */
       livemode?: boolean;
@@ -2441,18 +2466,43 @@ export interface Operations {
         attributed: boolean;
         /** The order was recorded before (by an earlier delivery or by your backend) */
         duplicate: boolean;
+        /** Shopify: what the buyer paid in their own currency, when it is not the shop’s (recorded beside the order) */
+        presentment?: {
+          /** Exact, in currency */
+          amount: number;
+          /** ISO 4217 */
+          currency: string;
+        };
       };
       refunds?: Array<{
         /** The shop’s refund id */
         refundId: string;
         /** The refunded conversion */
         conversionId?: string;
-        /** The amount recorded */
+        /** The amount recorded, in `currency` */
         amount?: number;
+        /** The currency it was recorded in: the conversion’s */
+        currency?: string;
+        /** Shopify: the refund as given, in the buyer’s currency, when it was converted into the order’s at Shopify’s own amounts */
+        presentment?: {
+          /** Exact, in currency */
+          amount: number;
+          /** ISO 4217 */
+          currency: string;
+        };
         /** The refund was recorded before (the first result) */
         duplicate?: boolean;
-        /** Only when not recorded: the order has no conversion in this store and mode, or nothing is left to refund */
-        skipped?: 'order_not_recorded' | 'nothing_left';
+        /** Only when not recorded (the rest of the delivery is): `order_not_recorded` (no conversion of the order in this store and mode), `nothing_left` (refunded in full already), `over_remaining` (more than is left: see `remaining`), `currency_mismatch` (not in the conversion’s currency, and no amounts of Shopify’s to convert it with), `ambiguous_order` (no Purchase but several conversions), `below_minor_unit` (less than the currency’s smallest unit) */
+        skipped?: 'order_not_recorded' | 'nothing_left' | 'over_remaining' | 'currency_mismatch' | 'ambiguous_order' | 'below_minor_unit';
+        /** With `over_remaining`: what is left to refund, in the conversion’s currency */
+        remaining?: number;
+      }>;
+      /** Optional data of the payload that could not be used: left out (or, for a list of addresses, its first one used); the rest was recorded */
+      warnings?: Array<{
+        /** The payload’s field, as the shop names it */
+        field: string;
+        reason: 'invalid_format' | 'out_of_range';
+        message: string;
       }>;
     };
   };

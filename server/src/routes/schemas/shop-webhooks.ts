@@ -26,26 +26,67 @@ export const WebhookBody = (shop: string, what: string) =>
     },
   );
 
+const Money = (description: string) =>
+  Type.Object(
+    {
+      amount: Type.Number({ description: 'Exact, in currency', examples: [46] }),
+      currency: Type.String({ description: 'ISO 4217', examples: ['EUR'] }),
+    },
+    { description },
+  );
+
 const RefundOutcome = Type.Object({
   refundId: Type.String({ description: 'The shop’s refund id', examples: ['929361465'] }),
   conversionId: Type.Optional(Type.String({ description: 'The refunded conversion', examples: [EXAMPLE.conversionId] })),
-  amount: Type.Optional(Type.Number({ description: 'The amount recorded', examples: [10] })),
+  amount: Type.Optional(Type.Number({ description: 'The amount recorded, in `currency`', examples: [10] })),
+  currency: Type.Optional(Type.String({ description: 'The currency it was recorded in: the conversion’s', examples: ['USD'] })),
+  presentment: Type.Optional(
+    Money(
+      'Shopify: the refund as given, in the buyer’s currency, when it was converted into the order’s at Shopify’s own amounts',
+    ),
+  ),
   duplicate: Type.Optional(Type.Boolean({ description: 'The refund was recorded before (the first result)' })),
   skipped: Type.Optional(
-    Type.Union([Type.Literal('order_not_recorded'), Type.Literal('nothing_left')], {
-      description: 'Only when not recorded: the order has no conversion in this store and mode, or nothing is left to refund',
+    Type.Union(
+      [
+        Type.Literal('order_not_recorded'),
+        Type.Literal('nothing_left'),
+        Type.Literal('over_remaining'),
+        Type.Literal('currency_mismatch'),
+        Type.Literal('ambiguous_order'),
+        Type.Literal('below_minor_unit'),
+      ],
+      {
+        description:
+          'Only when not recorded (the rest of the delivery is): `order_not_recorded` (no conversion of the order in this store and mode), `nothing_left` (refunded in full already), `over_remaining` (more than is left: see `remaining`), `currency_mismatch` (not in the conversion’s currency, and no amounts of Shopify’s to convert it with), `ambiguous_order` (no Purchase but several conversions), `below_minor_unit` (less than the currency’s smallest unit)',
+      },
+    ),
+  ),
+  remaining: Type.Optional(
+    Type.Number({
+      description: 'With `over_remaining`: what is left to refund, in the conversion’s currency',
+      examples: [19.35],
     }),
   ),
 });
 
+const Warning = Type.Object({
+  field: Type.String({ description: 'The payload’s field, as the shop names it', examples: ['customer_ip_address'] }),
+  reason: Type.Union([Type.Literal('invalid_format'), Type.Literal('out_of_range')]),
+  message: Type.String({ examples: ['customer_ip_address is not an IPv4 or IPv6 address: left out'] }),
+});
+
 export const WebhookAnswer = Type.Object({
   received: Type.Literal(true),
-  duplicate: Type.Boolean({ description: 'This delivery id was answered before: the first answer, nothing done again' }),
+  duplicate: Type.Boolean({
+    description:
+      'This event (topic, resource id and exact body) was answered before: the first answer, nothing done again. Not the shop’s delivery-id header, which WooCommerce reuses within a second.',
+  }),
   topic: Type.Union([Type.String(), Type.Null()], { description: 'The topic header as sent', examples: ['orders/paid'] }),
   ignored: Type.Optional(
     Type.String({
       description:
-        'Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded), `no_money_refunded` (a refund that only restocks)',
+        'Why nothing was recorded: `ping` (WooCommerce’s test delivery), `unknown_topic`, `not_paid` (an order neither paid nor refunded; Shopify’s orders/create of an order whose financial_status is not paid), `no_money_refunded` (a refund that only restocks)',
       examples: ['unknown_topic'],
     }),
   ),
@@ -57,9 +98,18 @@ export const WebhookAnswer = Type.Object({
       conversionId: Type.String({ examples: [EXAMPLE.conversionId] }),
       attributed: Type.Boolean(),
       duplicate: Type.Boolean({ description: 'The order was recorded before (by an earlier delivery or by your backend)' }),
+      presentment: Type.Optional(
+        Money('Shopify: what the buyer paid in their own currency, when it is not the shop’s (recorded beside the order)'),
+      ),
     }),
   ),
   refunds: Type.Optional(Type.Array(RefundOutcome)),
+  warnings: Type.Optional(
+    Type.Array(Warning, {
+      description:
+        'Optional data of the payload that could not be used: left out (or, for a list of addresses, its first one used); the rest was recorded',
+    }),
+  ),
 });
 
 const UNMAPPABLE = errorResponse(
@@ -68,8 +118,14 @@ const UNMAPPABLE = errorResponse(
     missingTotal: {
       summary: 'An order without total_price',
       code: 'unprocessable_payload',
-      message: 'total_price is missing or not a decimal amount',
+      message: 'total_price is missing',
       details: { field: 'total_price', reason: 'required_field_missing' },
+    },
+    overRange: {
+      summary: 'A total over the API’s 1e12',
+      code: 'unprocessable_payload',
+      message: 'total is over 1e12, the largest amount Waytrack records',
+      details: { field: 'total', reason: 'out_of_range' },
     },
   },
 );
@@ -113,6 +169,12 @@ export function webhookResponses(examples: Parameters<typeof describeResponses>[
         code: 'invalid_request',
         message: 'The request body is not valid JSON',
         details: { reason: 'malformed_json' },
+      },
+      notUtf8: {
+        summary: 'A signed body that is not UTF-8 (read as the API reads bodies)',
+        code: 'invalid_request',
+        message: 'The request body is not valid UTF-8 (an invalid byte sequence at byte 118); send JSON text encoded as UTF-8',
+        details: { reason: 'invalid_unicode' },
       },
     },
     notFound: {
