@@ -78,6 +78,8 @@ async function backTo0019(database: Database): Promise<void> {
     // The migrations after 0020, undone too (Kysely applies migrations only in order).
     if (ENGINE === 'postgres') await sql`drop function waytrack_evidence_clicks`.execute(db);
     await sql`delete from kysely_migration where name = '0021_evidence_function'`.execute(db);
+    await sql`drop table shop_orders`.execute(db);
+    await sql`delete from kysely_migration where name = '0022_shop_orders'`.execute(db);
     await sql`delete from kysely_migration where name = '0025_idempotency_secrets'`.execute(db); // runs again harmlessly
   });
 }
@@ -129,7 +131,12 @@ describe('migration 0020 (one outbox)', () => {
       );
     expect((await outbox()).rows.map((r) => r.conversion_id).sort()).toEqual([conversionId, refundRow.id].sort());
 
-    expect(await testDb.database.migrate()).toEqual(['0020_one_outbox', '0021_evidence_function', '0025_idempotency_secrets']);
+    expect(await testDb.database.migrate()).toEqual([
+      '0020_one_outbox',
+      '0021_evidence_function',
+      '0022_shop_orders',
+      '0025_idempotency_secrets',
+    ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')
       .selectAll()
