@@ -87,26 +87,69 @@ export async function deliverBatch(ctx: DeliveryContext, group: JobGroup, jobs: 
     live = await orderRefunds(ctx, group, live, label);
     if (live.length === 0) return;
   }
-  await send(ctx, sender, group, live, destination, 0);
+  await send(ctx, sender, group, live, destination);
 }
 
-/** One request for `jobs`; `prior` counts the earlier requests of this attempt that included them (splits). */
+/**
+ * Sends `jobs` in one request; when the platform refuses the whole batch for some event in it
+ * (`split`), halves it until the bad ones stand alone, one request at a time.
+ */
 async function send(
   ctx: DeliveryContext,
   sender: Sender,
   group: JobGroup,
   jobs: DestinationJobsTable[],
   destination: { settings: Record<string, unknown>; secrets: Record<string, unknown> },
-  prior: number,
 ): Promise<void> {
-  if (!ctx.running()) {
-    // Shutting down mid-split: give the rest back for the next start, counting the requests made.
-    return record(ctx, group, jobs, { outcome: 'give-back' }, undefined, prior);
+  // The parts still to send, the next first; `prior` counts the requests that already included them.
+  const parts: Array<{ jobs: DestinationJobsTable[]; prior: number }> = [{ jobs, prior: 0 }];
+  for (let part = parts.shift(); part; part = parts.shift()) {
+    if (!ctx.running()) {
+      // Shutting down mid-split: give the rest back for the next start, counting the requests made.
+      for (const rest of [part, ...parts]) await record(ctx, group, rest.jobs, { outcome: 'give-back' }, undefined, rest.prior);
+      return;
+    }
+    if (part.prior > 0) {
+      // Every job still waiting in this split is renewed, not only this part's: the other halves
+      // wait for all the requests before theirs, which can outlast the claim's lease, and a job
+      // whose lease ended would be claimed and sent again meanwhile (by any dispatcher). One
+      // whose lease was lost all the same is its new holder's to send, not this one's.
+      const waiting = [part, ...parts];
+      const until = Date.now() + ctx.leaseMs;
+      const keys = waiting.flatMap((p) => p.jobs.map(keyOf));
+      const held = await ctx.database.write((trx) => renewLeases(trx, group.destination, keys, ctx.owner, until));
+      if (held.length < keys.length) {
+        const mine = new Set(held.map((k) => `${k.conversion_id}\n${k.job_key}`));
+        for (const p of waiting) p.jobs = p.jobs.filter((j) => mine.has(`${j.conversion_id}\n${j.job_key}`));
+        ctx.log.warn(
+          { destination: group.destination, events: keys.length - held.length },
+          'Events of a split batch left to the dispatcher now holding them',
+        );
+        if (part.jobs.length === 0) continue;
+      }
+    }
+    const attempts = await sendPart(ctx, sender, group, part.jobs, destination, part.prior);
+    if (attempts !== undefined) {
+      // Refused for some event in it: the two halves go next, each in a request of its own.
+      const half = Math.ceil(part.jobs.length / 2);
+      parts.unshift({ jobs: part.jobs.slice(0, half), prior: attempts }, { jobs: part.jobs.slice(half), prior: attempts });
+    }
   }
-  if (prior > 0) {
-    const until = Date.now() + ctx.leaseMs;
-    await ctx.database.write((trx) => renewLeases(trx, group.destination, jobs.map(keyOf), ctx.owner, until));
-  }
+}
+
+/**
+ * One request for `jobs` and the recording of its outcomes; `prior` counts the earlier requests
+ * of this attempt that included them. Returns the requests made so far when the batch is to be
+ * halved instead (nothing recorded).
+ */
+async function sendPart(
+  ctx: DeliveryContext,
+  sender: Sender,
+  group: JobGroup,
+  jobs: DestinationJobsTable[],
+  destination: { settings: Record<string, unknown>; secrets: Record<string, unknown> },
+  prior: number,
+): Promise<number | undefined> {
   crashPoint('forward'); // test hook (crash-point.ts): jobs leased, the request not sent yet
   const result = await sender.send({
     ...destination,
@@ -119,13 +162,7 @@ async function send(
   });
   ctx.metrics.request(group.destination, result.requestOutcome);
   const attempts = prior + 1;
-  if (sender.bisect && result.split && jobs.length > 1) {
-    // The platform refused the whole batch for some event in it: halve it until the bad ones stand alone.
-    const half = Math.ceil(jobs.length / 2);
-    await send(ctx, sender, group, jobs.slice(0, half), destination, attempts);
-    await send(ctx, sender, group, jobs.slice(half), destination, attempts);
-    return;
-  }
+  if (sender.bisect && result.split && jobs.length > 1) return attempts;
   // Jobs with the same outcome are recorded together.
   const byOutcome = new Map<string, { outcome: Outcome; jobs: DestinationJobsTable[] }>();
   jobs.forEach((job, i) => {
@@ -145,6 +182,7 @@ async function send(
     }
     await record(ctx, group, same, outcome, result.traceId, attempts);
   }
+  return undefined;
 }
 
 /** Refund jobs that may go now (refund-order.ts); the others are postponed or skipped here. */

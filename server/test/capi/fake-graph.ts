@@ -85,6 +85,9 @@ export class FakeGraph {
   latencyMs = 0;
   url = '';
   private readonly server: http.Server;
+  /** What requests arriving now wait for before they are answered (hold()); undefined: nothing. */
+  private gate: Promise<void> | undefined;
+  private readonly holds = new Set<() => void>();
 
   private constructor() {
     this.server = http.createServer((req, res) => void this.handle(req, res));
@@ -98,8 +101,34 @@ export class FakeGraph {
     return fake;
   }
 
+  /**
+   * Requests arriving from now on are recorded at once but answered only when the returned
+   * function is called: the test, not the machine's speed, decides when Meta answers. A later
+   * hold() holds the requests after it on its own (the earlier ones wait for the earlier release).
+   */
+  hold(): () => void {
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    this.gate = gate;
+    const release = () => {
+      if (this.gate === gate) this.gate = undefined;
+      this.holds.delete(release);
+      open();
+    };
+    this.holds.add(release);
+    return release;
+  }
+
+  /** Answers every held request (a test's cleanup: a held request would keep its dispatcher from stopping). */
+  releaseAll(): void {
+    for (const release of [...this.holds]) release();
+  }
+
   /** Forgets requests and programmed faults, so each test starts from a healthy Meta. */
   reset(): void {
+    this.releaseAll();
     this.requests.length = 0;
     this.faults = [];
     this.outage = undefined;
@@ -127,8 +156,8 @@ export class FakeGraph {
     return this.acceptedEvents().map((e) => e.event_id as string);
   }
 
-  /** Polls until `check` holds (or throws after `timeoutMs`). */
-  async waitFor(check: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  /** Polls until `check` holds (or throws after `timeoutMs`, a generous bound: a wait, not a timing). */
+  async waitFor(check: () => boolean, timeoutMs = 20_000, what = 'condition'): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!check()) {
       if (Date.now() > deadline) throw new Error(`fake Graph API: timed out waiting for ${what}`);
@@ -184,6 +213,8 @@ export class FakeGraph {
     };
     this.requests.push(record);
 
+    const gate = this.gate;
+    if (gate) await gate;
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     const fault = this.faults.shift() ?? this.outage;
     if (fault) {
@@ -198,7 +229,14 @@ export class FakeGraph {
           return;
         case 'hang':
           record.status = 'hang';
-          await new Promise((r) => setTimeout(r, fault.ms));
+          // Until `ms` pass or the client gives up (its timeout closes the connection).
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, fault.ms);
+            res.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          });
           res.destroy();
           return;
         case 'reset':

@@ -157,11 +157,20 @@ export async function skipJob(db: Writer, destination: string, key: JobKey, owne
     .execute();
 }
 
-/** Extends the lease on jobs `owner` still holds (a split batch makes several requests in a row). */
-export async function renewLeases(db: Writer, destination: string, keys: JobKey[], owner: string, until: number) {
-  if (keys.length === 0) return;
+/**
+ * Extends the lease on jobs `owner` still holds (a split batch makes several requests in a row);
+ * returns the keys it extended: a job missing from them is no longer this owner's to send.
+ */
+export async function renewLeases(
+  db: Writer,
+  destination: string,
+  keys: JobKey[],
+  owner: string,
+  until: number,
+): Promise<JobKey[]> {
+  if (keys.length === 0) return [];
   const { ids, jobKeys } = keyFilter(keys);
-  await db
+  return db
     .updateTable('destination_jobs')
     .set({ next_attempt_at: until })
     .where('destination', '=', destination)
@@ -169,6 +178,7 @@ export async function renewLeases(db: Writer, destination: string, keys: JobKey[
     .where('job_key', 'in', jobKeys)
     .where('status', '=', 'pending')
     .where('claimed_by', '=', owner)
+    .returning(['conversion_id', 'job_key'])
     .execute();
 }
 
