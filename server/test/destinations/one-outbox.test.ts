@@ -80,6 +80,11 @@ async function backTo0019(database: Database): Promise<void> {
     await sql`delete from kysely_migration where name = '0021_evidence_function'`.execute(db);
     await sql`drop table shop_orders`.execute(db);
     await sql`delete from kysely_migration where name = '0022_shop_orders'`.execute(db);
+    // 0023 (webhook fairness): its table and indexes.
+    await sql`drop table webhook_timeouts`.execute(db);
+    await sql`drop index webhook_messages_endpoint_due`.execute(db);
+    await sql`drop index webhook_messages_leased`.execute(db);
+    await sql`delete from kysely_migration where name = '0023_webhook_fairness'`.execute(db);
     await sql`delete from kysely_migration where name = '0025_idempotency_secrets'`.execute(db); // runs again harmlessly
   });
 }
@@ -135,6 +140,7 @@ describe('migration 0020 (one outbox)', () => {
       '0020_one_outbox',
       '0021_evidence_function',
       '0022_shop_orders',
+      '0023_webhook_fairness',
       '0025_idempotency_secrets',
     ]);
     const moved = await testDb.database.read
