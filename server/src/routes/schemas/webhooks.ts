@@ -67,7 +67,7 @@ export const UpdateWebhookBody = Type.Object(
     description: 'Any subset; the fields left out keep their values. The signing secret never changes',
     'x-examples': {
       reenable: { summary: 'Re-enable an endpoint disabled after failures', value: { enabled: true } },
-      moved: { summary: 'A new address', value: { url: 'https://hooks.acme-outdoor.com/waytrack' } },
+      moved: { summary: 'A new address', value: { url: 'https://shop.acme-outdoor.com/hooks/waytrack-v2' } },
     },
   },
 );
