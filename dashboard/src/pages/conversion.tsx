@@ -34,7 +34,7 @@ function Attribution({ conversion, store }: { conversion: ExplainedConversion; s
       {attribution.touchpoints.length > 0 && (
         <div class="table-wrap">
           <table>
-            <caption>Touchpoints: every click at or above the minimum confidence, strongest first</caption>
+            <caption>Touchpoints: the attributed click and the buyer's other clicks in the window from the same browser</caption>
             <thead>
               <tr>
                 <th scope="col">Click</th>
@@ -60,6 +60,42 @@ function Attribution({ conversion, store }: { conversion: ExplainedConversion; s
                   <td>{SIGNALS[t.signal].name}</td>
                   <td class="number">{t.score}</td>
                   <td>{formatDateTime(t.clickTime)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {attribution.candidates.length > 0 && (
+        <div class="table-wrap">
+          <table>
+            <caption>
+              Candidates as scored: how likely each is the buyer's most recent ad click, and the evidence behind it (how many
+              browsers with a click in the window shared each piece)
+            </caption>
+            <thead>
+              <tr>
+                <th scope="col">Click</th>
+                <th scope="col">Evidence</th>
+                <th scope="col" class="number">
+                  Confidence
+                </th>
+                <th scope="col">Click time</th>
+              </tr>
+            </thead>
+            <tbody>
+              {attribution.candidates.map((c) => (
+                <tr key={c.clickId}>
+                  <td>
+                    <code>{c.clickId}</code>
+                  </td>
+                  <td>
+                    {c.evidence
+                      .map((e) => `${SIGNALS[e.kind].name}${e.sharedBy > 1 ? ` (shared by ${e.sharedBy} browsers)` : ''}`)
+                      .join(', ')}
+                  </td>
+                  <td class="number">{c.confidence}%</td>
+                  <td>{formatDateTime(c.clickTime)}</td>
                 </tr>
               ))}
             </tbody>

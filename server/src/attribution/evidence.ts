@@ -2,6 +2,8 @@ import { sha256Hex } from '../capi/pii.js';
 import type { Reader } from '../db/database.js';
 import { clicksByIds } from '../db/repositories/click-ids.js';
 import { type EvidenceClick, evidenceClicks } from '../db/repositories/evidence.js';
+import { isIpv6Network, networkKey } from './ip.js';
+import { type AmbiguityKind, ambiguityKey, ambiguityValues, dayOf } from './keys.js';
 import {
   type Attribution,
   type AttributionPolicy,
@@ -16,6 +18,11 @@ import {
 
 /** Per signal, at most this many of the most recent matching clicks are considered. */
 export const CANDIDATES_PER_SIGNAL = 20;
+/**
+ * Per ambiguity count, at most this many (day, browser) rows are read: a value shared that much
+ * (a busy CGNAT address, a campus) is worth next to nothing as evidence whatever its exact count.
+ */
+export const COUNT_ROWS = 128;
 const DAY_MS = 86_400_000;
 
 /** What a conversion tells about the visitor, as it was recorded. */
@@ -32,6 +39,10 @@ export interface ConversionClues {
   fingerprint?: string;
   ipAddress?: string;
   userAgent?: string;
+  /** The conversion's browser ids (same-browser evidence). */
+  fbp?: string;
+  ttp?: string;
+  visitorId?: string;
   emailHash?: string;
   phoneHash?: string;
   /** When re-attributing a stored conversion: itself, which must not count as its own identity link. */
@@ -55,7 +66,17 @@ export function toClickFacts(row: EvidenceClick): ClickFacts {
     derivedFingerprint: row.derived_fingerprint,
     ipAddress: row.ip_address,
     userAgent: row.user_agent,
+    fbp: row.fbp,
+    ttp: row.ttp ?? null,
+    visitorId: row.visitor_id ?? null,
   };
+}
+
+/** The days of a window, newest first (the counts read one seek per day). */
+function daysOf(from: number, to: number): number[] {
+  const days: number[] = [];
+  for (let day = dayOf(to); day >= dayOf(from); day--) days.push(day);
+  return days;
 }
 
 /**
@@ -81,6 +102,12 @@ export async function gatherEvidence(
       clues.ipAddress && clues.userAgent ? sha256Hex(`${clues.ipAddress}|${clues.userAgent}`) : undefined,
     ].filter((v): v is string => Boolean(v)),
   );
+  const network = networkKey(clues.ipAddress);
+  const values = ambiguityValues(clues);
+  const keys: Partial<Record<AmbiguityKind, number>> = {};
+  for (const [kind, value] of Object.entries(values) as Array<[AmbiguityKind, string]>) {
+    keys[kind] = ambiguityKey(clues.storeId, livemode, kind, value);
+  }
   const found = await evidenceClicks(db, {
     accountId: clues.accountId,
     scope,
@@ -88,7 +115,9 @@ export async function gatherEvidence(
     fbclids: [...new Set(fbclids)],
     fingerprint: clues.fingerprint,
     derivedFingerprints: [...derived],
-    ipAddress: clues.ipAddress,
+    // IPv4 by the address, IPv6 by its /64 (attribution/ip.ts).
+    ...(network && (isIpv6Network(network) ? { ipNetwork: network } : { ipAddress: network })),
+    browsers: { visitorId: clues.visitorId, fbp: clues.fbp, ttp: clues.ttp },
     identity: {
       emailHash: clues.emailHash,
       phoneHash: clues.phoneHash,
@@ -99,10 +128,22 @@ export async function gatherEvidence(
       excludeId: clues.conversionId,
     },
     limit: CANDIDATES_PER_SIGNAL,
+    counts: { days: daysOf(scope.from, scope.to), keys, limit: COUNT_ROWS },
   });
   // Named by another click id: looked up by its key only when the conversion has one.
   const named = clues.clickIds?.length ? await clicksByIds(db, clues.storeId, livemode, clues.clickIds) : [];
 
+  const clicks = [...found.clicks, ...named].map(toClickFacts);
+  // The buyer's browsers: those of the earlier conversions, and of the clicks they were attributed to.
+  const identityBrowsers = new Set<string>();
+  const link = (ids: { visitorId?: string | null; fbp?: string | null; ttp?: string | null }) => {
+    if (ids.visitorId) identityBrowsers.add(`v:${ids.visitorId}`);
+    if (ids.fbp) identityBrowsers.add(`f:${ids.fbp}`);
+    if (ids.ttp) identityBrowsers.add(`t:${ids.ttp}`);
+  };
+  for (const browser of found.linkedBrowsers) link(browser);
+  const identityClickIds = new Set(found.identityClickIds);
+  for (const click of clicks) if (identityClickIds.has(click.id)) link(click);
   return {
     conversion: {
       storeId: clues.storeId,
@@ -113,10 +154,15 @@ export async function gatherEvidence(
       fingerprint: clues.fingerprint,
       ipAddress: clues.ipAddress,
       userAgent: clues.userAgent,
-      identityClickIds: new Set(found.identityClickIds),
+      fbp: clues.fbp,
+      ttp: clues.ttp,
+      visitorId: clues.visitorId,
+      identityClickIds,
+      identityBrowsers,
+      shared: found.shared,
       ...(named.length > 0 && { explicitClickIds: new Set(named.map((c) => c.id)) }),
     },
-    clicks: [...found.clicks, ...named].map(toClickFacts),
+    clicks,
   };
 }
 

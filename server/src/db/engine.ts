@@ -58,7 +58,8 @@ export interface StoredClick {
 /** The clicks' dedup key (store, mode, fbclid): the table's own unique key on SQLite, `click_keys` on PostgreSQL. */
 export interface ClickStatements {
   /**
-   * Each click inserted with its rollup queue row unless (store, mode, fbclid) is stored; answers
+   * Each click inserted with its rollup queue row and its ambiguity-count rows (attribution_keys,
+   * migration 0024) unless (store, mode, fbclid) is stored; answers
    * in order what inserting them one after the other would have (a later click of one key is a
    * duplicate of the earlier).
    */
@@ -111,6 +112,9 @@ export interface CandidateScope {
   to: number;
 }
 
+/** The ambiguity counts a conversion reads (attribution/keys.ts): one key per kind of evidence it has. */
+export type AmbiguityCountKind = 'ip' | 'ip_user_agent' | 'fingerprint';
+
 /** What the clicks that may explain a conversion are looked up by (absent signals left out). */
 export interface EvidenceLookup {
   accountId: string;
@@ -125,14 +129,26 @@ export interface EvidenceLookup {
   fingerprint?: string;
   /** Values of the clicks' derived fingerprint (at most two: the fingerprint, the IP and user agent hash). */
   derivedFingerprints: string[];
+  /** An IPv4 address: clicks with that `ip_address`. */
   ipAddress?: string;
+  /** An IPv6 address's /64 (attribution/ip.ts): clicks with that `ip_network`. */
+  ipNetwork?: string;
+  /** The conversion's browser ids: clicks from the same browser. */
+  browsers: { visitorId?: string; fbp?: string; ttp?: string };
   /**
-   * Earlier attributed conversions of the store and mode sharing a hashed email or phone, with
-   * event times in [after, before]: one earlier than `after` cannot name a candidate click.
+   * Earlier conversions of the store and mode sharing a hashed email or phone, with event times
+   * in [after, before]: the clicks the attributed ones were attributed to, and the browsers of
+   * the most recent ones (and those browsers' clicks in the window). One earlier than `after`
+   * cannot name a candidate click.
    */
   identity: { emailHash?: string; phoneHash?: string; after: number; before: number; excludeId?: string };
   /** Per signal value, at most this many of the most recent matching clicks. */
   limit: number;
+  /**
+   * Distinct browsers per key (attribution_keys, migration 0024) over the window's days (UTC day
+   * numbers): at most `limit` rows of a key are read, most recent days first.
+   */
+  counts: { days: number[]; keys: Partial<Record<AmbiguityCountKind, number>>; limit: number };
 }
 
 /** The columns of a click that attribution reads (the rest of its row is not fetched on PostgreSQL). */
@@ -148,13 +164,27 @@ export type EvidenceClick = Pick<
   | 'derived_fingerprint'
   | 'ip_address'
   | 'user_agent'
+  | 'fbp'
+  | 'ttp'
+  | 'visitor_id'
 >;
+
+/** A browser an earlier conversion of the same buyer came from. */
+export interface LinkedBrowser {
+  visitorId: string | null;
+  fbp: string | null;
+  ttp: string | null;
+}
 
 export interface EvidenceClicks {
   /** Every click found, once per lookup that found it (at least the columns attribution reads). */
   clicks: EvidenceClick[];
   /** Clicks the identity-linked conversions were attributed to. */
   identityClickIds: string[];
+  /** Browsers the identity-linked conversions came from. */
+  linkedBrowsers: LinkedBrowser[];
+  /** Distinct browsers counted per key asked for (absent when not asked). */
+  shared: Partial<Record<AmbiguityCountKind, number>>;
 }
 
 export interface EvidenceStatements {
@@ -196,4 +226,6 @@ export interface MigrationHooks {
   rekeyForRefunds(db: Kysely<unknown>): Promise<void>;
   /** 0021: a conversion's evidence lookup as a function with a generic plan (PostgreSQL only). */
   evidenceFunction(db: Kysely<unknown>): Promise<void>;
+  /** 0024: the evidence function with browser ids, IPv6 networks, linked browsers and the ambiguity counts (PostgreSQL only). */
+  attributionEvidenceFunction(db: Kysely<unknown>): Promise<void>;
 }

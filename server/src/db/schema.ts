@@ -127,6 +127,10 @@ export interface ClicksTable {
   consent?: string | null;
   /** Migration 0016: limited data use asked for with the click: `true` or JSON `{country, state}`; null = not asked. */
   limited_data_use?: string | null;
+  /** Migration 0024: the tag's first-party visitor id (`_wt_vid`): same-browser evidence (api.md §13). */
+  visitor_id?: string | null;
+  /** Migration 0024: an IPv6 click's /64 prefix (attribution/ip.ts `networkKey`), null for IPv4: IPv6 candidates are found by it. */
+  ip_network?: string | null;
 }
 
 export interface ConversionsTable {
@@ -186,6 +190,21 @@ export interface ConversionsTable {
   fx_value_minor?: number | null;
   /** Migration 0015: JSON of the match quality per destination (quality/match-quality.ts). */
   match_quality?: string | null;
+  /** Migration 0024: the tag's first-party visitor id (`_wt_vid`) the conversion came with. */
+  visitor_id?: string | null;
+  /** Migration 0024: JSON of the attribution's candidates and their evidence as scored (tracking/attribution-explanation.ts). */
+  attribution_evidence?: string | null;
+}
+
+/**
+ * Migration 0024: the ambiguity counts' rows (attribution/keys.ts): a browser (53-bit hash) seen
+ * on a day with a key (53-bit hash of store, mode, kind and value). Keyed by day first, so
+ * retention deletes whole days and a day's inserts stay together.
+ */
+export interface AttributionKeysTable {
+  day: number;
+  k: number;
+  browser: number;
 }
 
 /** Migration 0015: a dated exchange rate, `rate` units of `currency` per one `base`. */
@@ -340,5 +359,6 @@ export interface DB {
   webhooks: WebhooksTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  attribution_keys: AttributionKeysTable;
   webhook_timeouts: WebhookTimeoutsTable;
 }

@@ -15,9 +15,8 @@ import {
   ConversionResult,
   EVENT_TYPE,
   EXAMPLE_CONVERSION,
-  EXAMPLE_EXPLAINED,
-  ExplainedConversion,
 } from './schemas/conversions.js';
+import { EXAMPLE_EXPLAINED, ExplainedConversion } from './schemas/explanation.js';
 import { ForwardingListQuery } from './schemas/forwarding-query.js';
 export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, cursors, forwarding }) => {
   // POST /v1/track/conversion — record a conversion and attribute it

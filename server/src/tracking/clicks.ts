@@ -1,4 +1,5 @@
 import { isbot } from 'isbot';
+import { isIpv6Network, networkKey } from '../attribution/ip.js';
 import { sha256Hex } from '../capi/pii.js';
 import { presentConsent } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
@@ -34,6 +35,8 @@ export interface ClickInput extends ConsentFields {
   msclkid?: string;
   /** TikTok's `_ttp` browser id. */
   ttp?: string;
+  /** The tag's first-party visitor id (`_wt_vid`): same-browser evidence (api.md §13). */
+  visitorId?: string;
   storeId: string;
   landingPage: string;
   referrer?: string;
@@ -59,6 +62,12 @@ export function fbcOf(clickTimeMs: number, fbclid: string): string {
 /** `sha256_hex(ip + "|" + userAgent)`: the fingerprint a store backend can compute from an order. */
 export function derivedFingerprint(ipAddress: string | undefined, userAgent: string | undefined): string | null {
   return ipAddress && userAgent ? sha256Hex(`${ipAddress}|${userAgent}`) : null;
+}
+
+/** An IPv6 address's /64, the key its candidates are found by (attribution/ip.ts); null for IPv4. */
+function ipNetworkOf(ipAddress: string | undefined): string | null {
+  const network = networkKey(ipAddress);
+  return isIpv6Network(network) ? network : null;
 }
 
 /**
@@ -156,6 +165,9 @@ export async function prepareClick(database: Database, tenant: Tenant, input: Cl
     derived_fingerprint: derivedFingerprint(input.ipAddress, input.userAgent),
     fbp: input.fbp ?? null,
     fbc: fbclid ? fbcOf(clickTime, fbclid) : '',
+    // Always present (null when absent), as the consent columns below: one column list per batch.
+    visitor_id: input.visitorId ?? null,
+    ip_network: ipNetworkOf(input.ipAddress),
     ...campaignParams(params),
     is_bot: input.userAgent !== undefined && isBot(input.userAgent) ? 1 : 0,
     // Always present (null when all granted): clicks batched into one statement share one column list.
@@ -218,6 +230,7 @@ export function presentClick(row: ClicksTable) {
     ttclid: row.ttclid ?? null,
     msclkid: row.msclkid ?? null,
     ttp: row.ttp ?? null,
+    visitorId: row.visitor_id ?? null,
     landingPage: row.landing_page,
     referrer: row.referrer,
     ipAddress: row.ip_address,

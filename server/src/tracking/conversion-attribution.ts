@@ -14,8 +14,9 @@ import type { ConversionsTable, StoresTable, TouchpointsTable } from '../db/sche
 import { ApiError } from '../http/errors.js';
 import { conversionNotFound } from '../http/not-found.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { evidenceColumn, presentCandidates } from './attribution-explanation.js';
 
-export const NOT_ATTRIBUTED: Attribution = { winner: null, touchpoints: [] };
+export const NOT_ATTRIBUTED: Attribution = { winner: null, touchpoints: [], candidates: [] };
 
 /** What a stored (or about to be stored) conversion tells about the visitor. */
 export function cluesOf(row: ConversionsTable): ConversionClues {
@@ -31,6 +32,9 @@ export function cluesOf(row: ConversionsTable): ConversionClues {
     fingerprint: row.fingerprint ?? undefined,
     ipAddress: row.ip_address ?? undefined,
     userAgent: row.user_agent ?? undefined,
+    fbp: row.fbp ?? undefined,
+    ttp: row.ttp ?? undefined,
+    visitorId: row.visitor_id ?? undefined,
     emailHash: row.email_hash ?? undefined,
     phoneHash: row.phone_hash ?? undefined,
     conversionId: row.id,
@@ -46,7 +50,7 @@ export function policyOf(store: StoresTable): AttributionPolicy {
   return { windowDays: store.attribution_window_days, minConfidence: store.min_confidence };
 }
 
-/** The columns of a conversion row that hold its attribution result. */
+/** The columns of a conversion row that hold its attribution result, and the candidates that explain it. */
 export function attributionColumns(attribution: Attribution) {
   const winner = attribution.winner;
   return {
@@ -55,6 +59,7 @@ export function attributionColumns(attribution: Attribution) {
     attributed_fbclid: winner?.fbclid ?? null,
     confidence: winner?.score ?? null,
     attribution_signal: winner?.signal ?? null,
+    attribution_evidence: evidenceColumn(attribution),
   };
 }
 
@@ -68,7 +73,10 @@ export function touchpointRows(conversionId: string, attribution: Attribution): 
   }));
 }
 
-/** The explanation of a stored conversion's attribution: winning signal, score, and every touchpoint. */
+/**
+ * The explanation of a stored conversion's attribution: winning signal, score, every touchpoint,
+ * and the candidates as they were scored (the winner and the runners-up, with their evidence).
+ */
 export async function explainAttribution(database: Database, row: ConversionsTable) {
   const touchpoints = row.attributed === 1 ? await touchpointsOf(database.read, row.id) : [];
   const fbclids = await fbclidsOf(
@@ -85,6 +93,7 @@ export async function explainAttribution(database: Database, row: ConversionsTab
       score: t.score,
       clickTime: new Date(t.click_time).toISOString(),
     })),
+    candidates: presentCandidates(row.attribution_evidence),
     ...(row.attributed === 1 ? {} : await whyUnattributed(database, row)),
   };
 }

@@ -52,6 +52,8 @@ export interface ConversionInput extends ConsentFields {
   ttclid?: string;
   msclkid?: string;
   ttp?: string;
+  /** The tag's first-party visitor id (`_wt_vid`): same-browser evidence (api.md §13). */
+  visitorId?: string;
   ipAddress?: string;
   userAgent?: string;
   eventSourceUrl?: string;
@@ -112,8 +114,8 @@ function validate(input: ConversionInput, now: number) {
 
 type Validated = ReturnType<typeof validate>;
 
-/** `ref_ids` and `ttp`, present only when the conversion has them. */
-function refColumns(input: ConversionInput): Pick<ConversionsTable, 'ref_ids' | 'ttp'> {
+/** `ref_ids`, `ttp` and `visitor_id`, present only when the conversion has them. */
+function refColumns(input: ConversionInput): Pick<ConversionsTable, 'ref_ids' | 'ttp' | 'visitor_id'> {
   const refs: Record<string, string> = {};
   for (const kind of OTHER_CLICK_ID_KINDS) {
     const value = input[kind];
@@ -122,6 +124,7 @@ function refColumns(input: ConversionInput): Pick<ConversionsTable, 'ref_ids' | 
   return {
     ...(Object.keys(refs).length > 0 && { ref_ids: JSON.stringify(refs) }),
     ...(input.ttp !== undefined && { ttp: input.ttp }),
+    ...(input.visitorId !== undefined && { visitor_id: input.visitorId }),
   };
 }
 
@@ -153,6 +156,7 @@ function differencesFrom(original: ConversionsTable, input: ConversionInput, giv
   compare('fbc', input.fbc, original.ref_fbc);
   compare('fbp', input.fbp, original.fbp);
   compare('ttp', input.ttp, original.ttp ?? undefined);
+  compare('visitorId', input.visitorId, original.visitor_id ?? undefined);
   const refs = original.ref_ids ? (JSON.parse(original.ref_ids) as Record<string, string>) : {};
   for (const kind of OTHER_CLICK_ID_KINDS) compare(kind, input[kind], refs[kind]);
   compare('ipAddress', input.ipAddress, original.ip_address);

@@ -7,20 +7,26 @@ import {
   CLICK_AFTER_CONVERSION_TOLERANCE_MS,
   type ClickFacts,
   type ConversionFacts,
+  evidenceKinds,
   explainMiss,
   isCandidate,
-  SCORE_BANDS,
+  platformOf,
   SIGNALS,
-  type Signal,
   scoreCandidates,
-  scoreOf,
-  strongestSignal,
 } from '../../src/attribution/model.js';
+import { ageBucket, confidenceOf, PARAMS, SAME_BROWSER_CONFIDENCE, weightOf } from '../../src/attribution/probability.js';
 
+// The §13 model as pure functions: evidence, the probability, the bounds the contract puts on it.
 const DAY = 86_400_000;
+const HOUR = 3_600_000;
 const MINUTE = 60_000;
 const T = Date.UTC(2026, 10, 22, 12, 0, 0);
 const POLICY: AttributionPolicy = { windowDays: 7, minConfidence: 50 };
+const IPHONE_SAFARI =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1';
+const IPHONE_FACEBOOK =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 [FBAN/FBIOS;FBAV/489.0.0.45.108]';
+const WINDOWS = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
 const click = (id: string, clickTime: number, overrides: Partial<ClickFacts> = {}): ClickFacts => ({
   id,
@@ -33,6 +39,8 @@ const click = (id: string, clickTime: number, overrides: Partial<ClickFacts> = {
   derivedFingerprint: null,
   ipAddress: null,
   userAgent: null,
+  // Each click its own browser unless a test says otherwise.
+  visitorId: `vid_${id}`,
   ...overrides,
 });
 
@@ -64,44 +72,55 @@ describe('candidates', () => {
   });
 });
 
-describe('signals', () => {
+describe('evidence', () => {
   const ip = '203.0.113.7';
-  const ua = 'Mozilla/5.0';
-  it('recognise each signal, strongest first', () => {
-    expect(strongestSignal(click('a', T, { fbclid: 'X' }), conversion({ fbclids: ['X'] }))).toBe('explicit');
-    expect(strongestSignal(click('a', T), conversion({ clickId: 'a' }))).toBe('explicit');
-    expect(strongestSignal(click('a', T, { fingerprint: 'fp' }), conversion({ fingerprint: 'fp' }))).toBe('fingerprint');
-    expect(strongestSignal(click('a', T, { derivedFingerprint: 'd' }), conversion({ fingerprint: 'd' }))).toBe('ip_user_agent');
-    expect(strongestSignal(click('a', T, { ipAddress: ip, userAgent: ua }), conversion({ ipAddress: ip, userAgent: ua }))).toBe(
+  it('recognises each kind, strongest first', () => {
+    expect(evidenceKinds(click('a', T, { fbclid: 'X' }), conversion({ fbclids: ['X'] }))).toEqual(['explicit']);
+    expect(evidenceKinds(click('a', T), conversion({ clickId: 'a' }))).toEqual(['explicit']);
+    expect(evidenceKinds(click('a', T), conversion({ explicitClickIds: new Set(['a']) }))).toEqual(['explicit']);
+    expect(evidenceKinds(click('a', T, { visitorId: 'v1' }), conversion({ visitorId: 'v1' }))).toEqual(['same_browser']);
+    expect(evidenceKinds(click('a', T, { fbp: 'fb.1.1.2' }), conversion({ fbp: 'fb.1.1.2' }))).toEqual(['same_browser']);
+    expect(evidenceKinds(click('a', T, { ttp: 't1' }), conversion({ ttp: 't1' }))).toEqual(['same_browser']);
+    expect(evidenceKinds(click('a', T), conversion({ identityClickIds: new Set(['a']) }))).toEqual(['identity']);
+    expect(evidenceKinds(click('a', T, { visitorId: 'v9' }), conversion({ identityBrowsers: new Set(['v:v9']) }))).toEqual([
+      'identity',
+    ]);
+    expect(evidenceKinds(click('a', T, { derivedFingerprint: 'd' }), conversion({ fingerprint: 'd' }))).toEqual([
       'ip_user_agent',
-    );
-    expect(strongestSignal(click('a', T), conversion({ identityClickIds: new Set(['a']) }))).toBe('identity');
+    ]);
+    expect(evidenceKinds(click('a', T, { fingerprint: 'fp' }), conversion({ fingerprint: 'fp' }))).toEqual(['fingerprint']);
     expect(
-      strongestSignal(click('a', T, { ipAddress: ip, userAgent: 'other' }), conversion({ ipAddress: ip, userAgent: ua })),
-    ).toBe('ip');
-    expect(strongestSignal(click('a', T, { ipAddress: ip }), conversion({ ipAddress: '198.51.100.1' }))).toBeNull();
-    // A click that matches several signals gets the strongest.
-    expect(
-      strongestSignal(
-        click('a', T, { fingerprint: 'fp', ipAddress: ip, userAgent: ua }),
-        conversion({ fingerprint: 'fp', ipAddress: ip, userAgent: ua }),
+      evidenceKinds(
+        click('a', T, { ipAddress: ip, userAgent: WINDOWS, fingerprint: 'fp' }),
+        conversion({ ipAddress: ip, userAgent: WINDOWS, fingerprint: 'fp' }),
       ),
-    ).toBe('fingerprint');
+    ).toEqual(['ip_user_agent', 'fingerprint', 'ip']);
+    expect(
+      evidenceKinds(click('a', T, { ipAddress: ip, userAgent: WINDOWS }), conversion({ ipAddress: ip, userAgent: 'x' })),
+    ).toEqual(['ip']);
+    expect(evidenceKinds(click('a', T, { ipAddress: ip }), conversion({ ipAddress: '198.51.100.1' }))).toEqual([]);
+    // A browser id of the conversion that no click shares is no evidence.
+    expect(evidenceKinds(click('a', T, { visitorId: null }), conversion({ visitorId: 'v1' }))).toEqual([]);
   });
 
-  it('score within non-overlapping bands that decay with age; only explicit reaches 100', () => {
-    expect(scoreOf('explicit', 6 * DAY, 7)).toBe(100);
-    expect(scoreOf('fingerprint', 0, 7)).toBe(95);
-    expect(scoreOf('fingerprint', 7 * DAY, 7)).toBe(80);
-    expect(scoreOf('ip_user_agent', 0, 7)).toBe(79);
-    expect(scoreOf('identity', 7 * DAY, 7)).toBe(50);
-    expect(scoreOf('ip', 0, 7)).toBe(49);
-    expect(scoreOf('ip', 7 * DAY, 7)).toBe(30);
-    // The documented worked example: a fingerprint match 2 days into a 7-day window.
-    expect(scoreOf('fingerprint', 2 * DAY, 7)).toBe(91);
-    for (let i = 0; i < SIGNALS.length - 1; i++) {
-      expect(SCORE_BANDS[SIGNALS[i] as Signal].min).toBeGreaterThan(SCORE_BANDS[SIGNALS[i + 1] as Signal].max);
-    }
+  it('IP + device: the same network and device platform in another browser (in-app browser, then Safari)', () => {
+    expect(platformOf(IPHONE_SAFARI)).toBe('iPhone; CPU iPhone OS 18_1 like Mac OS X');
+    expect(platformOf(IPHONE_FACEBOOK)).toBe(platformOf(IPHONE_SAFARI));
+    expect(platformOf('curl/8.0')).toBeNull();
+    const inApp = click('a', T - HOUR, { ipAddress: ip, userAgent: IPHONE_FACEBOOK });
+    expect(evidenceKinds(inApp, conversion({ ipAddress: ip, userAgent: IPHONE_SAFARI }))).toEqual(['ip_device', 'ip']);
+    expect(evidenceKinds(inApp, conversion({ ipAddress: ip, userAgent: WINDOWS }))).toEqual(['ip']);
+  });
+
+  it('compares IPv6 addresses by their /64: a phone changes its interface id, not its network', () => {
+    const earlier = click('a', T - HOUR, { ipAddress: '2001:db8:1:2:aaaa::1', userAgent: WINDOWS });
+    expect(evidenceKinds(earlier, conversion({ ipAddress: '2001:db8:1:2:bbbb::2', userAgent: WINDOWS }))).toEqual([
+      'ip_user_agent',
+      'ip',
+    ]);
+    expect(evidenceKinds(earlier, conversion({ ipAddress: '2001:db8:1:3:aaaa::1' }))).toEqual([]);
+    // An IPv4-mapped address is its IPv4 address.
+    expect(evidenceKinds(click('b', T, { ipAddress: ip }), conversion({ ipAddress: `::ffff:${ip}` }))).toEqual(['ip']);
   });
 
   it('reads the fbclid inside an fbc value', () => {
@@ -111,39 +130,71 @@ describe('signals', () => {
   });
 });
 
-describe('attribute', () => {
-  it('picks the strongest signal, keeps every candidate at or above the threshold as a touchpoint', () => {
+describe('confidence', () => {
+  const ip = { ipAddress: '203.0.113.7' };
+
+  it('an explicit reference is 100, whatever else the other candidates show', () => {
     const result = attribute(
-      conversion({ fingerprint: 'fp', ipAddress: '1.1.1.1', fbclids: ['fb_old'] }),
-      [
-        click('fp', T - MINUTE, { fingerprint: 'fp' }),
-        click('old', T - 6 * DAY),
-        click('ip', T - MINUTE, { ipAddress: '1.1.1.1' }), // ip scores 49 < 50: not a touchpoint
-      ],
+      conversion({ fbclids: ['fb_old'], visitorId: 'v-new', ...ip }),
+      [click('old', T - 6 * DAY), click('new', T - MINUTE, { visitorId: 'v-new', ...ip })],
       POLICY,
     );
     expect(result.winner).toMatchObject({ clickId: 'old', signal: 'explicit', score: 100 });
-    expect(result.touchpoints.map((t) => [t.clickId, t.signal])).toEqual([
-      ['old', 'explicit'],
-      ['fp', 'fingerprint'],
-    ]);
+    expect(result.candidates.find((c) => c.clickId === 'new')?.score).toBe(0);
+  });
+
+  it("same-browser evidence: that browser's most recent click is at least 90; its older clicks are touchpoints", () => {
+    expect(SAME_BROWSER_CONFIDENCE).toBeGreaterThanOrEqual(90);
+    expect(SAME_BROWSER_CONFIDENCE).toBeLessThan(100);
+    const browser = { visitorId: 'v1' };
+    const result = attribute(
+      conversion({ visitorId: 'v1' }),
+      [click('older', T - 3 * DAY, browser), click('recent', T - DAY, browser)],
+      POLICY,
+    );
+    expect(result.winner).toMatchObject({ clickId: 'recent', signal: 'same_browser', score: SAME_BROWSER_CONFIDENCE });
+    expect(result.candidates).toHaveLength(1);
+    expect(result.touchpoints.map((t) => t.clickId)).toEqual(['recent', 'older']);
+  });
+
+  it('a piece of evidence counts as much as it is rare in the store: more browsers sharing it, lower confidence', () => {
+    const conv = (ipShared: number) => conversion({ ...ip, shared: { ip: ipShared } });
+    const scores = [1, 2, 5, 20].map((n) => scoreCandidates(conv(n), [click('a', T - 2 * HOUR, ip)], 7)[0]?.score ?? 0);
+    for (let i = 1; i < scores.length; i++) expect(scores[i]).toBeLessThanOrEqual(scores[i - 1] as number);
+    expect(scores[3]).toBeLessThan(scores[0] as number);
+    expect(scoreCandidates(conv(5), [click('a', T - 2 * HOUR, ip)], 7)[0]?.evidence).toEqual([{ kind: 'ip', sharedBy: 5 }]);
+  });
+
+  it('never counts fewer sharers than the candidates that show the evidence', () => {
+    const clicks = [click('a', T - 2 * HOUR, ip), click('b', T - 3 * HOUR, ip)];
+    const [best] = scoreCandidates(conversion({ ...ip, shared: { ip: 1 } }), clicks, 7);
+    expect(best?.evidence).toEqual([{ kind: 'ip', sharedBy: 2 }]);
+  });
+
+  it('k browsers with exactly the same evidence each get at most 100 ÷ k', () => {
+    for (const k of [1, 2, 3, 4, 7]) {
+      const clicks = Array.from({ length: k }, (_, i) => click(`c${i}`, T - 2 * HOUR, { ...ip, userAgent: WINDOWS }));
+      const scored = scoreCandidates(conversion({ ...ip, userAgent: WINDOWS }), clicks, 7);
+      expect(scored).toHaveLength(k);
+      for (const c of scored) expect(c.score).toBeLessThanOrEqual(Math.floor(100 / k));
+    }
+  });
+
+  it('the estimate is the calibrated share of the weights, as probability.ts documents', () => {
+    const conv = conversion({ ...ip, shared: { ip: 1 } });
+    const [best] = scoreCandidates(conv, [click('a', T - 2 * HOUR, ip)], 7);
+    const weight = weightOf([{ kind: 'ip', sharedBy: 1 }], 1, 2 * HOUR);
+    expect(weight).toBeCloseTo(PARAMS.odds.ip[ageBucket(2 * HOUR)], 10);
+    expect(best?.score).toBe(confidenceOf(weight / (1 + weight)));
   });
 
   it('attributes nothing below minConfidence', () => {
-    const conv = conversion({ ipAddress: '1.1.1.1' });
-    const clicks = [click('ip', T - MINUTE, { ipAddress: '1.1.1.1' })];
+    const conv = conversion({ fingerprint: 'common', shared: { fingerprint: 40 } });
+    const clicks = [click('fp', T - 3 * DAY, { fingerprint: 'common' })];
+    const best = scoreCandidates(conv, clicks, 7)[0];
+    expect(best?.score).toBeLessThan(50);
     expect(attribute(conv, clicks, POLICY).winner).toBeNull();
-    expect(attribute(conv, clicks, { windowDays: 7, minConfidence: 30 }).winner).toMatchObject({ clickId: 'ip', signal: 'ip' });
-  });
-
-  it('breaks ties toward the most recent click', () => {
-    const conv = conversion({ fingerprint: 'fp' });
-    const result = attribute(
-      conv,
-      [click('b', T - 2 * MINUTE, { fingerprint: 'fp' }), click('a', T - MINUTE, { fingerprint: 'fp' })],
-      POLICY,
-    );
-    expect(result.winner?.clickId).toBe('a');
+    expect(attribute(conv, clicks, { windowDays: 7, minConfidence: 0 }).winner).toMatchObject({ clickId: 'fp' });
   });
 });
 
@@ -158,8 +209,10 @@ const arbClick = fc.record({
   isBot: fc.boolean(),
   fingerprint: fc.constantFrom(null, 'fp1', 'fp2'),
   derivedFingerprint: fc.constantFrom(null, 'd1', 'd2'),
-  ipAddress: fc.constantFrom(null, '1.1.1.1', '2.2.2.2'),
-  userAgent: fc.constantFrom(null, 'ua1', 'ua2'),
+  ipAddress: fc.constantFrom(null, '1.1.1.1', '2.2.2.2', '2001:db8::1', '2001:db8::2'),
+  userAgent: fc.constantFrom(null, IPHONE_SAFARI, IPHONE_FACEBOOK, WINDOWS),
+  visitorId: fc.constantFrom(null, 'v1', 'v2', 'v3'),
+  fbp: fc.constantFrom(null, 'fb.1.1.1', 'fb.1.1.2'),
 });
 const arbClicks = fc.uniqueArray(arbClick, { selector: (c) => c.id, maxLength: 8 });
 const arbConversion = fc.record({
@@ -169,52 +222,80 @@ const arbConversion = fc.record({
   fbclids: fc.subarray(['f0', 'f1', 'f2', 'f3'], { maxLength: 2 }),
   clickId: fc.option(fc.constantFrom(...ids), { nil: undefined }),
   fingerprint: fc.option(fc.constantFrom('fp1', 'fp2', 'd1', 'd2'), { nil: undefined }),
-  ipAddress: fc.option(fc.constantFrom('1.1.1.1', '2.2.2.2'), { nil: undefined }),
-  userAgent: fc.option(fc.constantFrom('ua1', 'ua2'), { nil: undefined }),
+  ipAddress: fc.option(fc.constantFrom('1.1.1.1', '2.2.2.2', '2001:db8::9'), { nil: undefined }),
+  userAgent: fc.option(fc.constantFrom(IPHONE_SAFARI, WINDOWS), { nil: undefined }),
+  visitorId: fc.option(fc.constantFrom('v1', 'v2'), { nil: undefined }),
+  fbp: fc.option(fc.constantFrom('fb.1.1.1'), { nil: undefined }),
   identityClickIds: fc.subarray(ids, { maxLength: 3 }).map((a) => new Set(a)),
+  shared: fc.record({ ip: fc.nat(30), ip_user_agent: fc.nat(10), fingerprint: fc.nat(60) }),
 });
 const arbPolicy = fc.record({ windowDays: fc.integer({ min: 1, max: 90 }), minConfidence: fc.integer({ min: 0, max: 100 }) });
-const rank = (s: Signal) => SIGNALS.indexOf(s);
+const kinds = (t: { evidence: { kind: string }[] }) => new Set(t.evidence.map((e) => e.kind));
+const probabilistic = (t: { evidence: { kind: string }[] }) =>
+  !kinds(t).has('explicit') && !kinds(t).has('same_browser') && !kinds(t).has('identity');
 
 describe('attribution properties', () => {
-  it('a stronger signal always beats a weaker one', () => {
+  it('confidences are integers in 0–100, 100 only for explicit references, and together at most about 100', () => {
     fc.assert(
       fc.property(arbConversion, arbClicks, arbPolicy, (conv, clicks, policy) => {
-        const { winner, touchpoints } = attribute(conv, clicks, policy);
-        for (const t of touchpoints) if (winner) expect(rank(winner.signal)).toBeLessThanOrEqual(rank(t.signal));
-        for (let i = 1; i < touchpoints.length; i++) {
-          const [a, b] = [touchpoints[i - 1], touchpoints[i]] as [NonNullable<typeof winner>, NonNullable<typeof winner>];
-          if (rank(a.signal) < rank(b.signal)) expect(a.score).toBeGreaterThan(b.score);
+        const { candidates } = attribute(conv, clicks, policy);
+        for (const c of candidates) {
+          expect(Number.isInteger(c.score)).toBe(true);
+          expect(c.score).toBeGreaterThanOrEqual(0);
+          expect(c.score === 100).toBe(c.signal === 'explicit');
+        }
+        // Probabilities of exclusive hypotheses: several explicit references aside, they add up to at most 1
+        // (each rounded down; the calibration map may move each by a few points).
+        const explicit = candidates.filter((c) => c.signal === 'explicit').length;
+        if (explicit === 0) expect(candidates.reduce((a, c) => a + c.score, 0)).toBeLessThanOrEqual(100 + 5 * candidates.length);
+      }),
+    );
+  });
+
+  it('same-browser evidence beats any probabilistic evidence', () => {
+    fc.assert(
+      fc.property(arbConversion, arbClicks, arbPolicy, (conv, clicks, policy) => {
+        const { candidates } = attribute(conv, clicks, policy);
+        // (An explicit reference takes it all: then every other candidate is 0.)
+        if (candidates.some((c) => kinds(c).has('explicit'))) {
+          for (const c of candidates) if (!kinds(c).has('explicit')) expect(c.score).toBe(0);
+          return;
+        }
+        const same = candidates.filter((c) => kinds(c).has('same_browser'));
+        for (const s of same) {
+          expect(s.score).toBeGreaterThanOrEqual(90);
+          for (const p of candidates.filter(probabilistic)) expect(s.score).toBeGreaterThan(p.score);
         }
       }),
     );
   });
 
-  it('for equal signals a newer click never scores below an older one', () => {
+  it('the winner is the most probable candidate, ties to the most recent click, and only at or above minConfidence', () => {
+    fc.assert(
+      fc.property(arbConversion, arbClicks, arbPolicy, (conv, clicks, policy) => {
+        const { winner, candidates } = attribute(conv, clicks, policy);
+        const best = candidates[0];
+        expect(winner).toEqual(best && best.score >= policy.minConfidence ? best : null);
+        for (const c of candidates) {
+          if (!best) continue;
+          expect(best.score).toBeGreaterThanOrEqual(c.score);
+          if (c.score === best.score) expect(best.clickTime).toBeGreaterThanOrEqual(c.clickTime);
+        }
+      }),
+    );
+  });
+
+  it('for the same evidence a more recent click never scores below an older one within an age bucket', () => {
     fc.assert(
       fc.property(
-        fc.constantFrom(...SIGNALS),
-        fc.integer({ min: 1, max: 90 }),
-        fc.nat(),
-        fc.nat(),
-        (signal, windowDays, x, y) => {
-          const [a, b] = [x % (windowDays * DAY + 1), y % (windowDays * DAY + 1)];
-          expect(scoreOf(signal, Math.min(a, b), windowDays)).toBeGreaterThanOrEqual(scoreOf(signal, Math.max(a, b), windowDays));
+        fc.constantFrom(...(['ip_user_agent', 'ip_device', 'ip', 'fingerprint'] as const)),
+        fc.nat(3),
+        (kind, bucket) => {
+          const bounds = [0, HOUR, DAY, 3 * DAY, 7 * DAY];
+          const [from, to] = [bounds[bucket] as number, (bounds[bucket + 1] as number) - 1];
+          expect(weightOf([{ kind, sharedBy: 1 }], 1, from)).toBe(weightOf([{ kind, sharedBy: 1 }], 1, to));
         },
       ),
-    );
-  });
-
-  it('scores are integers in 0–100, and 100 only for explicit references', () => {
-    fc.assert(
-      fc.property(arbConversion, arbClicks, arbPolicy, (conv, clicks, policy) => {
-        for (const t of attribute(conv, clicks, policy).touchpoints) {
-          expect(Number.isInteger(t.score)).toBe(true);
-          expect(t.score).toBeGreaterThanOrEqual(Math.max(1, policy.minConfidence));
-          expect(t.score).toBeLessThanOrEqual(100);
-          expect(t.score === 100).toBe(t.signal === 'explicit');
-        }
-      }),
     );
   });
 
@@ -245,15 +326,14 @@ describe('attribution properties', () => {
     );
   });
 
-  it('the winner is the best-scored touchpoint, ties to the most recent click', () => {
+  it('each piece of evidence is listed in strength order with its sharers', () => {
     fc.assert(
       fc.property(arbConversion, arbClicks, arbPolicy, (conv, clicks, policy) => {
-        const { winner, touchpoints } = attribute(conv, clicks, policy);
-        expect(winner === null).toBe(touchpoints.length === 0);
-        for (const t of touchpoints) {
-          if (!winner) continue;
-          expect(winner.score).toBeGreaterThanOrEqual(t.score);
-          if (t.score === winner.score) expect(winner.clickTime).toBeGreaterThanOrEqual(t.clickTime);
+        for (const c of attribute(conv, clicks, policy).candidates) {
+          const order = c.evidence.map((e) => SIGNALS.indexOf(e.kind));
+          expect(order).toEqual([...order].sort((a, b) => a - b));
+          expect(c.signal).toBe(c.evidence[0]?.kind);
+          for (const e of c.evidence) expect(e.sharedBy).toBeGreaterThanOrEqual(1);
         }
       }),
     );
@@ -266,20 +346,21 @@ describe('why nothing won (explainMiss)', () => {
     expect(explainMiss(candidates, POLICY)).toEqual({ reason: 'no_candidates', best: null });
   });
 
-  it('the strongest candidate under minConfidence → below_min_confidence, with its signal and score', () => {
-    const ip = { ipAddress: '192.0.2.1' };
-    const clicks = [click('old', T - 3 * DAY, ip), click('new', T - MINUTE, ip)];
-    const candidates = scoreCandidates(conversion(ip), clicks, POLICY.windowDays);
-    expect(attribute(conversion(ip), clicks, POLICY).winner).toBeNull();
+  it('the best candidate under minConfidence → below_min_confidence, with its signal and score', () => {
+    const fp = { fingerprint: 'common' };
+    const clicks = [click('old', T - 3 * DAY, fp), click('new', T - 2 * DAY, fp)];
+    const conv = conversion({ ...fp, shared: { fingerprint: 30 } });
+    const candidates = scoreCandidates(conv, clicks, POLICY.windowDays);
+    expect(attribute(conv, clicks, POLICY).winner).toBeNull();
     expect(explainMiss(candidates, POLICY)).toMatchObject({
       reason: 'below_min_confidence',
-      best: { clickId: 'new', signal: 'ip', score: 49 },
+      best: { clickId: 'new', signal: 'fingerprint' },
     });
   });
 
   it('a candidate at or above minConfidence → reattribution_available', () => {
-    const conv = conversion({ fingerprint: 'fp' });
-    const candidates = scoreCandidates(conv, [click('a', T - DAY, { fingerprint: 'fp' })], POLICY.windowDays);
+    const conv = conversion({ visitorId: 'v1' });
+    const candidates = scoreCandidates(conv, [click('a', T - DAY, { visitorId: 'v1' })], POLICY.windowDays);
     expect(explainMiss(candidates, POLICY)).toMatchObject({ reason: 'reattribution_available', best: { clickId: 'a' } });
   });
 });

@@ -279,6 +279,8 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
         .getByRole('row')
         .count(),
     ).resolves.toBe(2);
+    // The candidates as scored, with their evidence (api.md §13 "Explanation").
+    await expect(text(page.getByRole('table', { name: /Candidates as scored/ }))).resolves.toMatch(/Explicit reference.*100%/);
     // The consent recorded with it (api.md §10).
     const consent = text(page.getByRole('region', { name: 'Consent' }));
     await expect(consent).resolves.toMatch(/Ad storage\s*Granted/);

@@ -11,11 +11,13 @@ import {
 } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshRollups } from '../../src/analytics/rollups.js';
+import { ambiguityKey } from '../../src/attribution/keys.js';
 import type { Reader } from '../../src/db/database.js';
 import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { listPartitions } from '../../src/db/postgres/partitions.js';
+import { countSharedBrowsers, rebuildAmbiguityRows } from '../../src/db/repositories/attribution-keys.js';
 import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
-import { findConversionByKey, identityLinkedClickIds, listConversions } from '../../src/db/repositories/conversions.js';
+import { findConversionByKey, identityLinks, listConversions } from '../../src/db/repositories/conversions.js';
 import { claimJobs, dueJobGroups, nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
 import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js';
@@ -97,6 +99,12 @@ interface Seeded {
   phoneHash: string;
   orderId: string;
   now: number;
+  visitorId: string;
+  fbp: string;
+  ttp: string;
+  ipNetwork: string;
+  /** An ambiguity key (migration 0024) of the seeded clicks' IP addresses. */
+  ipKey: number;
 }
 
 /**
@@ -129,7 +137,11 @@ async function seed(ctx: TestContext): Promise<Seeded> {
       user_agent: 'Mozilla/5.0',
       fingerprint: `fp_${i % 1000}`,
       derived_fingerprint: `dfp_${i % 1000}`,
-      fbp: null,
+      // Browser ids and IPv6 networks on some clicks only: their indexes are partial (migration 0024).
+      fbp: i % 3 === 0 ? `fb.1.1700000000000.${i % 900}` : null,
+      ttp: i % 7 === 0 ? `ttp_${i % 300}` : null,
+      visitor_id: i % 2 === 0 ? `wt.${i % 800}` : null,
+      ip_network: i % 5 === 0 ? `2001:db8:${i % 100}:1::/64` : null,
       fbc: `fb.1.${time}.fbclid_${i}`,
       utm_source: 'facebook',
       utm_medium: 'cpc',
@@ -277,6 +289,7 @@ async function seed(ctx: TestContext): Promise<Seeded> {
     }));
     for (const rows of chunks(spend)) await trx.insertInto('ad_spend').values(rows).execute();
   });
+  await ctx.database.write((trx) => rebuildAmbiguityRows(trx as unknown as Kysely<DB>, now - 61 * DAY_MS));
   await sql`analyze`.execute(ctx.database.read as Kysely<DB>);
 
   const click = clicks[3] as ClicksTable;
@@ -291,6 +304,11 @@ async function seed(ctx: TestContext): Promise<Seeded> {
     phoneHash: 'phone_7',
     orderId: 'order_7',
     now,
+    visitorId: (clicks[4] as ClicksTable).visitor_id as string,
+    fbp: (clicks[3] as ClicksTable).fbp as string,
+    ttp: (clicks[7] as ClicksTable).ttp as string,
+    ipNetwork: (clicks[5] as ClicksTable).ip_network as string,
+    ipKey: ambiguityKey(click.store_id, click.livemode, 'ip', click.ip_address as string),
   };
 }
 
@@ -345,8 +363,9 @@ async function explain(ctx: TestContext, query: CompiledQuery): Promise<{ plan: 
 }
 
 /**
- * A call of one of our functions (`waytrack_…(_name => $1, …)`: migration 0021's evidence lookup)
- * explained as it runs: its body's `return query`, with the call's values in place of its
+ * A call of one of our functions (`waytrack_…(_name => $1, …)`: migration 0024's evidence lookup)
+ * explained as it runs: its body's first `return query` (the linked browsers' lookups after it are
+ * the same-browser branches' statement with other values), with the call's values in place of its
  * arguments, prepared with a generic plan (the function's `plan_cache_mode`), so the plan shows
  * the partitions left after pruning at executor start-up.
  */
@@ -362,7 +381,7 @@ async function functionBody(conn: Kysely<DB>, query: CompiledQuery): Promise<Com
   const bound = new Map([...query.sql.matchAll(/(\w+) => \$(\d+)/g)].map((m) => [m[1], query.parameters[Number(m[2]) - 1]]));
   const literal = (v: unknown) =>
     v === null || v === undefined ? 'null' : typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
-  const statement = /return query\s+([\s\S]*);\s*end\s*$/.exec(fn.source)?.[1];
+  const statement = /return query\s+([^;]*);/.exec(fn.source)?.[1];
   if (!statement) throw new Error(`${name} has no return query`);
   const body = fn.names.reduce((text, arg, i) => text.replace(new RegExp(`\\b${arg}\\b`, 'g'), `$${i + 1}`), statement);
   await sql`set plan_cache_mode = force_generic_plan`.execute(conn); // reset with enable_seqscan
@@ -439,35 +458,60 @@ const CASES: Case[] = [
     index: { sqlite: 'sqlite_autoindex_clicks_2', postgres: 'click_keys_pk' }, // PostgreSQL: then one partition by (id, time)
   },
   {
-    name: 'attribution: identity by email hash',
-    run: (db, s) =>
-      identityLinkedClickIds(
-        db,
-        { storeId: s.storeId, livemode: 1, after: s.now - 30 * DAY_MS, before: s.now },
-        { emailHash: s.emailHash },
-        10,
-      ),
-    index: { sqlite: 'conversions_email_hash', postgres: 'conversions_email_hash' },
-    // PostgreSQL, on this seed's few rows per monthly partition, may find them with a bitmap and
-    // sort them (a top-10 of a handful) instead of merging the partitions' index order: which
-    // one depends on how the 60 days fall across months, so only SQLite's order is asserted.
-    ordered: 'sqlite',
+    name: 'attribution: clicks by visitor id (same browser)',
+    run: (db, s) => findClicksMatching(db, scope(s), 'visitor_id', s.visitorId, 10),
+    index: { sqlite: 'clicks_visitor_id', postgres: 'clicks_visitor_id' },
+    ordered: true,
   },
   {
-    name: 'attribution: identity by phone hash',
-    run: (db, s) =>
-      identityLinkedClickIds(
-        db,
-        { storeId: s.storeId, livemode: 1, after: s.now - 30 * DAY_MS, before: s.now },
-        { phoneHash: s.phoneHash },
-        10,
-      ),
-    index: { sqlite: 'conversions_phone_hash', postgres: 'conversions_phone_hash' },
-    // PostgreSQL, on this seed's few rows per monthly partition, may find them with a bitmap and
-    // sort them (a top-10 of a handful) instead of merging the partitions' index order: which
-    // one depends on how the 60 days fall across months, so only SQLite's order is asserted.
-    ordered: 'sqlite',
+    name: 'attribution: clicks by fbp (same browser)',
+    run: (db, s) => findClicksMatching(db, scope(s), 'fbp', s.fbp, 10),
+    index: { sqlite: 'clicks_fbp', postgres: 'clicks_fbp' },
+    ordered: true,
   },
+  {
+    name: 'attribution: clicks by ttp (same browser)',
+    run: (db, s) => findClicksMatching(db, scope(s), 'ttp', s.ttp, 10),
+    index: { sqlite: 'clicks_ttp', postgres: 'clicks_ttp' },
+    ordered: true,
+  },
+  {
+    name: 'attribution: clicks by IPv6 network',
+    run: (db, s) => findClicksMatching(db, scope(s), 'ip_network', s.ipNetwork, 10),
+    index: { sqlite: 'clicks_ip_network', postgres: 'clicks_ip_network' },
+    ordered: true,
+  },
+  {
+    // One seek per day of the window: the count never reads the window's clicks.
+    name: 'attribution: distinct browsers of an ambiguity key',
+    run: (db, s) =>
+      countSharedBrowsers(db, {
+        days: Array.from({ length: 8 }, (_, i) => Math.floor(s.now / DAY_MS) - i),
+        keys: { ip: s.ipKey },
+        limit: 128,
+      }),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'attribution_keys_pk' },
+    scans: ['rows'], // the at most 128 rows the seeks found, counted
+    only: 'sqlite', // PostgreSQL counts inside the evidence function (the case below)
+  },
+  ...(['email', 'phone'] as const).flatMap((hash) =>
+    [0, 1].map((statement) => ({
+      name: `attribution: identity by ${hash} hash (${statement === 0 ? 'attributed' : 'any'} earlier conversions)`,
+      run: (db: Reader, s: Seeded) =>
+        identityLinks(
+          db,
+          { storeId: s.storeId, livemode: 1, after: s.now - 30 * DAY_MS, before: s.now },
+          hash === 'email' ? { emailHash: s.emailHash } : { phoneHash: s.phoneHash },
+          10,
+        ),
+      statement,
+      index: { sqlite: `conversions_${hash}_hash`, postgres: `conversions_${hash}_hash` },
+      // PostgreSQL, on this seed's few rows per monthly partition, may find them with a bitmap and
+      // sort them (a top-10 of a handful) instead of merging the partitions' index order: which
+      // one depends on how the 60 days fall across months, so only SQLite's order is asserted.
+      ordered: 'sqlite' as const,
+    })),
+  ),
   {
     // PostgreSQL runs a conversion's lookups as one statement (SQLite: the cases above, one each).
     name: 'attribution: every lookup of a conversion in one statement',
@@ -480,8 +524,11 @@ const CASES: Case[] = [
         fingerprint: s.fingerprint,
         derivedFingerprints: [s.derived, 'derived_z'],
         ipAddress: s.ip,
+        ipNetwork: s.ipNetwork,
+        browsers: { visitorId: s.visitorId, fbp: s.fbp, ttp: s.ttp },
         identity: { emailHash: s.emailHash, phoneHash: s.phoneHash, after: scope(s).from - 300_000, before: s.now },
         limit: 10,
+        counts: { days: [Math.floor(s.now / DAY_MS)], keys: { ip: s.ipKey, ip_user_agent: 1, fingerprint: 2 }, limit: 128 },
       }),
     // Every branch is bounded by the window (the identity one's conversions by 5 minutes more):
     // the planner reads only its months, never the other 60 days' nor the default partition.
@@ -494,8 +541,13 @@ const CASES: Case[] = [
         'clicks_fingerprint',
         'clicks_derived_fingerprint',
         'clicks_ip_address',
+        'clicks_ip_network',
+        'clicks_visitor_id',
+        'clicks_fbp',
+        'clicks_ttp',
         'conversions_email_hash',
         'conversions_phone_hash',
+        'attribution_keys_pk',
       ],
     },
     every: true,

@@ -15,6 +15,8 @@ const UA = 'Mozilla/5.0 (Consent Test) Gecko/20100101 Firefox/133.0';
 const FBP = 'fb.1.1732000000000.987654321';
 const TTP = 'ttp-cookie-consent-1';
 const FINGERPRINT = 'fp-consent-visitor';
+/** The tag's visitor id: the same browser on the click and the conversion links them (api.md §13). */
+const VISITOR_ID = 'wt.consent-visitor';
 
 let fake: FakePlatforms;
 let graph: FakeGraph;
@@ -121,11 +123,13 @@ describe('consent as data: what leaves per destination', () => {
       fbp: FBP,
       ttp: TTP,
       fingerprint: FINGERPRINT,
+      visitorId: VISITOR_ID,
     });
     const email = 'buyer@example.com';
     const result = await conversion(storeId, {
       orderId: 'denied-1',
       fingerprint: FINGERPRINT,
+      visitorId: VISITOR_ID,
       ipAddress: IP,
       userAgent: UA,
       fbp: FBP,
@@ -165,11 +169,13 @@ describe('consent as data: what leaves per destination', () => {
       ipAddress: IP,
       userAgent: UA,
       fingerprint: FINGERPRINT,
+      visitorId: VISITOR_ID,
     });
     const email = 'buyer@example.com';
     const result = await conversion(storeId, {
       orderId: 'granted-1',
       fingerprint: FINGERPRINT,
+      visitorId: VISITOR_ID,
       fbp: FBP,
       ttp: TTP,
       customerData: { email },
@@ -228,8 +234,8 @@ describe('consent as data: what leaves per destination', () => {
   it('TikTok with only a denied ttclid is skipped with the reason', async () => {
     await context();
     const storeId = await allThree();
-    await click(storeId, { ttclid: 'TT-only', fingerprint: 'fp-tt', consent: { adStorage: 'denied' } });
-    const result = await conversion(storeId, { orderId: 'tt-denied', fingerprint: 'fp-tt' });
+    await click(storeId, { ttclid: 'TT-only', visitorId: 'wt.fp-tt', consent: { adStorage: 'denied' } });
+    const result = await conversion(storeId, { orderId: 'tt-denied', visitorId: 'wt.fp-tt' });
     const data = await settled(result.conversionId, ['meta', 'tiktok']);
     expect(data.forwarding.tiktok).toMatchObject({ status: 'skipped', reason: 'consent_denied' });
     expect(fake.tiktok).toHaveLength(0);
@@ -242,9 +248,9 @@ describe('consent as data: what leaves per destination', () => {
     expect(store.body.data.defaultConsent).toEqual({ adStorage: 'granted', adUserData: 'denied', adPersonalization: 'granted' });
 
     fake.googleFaults.push({ type: 'http500' });
-    await click(storeId, { gclid: 'G-d1', fingerprint: 'fp-d1' });
+    await click(storeId, { gclid: 'G-d1', visitorId: 'wt.d1' });
     const email = 'default@example.com';
-    const byDefault = await conversion(storeId, { orderId: 'default-1', fingerprint: 'fp-d1', customerData: { email } });
+    const byDefault = await conversion(storeId, { orderId: 'default-1', visitorId: 'wt.d1', customerData: { email } });
     const data = await settled(byDefault.conversionId, ['google_ads']);
     expect(data.forwarding.google_ads.status).toBe('sent');
     expect(data.forwarding.google_ads.attempts).toBeGreaterThanOrEqual(2);
@@ -257,10 +263,10 @@ describe('consent as data: what leaves per destination', () => {
       expect(row.userIdentifiers).toBeUndefined();
     }
 
-    await click(storeId, { gclid: 'G-d2', fingerprint: 'fp-d2' });
+    await click(storeId, { gclid: 'G-d2', visitorId: 'wt.fp-d2' });
     const granted = await conversion(storeId, {
       orderId: 'default-2',
-      fingerprint: 'fp-d2',
+      visitorId: 'wt.fp-d2',
       customerData: { email },
       consent: { adUserData: 'granted' },
     });
@@ -283,8 +289,8 @@ describe('consent as data: what leaves per destination', () => {
     const california = await conversion(storeId, { orderId: 'ldu-ca', limitedDataUse: { country: 'us', state: 'ca' } });
     const geo = await conversion(storeId, { orderId: 'ldu-geo', limitedDataUse: true });
     const texas = await conversion(storeId, { orderId: 'ldu-tx', limitedDataUse: { state: 'TX' } });
-    await click(storeId, { fbclid: 'FB-ldu', fingerprint: 'fp-ldu', limitedDataUse: { country: 'US', state: 'CO' } });
-    const viaClick = await conversion(storeId, { orderId: 'ldu-click', fingerprint: 'fp-ldu' });
+    await click(storeId, { fbclid: 'FB-ldu', visitorId: 'wt.ldu', limitedDataUse: { country: 'US', state: 'CO' } });
+    const viaClick = await conversion(storeId, { orderId: 'ldu-click', visitorId: 'wt.ldu' });
     const none = await conversion(storeId, { orderId: 'ldu-none' });
     for (const r of [california, geo, texas, viaClick, none]) await settled(r.conversionId, ['meta']);
 

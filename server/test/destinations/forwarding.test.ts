@@ -194,16 +194,18 @@ describe('routing and delivery (api.md §8)', () => {
       gclid: 'G-1',
       ttclid: 'TT-1',
       fingerprint: 'fp-all',
+      visitorId: 'wt.fp-all',
       timestamp: new Date(eventMs - 60_000).toISOString(),
     });
     const everywhere = await conversion(storeId, {
       orderId: 'all-1',
       fingerprint: 'fp-all',
+      visitorId: 'wt.fp-all',
       timestamp: new Date(eventMs).toISOString(),
       customerData: { email: ' John.Smith@GMail.com ', phone: '(650) 555-1212', country: 'US' },
     });
-    await click(storeId, { fbclid: 'FB-2', fingerprint: 'fp-meta' });
-    const metaOnly = await conversion(storeId, { orderId: 'meta-1', fingerprint: 'fp-meta' });
+    await click(storeId, { fbclid: 'FB-2', fingerprint: 'fp-meta', visitorId: 'wt.fp-meta' });
+    const metaOnly = await conversion(storeId, { orderId: 'meta-1', fingerprint: 'fp-meta', visitorId: 'wt.fp-meta' });
     const ttpOnly = await conversion(storeId, { orderId: 'ttp-1', ttp: 'ttp-cookie-1' });
     const explicitGoogle = await conversion(storeId, { orderId: 'g-1', gbraid: 'GB-unrecorded' });
 
@@ -328,8 +330,8 @@ describe('routing and delivery (api.md §8)', () => {
   it('test mode: Google validateOnly, TikTok test_event_code, skipped without one; age limits skip', async () => {
     ctx = await context();
     const storeId = await allThree();
-    await click(storeId, { gclid: 'G-test', ttclid: 'TT-test', fingerprint: 'fp-test' }, ctx.a.test);
-    const id = await conversion(storeId, { orderId: 'test-1', fingerprint: 'fp-test' }, ctx.a.test);
+    await click(storeId, { gclid: 'G-test', ttclid: 'TT-test', fingerprint: 'fp-test', visitorId: 'wt.fp-test' }, ctx.a.test);
+    const id = await conversion(storeId, { orderId: 'test-1', fingerprint: 'fp-test', visitorId: 'wt.fp-test' }, ctx.a.test);
     await waitForwarding(id, 'google_ads', 'sent', ctx.a.test);
     await waitForwarding(id, 'tiktok', 'sent', ctx.a.test);
     expect(fake.uploads.at(-1)?.validateOnly).toBe(true);

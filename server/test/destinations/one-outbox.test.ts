@@ -76,7 +76,19 @@ async function backTo0019(database: Database): Promise<void> {
     await sql`alter table destination_jobs drop column route`.execute(db);
     await sql`delete from kysely_migration where name = '0020_one_outbox'`.execute(db);
     // The migrations after 0020, undone too (Kysely applies migrations only in order).
-    if (ENGINE === 'postgres') await sql`drop function waytrack_evidence_clicks`.execute(db);
+    // 0024 (attribution as a probability): its function, table, indexes and columns.
+    if (ENGINE === 'postgres') await sql`drop function waytrack_attribution_evidence`.execute(db);
+    await sql`drop table attribution_keys`.execute(db);
+    for (const index of ['clicks_visitor_id', 'clicks_fbp', 'clicks_ttp', 'clicks_ip_network']) {
+      await sql`drop index ${sql.ref(index)}`.execute(db);
+    }
+    for (const column of ['visitor_id', 'ip_network']) await sql`alter table clicks drop column ${sql.ref(column)}`.execute(db);
+    for (const column of ['visitor_id', 'attribution_evidence']) {
+      await sql`alter table conversions drop column ${sql.ref(column)}`.execute(db);
+    }
+    await sql`delete from kysely_migration where name = '0024_attribution_probability'`.execute(db);
+    // 0024 replaced 0021's function: it is gone already.
+    if (ENGINE === 'postgres') await sql`drop function if exists waytrack_evidence_clicks`.execute(db);
     await sql`delete from kysely_migration where name = '0021_evidence_function'`.execute(db);
     await sql`drop table shop_orders`.execute(db);
     await sql`delete from kysely_migration where name = '0022_shop_orders'`.execute(db);
@@ -141,6 +153,7 @@ describe('migration 0020 (one outbox)', () => {
       '0021_evidence_function',
       '0022_shop_orders',
       '0023_webhook_fairness',
+      '0024_attribution_probability',
       '0025_idempotency_secrets',
     ]);
     const moved = await testDb.database.read

@@ -303,24 +303,25 @@ describe('6. an unattributed conversion says why', () => {
 
   it('the best candidate scored below minConfidence: its signal and score are shown', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
-    const c = await click(storeId, { ipAddress: '198.51.100.77', timestamp: iso(Date.now() - 2 * MINUTE) });
-    const res = await track(conversionBody(storeId, { ipAddress: '198.51.100.77', userAgent: 'Another/1.0' }));
+    const c = await click(storeId, { fingerprint: 'fp-weak', timestamp: iso(Date.now() - 2 * DAY) }); // a device class: weak
+    const res = await track(conversionBody(storeId, { fingerprint: 'fp-weak' }));
     expect(res.body.data.attributed).toBe(false);
     const attribution = (await getConversion(res.body.data.conversionId)).body.data.attribution;
+    const score = attribution.bestCandidate.score; // below 50: below_min_confidence says so
     expect(attribution).toMatchObject({
       reason: 'below_min_confidence',
       minConfidence: 50,
-      bestCandidate: { clickId: c.clickId, fbclid: c.fbclid, signal: 'ip', score: 49 },
+      bestCandidate: { clickId: c.clickId, fbclid: c.fbclid, signal: 'fingerprint', score },
     });
     expect(attribution.message).toBe(
-      `The best candidate, click ${c.clickId} (signal ip, score 49), scored below the store's minConfidence of 50`,
+      `The best candidate, click ${c.clickId} (signal fingerprint, score ${score}), scored below the store's minConfidence of 50`,
     );
   });
 
   it('a click that arrived later: re-attribution would attribute it', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
-    const res = await track(conversionBody(storeId, { fingerprint: 'fp-late', timestamp: iso(Date.now() - DAY) }));
-    const c = await click(storeId, { fingerprint: 'fp-late', timestamp: iso(Date.now() - 2 * DAY) });
+    const res = await track(conversionBody(storeId, { visitorId: 'wt.late', timestamp: iso(Date.now() - DAY) }));
+    const c = await click(storeId, { visitorId: 'wt.late', timestamp: iso(Date.now() - 2 * DAY) });
     const attribution = (await getConversion(res.body.data.conversionId)).body.data.attribution;
     expect(attribution).toMatchObject({ reason: 'reattribution_available', bestCandidate: { clickId: c.clickId } });
     const again = await call(ctx.app, 'POST', `/v1/conversions/${res.body.data.conversionId}/reattribute`, { key: ctx.a.live });

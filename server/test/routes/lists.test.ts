@@ -129,6 +129,16 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
           touchpoints: [
             { clickId: c.clickId, fbclid: 'fb_items', signal: 'explicit', score: 100, clickTime: expect.stringMatching(ISO_MS) },
           ],
+          // The candidates as scored (api.md §13): here the one it named.
+          candidates: [
+            {
+              clickId: c.clickId,
+              fbclid: 'fb_items',
+              clickTime: expect.stringMatching(ISO_MS),
+              confidence: 100,
+              evidence: [{ kind: 'explicit', sharedBy: 1 }],
+            },
+          ],
         },
       });
     });
@@ -234,6 +244,7 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
           ttclid: null,
           msclkid: null,
           ttp: null,
+          visitorId: null,
           landingPage: clickBody(storeId).landingPage,
           referrer: 'https://m.facebook.com/',
           ipAddress: '203.0.113.7',

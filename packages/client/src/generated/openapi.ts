@@ -262,6 +262,8 @@ export interface Operations {
         msclkid: string | null;
         /** TikTok’s browser id, when sent */
         ttp: string | null;
+        /** The tag’s first-party visitor id (`_wt_vid`), when sent */
+        visitorId: string | null;
         /** The URL the ad opened */
         landingPage: string;
         /** The referring page, when sent */
@@ -344,6 +346,8 @@ export interface Operations {
       msclkid: string | null;
       /** TikTok’s browser id, when sent */
       ttp: string | null;
+      /** The tag’s first-party visitor id (`_wt_vid`), when sent */
+      visitorId: string | null;
       /** The URL the ad opened */
       landingPage: string;
       /** The referring page, when sent */
@@ -769,18 +773,36 @@ export interface Operations {
         quantity: number;
         category?: string;
       }>;
-      /** Why the conversion was (or was not) attributed: the winning signal and score, and every touchpoint */
+      /** Why the conversion was (or was not) attributed: the winning signal and score, its touchpoints, and every candidate’s evidence and estimate */
       attribution: {
-        signal: 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip' | null;
+        /** A kind of attribution evidence (api.md §13), strongest first: explicit (the conversion names the click), same_browser (its visitorId, fbp or ttp), identity (a browser its hashed email or phone was seen with), ip_user_agent, ip_device (the same network and device platform, another browser), fingerprint, ip (IPv6: the /64) */
+        signal: 'explicit' | 'same_browser' | 'identity' | 'ip_user_agent' | 'ip_device' | 'fingerprint' | 'ip' | null;
         score: number | null;
-        /** Every candidate click at or above the store minConfidence, strongest first */
+        /** The winner and the buyer’s other clicks in the window known by the same browser (its touchpoints for the multi-touch models), strongest first */
         touchpoints: Array<{
           clickId: string;
           fbclid: string;
-          signal: 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip';
+          /** A kind of attribution evidence (api.md §13), strongest first: explicit (the conversion names the click), same_browser (its visitorId, fbp or ttp), identity (a browser its hashed email or phone was seen with), ip_user_agent, ip_device (the same network and device platform, another browser), fingerprint, ip (IPv6: the /64) */
+          signal: 'explicit' | 'same_browser' | 'identity' | 'ip_user_agent' | 'ip_device' | 'fingerprint' | 'ip';
           score: number;
           /** Click time */
           clickTime: string;
+        }>;
+        /** The candidates as they were scored when the conversion was last attributed: the winner (or the best, when none reached minConfidence) and up to 4 runners-up, one per browser. Empty for a conversion recorded before scores were kept. */
+        candidates: Array<{
+          clickId: string;
+          fbclid: string;
+          /** Click time */
+          clickTime: string;
+          /** The estimated probability, in percent, that this is the buyer’s own most recent ad click in the window */
+          confidence: number;
+          /** Every piece of evidence linking the click to the conversion, strongest first */
+          evidence: Array<{
+            /** A kind of attribution evidence (api.md §13), strongest first: explicit (the conversion names the click), same_browser (its visitorId, fbp or ttp), identity (a browser its hashed email or phone was seen with), ip_user_agent, ip_device (the same network and device platform, another browser), fingerprint, ip (IPv6: the /64) */
+            kind: 'explicit' | 'same_browser' | 'identity' | 'ip_user_agent' | 'ip_device' | 'fingerprint' | 'ip';
+            /** Distinct browsers with a click in the window that share this piece of evidence (this one included) */
+            sharedBy: number;
+          }>;
         }>;
         /** Only when not attributed: why, with the clicks known now and the store settings now */
         reason?: 'no_candidates' | 'below_min_confidence' | 'reattribution_available';
@@ -792,7 +814,8 @@ export interface Operations {
         bestCandidate?: {
           clickId: string;
           fbclid: string;
-          signal: 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip';
+          /** A kind of attribution evidence (api.md §13), strongest first: explicit (the conversion names the click), same_browser (its visitorId, fbp or ttp), identity (a browser its hashed email or phone was seen with), ip_user_agent, ip_device (the same network and device platform, another browser), fingerprint, ip (IPv6: the /64) */
+          signal: 'explicit' | 'same_browser' | 'identity' | 'ip_user_agent' | 'ip_device' | 'fingerprint' | 'ip';
           score: number;
           /** Click time */
           clickTime: string;
@@ -981,18 +1004,36 @@ export interface Operations {
         quantity: number;
         category?: string;
       }>;
-      /** Why the conversion was (or was not) attributed: the winning signal and score, and every touchpoint */
+      /** Why the conversion was (or was not) attributed: the winning signal and score, its touchpoints, and every candidate’s evidence and estimate */
       attribution: {
-        signal: 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip' | null;
+        /** A kind of attribution evidence (api.md §13), strongest first: explicit (the conversion names the click), same_browser (its visitorId, fbp or ttp), identity (a browser its hashed email or phone was seen with), ip_user_agent, ip_device (the same network and device platform, another browser), fingerprint, ip (IPv6: the /64) */
+        signal: 'explicit' | 'same_browser' | 'identity' | 'ip_user_agent' | 'ip_device' | 'fingerprint' | 'ip' | null;
         score: number | null;
-        /** Every candidate click at or above the store minConfidence, strongest first */
+        /** The winner and the buyer’s other clicks in the window known by the same browser (its touchpoints for the multi-touch models), strongest first */
         touchpoints: Array<{
           clickId: string;
           fbclid: string;
-          signal: 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip';
+          /** A kind of attribution evidence (api.md §13), strongest first: explicit (the conversion names the click), same_browser (its visitorId, fbp or ttp), identity (a browser its hashed email or phone was seen with), ip_user_agent, ip_device (the same network and device platform, another browser), fingerprint, ip (IPv6: the /64) */
+          signal: 'explicit' | 'same_browser' | 'identity' | 'ip_user_agent' | 'ip_device' | 'fingerprint' | 'ip';
           score: number;
           /** Click time */
           clickTime: string;
+        }>;
+        /** The candidates as they were scored when the conversion was last attributed: the winner (or the best, when none reached minConfidence) and up to 4 runners-up, one per browser. Empty for a conversion recorded before scores were kept. */
+        candidates: Array<{
+          clickId: string;
+          fbclid: string;
+          /** Click time */
+          clickTime: string;
+          /** The estimated probability, in percent, that this is the buyer’s own most recent ad click in the window */
+          confidence: number;
+          /** Every piece of evidence linking the click to the conversion, strongest first */
+          evidence: Array<{
+            /** A kind of attribution evidence (api.md §13), strongest first: explicit (the conversion names the click), same_browser (its visitorId, fbp or ttp), identity (a browser its hashed email or phone was seen with), ip_user_agent, ip_device (the same network and device platform, another browser), fingerprint, ip (IPv6: the /64) */
+            kind: 'explicit' | 'same_browser' | 'identity' | 'ip_user_agent' | 'ip_device' | 'fingerprint' | 'ip';
+            /** Distinct browsers with a click in the window that share this piece of evidence (this one included) */
+            sharedBy: number;
+          }>;
         }>;
         /** Only when not attributed: why, with the clicks known now and the store settings now */
         reason?: 'no_candidates' | 'below_min_confidence' | 'reattribution_available';
@@ -1004,7 +1045,8 @@ export interface Operations {
         bestCandidate?: {
           clickId: string;
           fbclid: string;
-          signal: 'explicit' | 'fingerprint' | 'ip_user_agent' | 'identity' | 'ip';
+          /** A kind of attribution evidence (api.md §13), strongest first: explicit (the conversion names the click), same_browser (its visitorId, fbp or ttp), identity (a browser its hashed email or phone was seen with), ip_user_agent, ip_device (the same network and device platform, another browser), fingerprint, ip (IPv6: the /64) */
+          signal: 'explicit' | 'same_browser' | 'identity' | 'ip_user_agent' | 'ip_device' | 'fingerprint' | 'ip';
           score: number;
           /** Click time */
           clickTime: string;
@@ -1766,10 +1808,12 @@ export interface Operations {
         userAgent?: string | null | '';
         /** When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid). (null or "" is the same as leaving it out) */
         timestamp?: string | null | '';
-        /** (Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal). (null or "" is the same as leaving it out) */
+        /** (Extension) The visitor fingerprint the site’s tag computed. It describes a device class (identical phones share it), so as attribution evidence it counts only as much as it is rare among the store’s visitors (api.md §13). (null or "" is the same as leaving it out) */
         fingerprint?: string | null | '';
         /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. (null or "" is the same as leaving it out) */
         fbp?: string | null | '';
+        /** (Extension) The tag’s first-party visitor id, the `_wt_vid` cookie: a conversion from the same browser (same visitorId, fbp or ttp) has same-browser evidence for this click (api.md §13). (null or "" is the same as leaving it out) */
+        visitorId?: string | null | '';
         /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
         consent?: {
           /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
@@ -1853,6 +1897,8 @@ export interface Operations {
         msclkid?: string | null | '';
         /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
         ttp?: string | null | '';
+        /** (Extension) The tag’s first-party visitor id (`_wt_vid`, from `window.waytrack.identifiers()`): with `fbp` and `ttp`, same-browser evidence for that browser’s clicks (api.md §13). (null or "" is the same as leaving it out) */
+        visitorId?: string | null | '';
         /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
         consent?: {
           /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
@@ -2070,10 +2116,12 @@ export interface Operations {
       userAgent?: string | null | '';
       /** When the visitor clicked: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`; older than 90 days is `invalid_fbclid` (reason `expired`: Meta no longer accepts the fbclid). (null or "" is the same as leaving it out) */
       timestamp?: string | null | '';
-      /** (Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal). (null or "" is the same as leaving it out) */
+      /** (Extension) The visitor fingerprint the site’s tag computed. It describes a device class (identical phones share it), so as attribution evidence it counts only as much as it is rare among the store’s visitors (api.md §13). (null or "" is the same as leaving it out) */
       fingerprint?: string | null | '';
       /** (Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins. (null or "" is the same as leaving it out) */
       fbp?: string | null | '';
+      /** (Extension) The tag’s first-party visitor id, the `_wt_vid` cookie: a conversion from the same browser (same visitorId, fbp or ttp) has same-browser evidence for this click (api.md §13). (null or "" is the same as leaving it out) */
+      visitorId?: string | null | '';
       /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
       consent?: {
         /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
@@ -2181,6 +2229,8 @@ export interface Operations {
       msclkid?: string | null | '';
       /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
       ttp?: string | null | '';
+      /** (Extension) The tag’s first-party visitor id (`_wt_vid`, from `window.waytrack.identifiers()`): with `fbp` and `ttp`, same-browser evidence for that browser’s clicks (api.md §13). (null or "" is the same as leaving it out) */
+      visitorId?: string | null | '';
       /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
       consent?: {
         /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */

@@ -21,6 +21,7 @@ import * as oneOutbox from './0020_one_outbox.js';
 import * as evidenceFunction from './0021_evidence_function.js';
 import * as shopOrders from './0022_shop_orders.js';
 import * as webhookFairness from './0023_webhook_fairness.js';
+import * as attributionProbability from './0024_attribution_probability.js';
 import * as idempotencySecrets from './0025_idempotency_secrets.js';
 
 /**
@@ -52,6 +53,7 @@ const migrations: Record<string, Migration> = {
   '0021_evidence_function': evidenceFunction,
   '0022_shop_orders': shopOrders,
   '0023_webhook_fairness': webhookFairness,
+  '0024_attribution_probability': attributionProbability,
   '0025_idempotency_secrets': idempotencySecrets,
 };
 

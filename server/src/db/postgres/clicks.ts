@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { ambiguityRows } from '../../attribution/keys.js';
 import type { Reader, Writer } from '../database.js';
 import type { ClickStatements, StoredClick } from '../engine.js';
 import type { ClicksTable } from '../schema.js';
@@ -10,9 +11,9 @@ export class PostgresClicks implements ClickStatements {
    * Clicks inserted once each, in one statement however many (a `WriteJob` batch). The
    * partitioned table cannot hold (store, mode, fbclid) unique; `click_keys` does (migration
    * 0007). The keys go in first: of two writers of one fbclid the second waits on the key until
-   * the first commits, then finds it taken and reads the first's click. Keys, clicks and rollup
-   * queue rows are one statement (PostgreSQL-only SQL: data-modifying CTEs), one round trip. The
-   * rows travel as one JSON parameter typed by the table's own row type, so the statement's text
+   * the first commits, then finds it taken and reads the first's click. Keys, clicks, their
+   * ambiguity-count rows (sorted, like the keys) and rollup queue rows are one statement
+   * (PostgreSQL-only SQL: data-modifying CTEs), one round trip. The rows travel as one JSON parameter typed by the table's own row type, so the statement's text
    * is the same for any number of clicks (a named statement, see db/postgres/database.ts). Keys
    * go in sorted, so two batches sharing keys wait for each other in one order instead of
    * deadlocking. A click whose key was taken (by an earlier click of its batch, or by another
@@ -29,6 +30,8 @@ export class PostgresClicks implements ClickStatements {
     });
     const unique = [...firstOfKey.values()];
     const columns = sql.join((Object.keys(clicks[0] as ClicksTable) as Array<keyof ClicksTable>).map((c) => sql.ref(c)));
+    // The ambiguity counts' rows of each click (attribution/keys.ts), kept for those inserted.
+    const rows = unique.flatMap((click) => ambiguityRows(click).map((row) => ({ click_id: click.id, ...row })));
     const inserted = await sql<{ id: string }>`
       with input as (
         select * from json_populate_recordset(null::clicks, ${JSON.stringify(unique)}::json)
@@ -41,6 +44,13 @@ export class PostgresClicks implements ClickStatements {
         insert into clicks (${columns})
         select ${columns} from input where id in (select click_id from key)
         returning id, store_id
+      ), ambiguity as (
+        insert into attribution_keys (day, k, browser)
+        select distinct r.day, r.k, r.browser
+          from json_to_recordset(${JSON.stringify(rows)}::json) as r(click_id text, day integer, k bigint, browser bigint)
+          where r.click_id in (select id from click)
+          order by r.day, r.k, r.browser
+        on conflict (day, k, browser) do nothing
       )
       insert into rollup_queue (id, store_id, kind, version)
       select id, store_id, 'click', 0 from click

@@ -1,5 +1,6 @@
 import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { MigrationHooks } from '../engine.js';
+import { ATTRIBUTION_EVIDENCE_FUNCTION } from './attribution-evidence.js';
 import { createPartitions, monthStart, PARTITIONED, type PartitionedTable } from './partitions.js';
 
 /** PostgreSQL's part of the migrations that differ between engines (db/migrations). */
@@ -33,6 +34,12 @@ export class PostgresMigrations implements MigrationHooks {
 
   async evidenceFunction(db: Kysely<unknown>): Promise<void> {
     await sql.raw(EVIDENCE_FUNCTION).execute(db);
+  }
+
+  /** Replaces 0021's function (db/postgres/attribution-evidence.ts). */
+  async attributionEvidenceFunction(db: Kysely<unknown>): Promise<void> {
+    await sql`drop function if exists waytrack_evidence_clicks`.execute(db);
+    await sql.raw(ATTRIBUTION_EVIDENCE_FUNCTION).execute(db);
   }
 }
 

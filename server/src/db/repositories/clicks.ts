@@ -135,7 +135,7 @@ export async function listClicks(
 export async function findClicksMatching(
   db: Reader,
   scope: CandidateScope,
-  column: 'fingerprint' | 'derived_fingerprint' | 'ip_address',
+  column: MatchingColumn,
   value: string,
   limit: number,
 ): Promise<ClicksTable[]> {
@@ -151,7 +151,10 @@ export async function findClicksMatching(
 type MatchingLookup = ReturnType<typeof matchingLookup>;
 const matchingLookups = new Map<string, MatchingLookup>();
 
-function matchingLookup(column: 'fingerprint' | 'derived_fingerprint' | 'ip_address', limit: number) {
+/** The columns candidates are found by (each with an index on store, mode, column, click time). */
+export type MatchingColumn = 'fingerprint' | 'derived_fingerprint' | 'ip_address' | 'ip_network' | 'visitor_id' | 'fbp' | 'ttp';
+
+function matchingLookup(column: MatchingColumn, limit: number) {
   return preparedQuery((db, v: CandidateScope & { value: string }) =>
     db
       .selectFrom('clicks')

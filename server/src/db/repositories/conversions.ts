@@ -1,5 +1,5 @@
 import { type Reader, type Writer, writeJob } from '../database.js';
-import { type ConversionKey, type ConversionRecord, engineOf } from '../engine.js';
+import { type ConversionKey, type ConversionRecord, engineOf, type LinkedBrowser } from '../engine.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
 import type { ConversionsTable, TouchpointsTable } from '../schema.js';
@@ -122,17 +122,25 @@ type IdentityLookup = ReturnType<typeof identityLookup>;
 const identityLookups = new Map<string, IdentityLookup>();
 
 function identityLookup(column: 'email_hash' | 'phone_hash', limit: number) {
-  type Values = { storeId: string; livemode: number; value: string; after: number; before: number; excludeId: string };
+  type Values = {
+    storeId: string;
+    livemode: number;
+    value: string;
+    attributed: number;
+    after: number;
+    before: number;
+    excludeId: string;
+  };
   return preparedQuery((db, v: Values) =>
     db
       .selectFrom('conversions')
-      .select('attributed_click_id')
+      .select(['attributed_click_id', 'visitor_id', 'fbp', 'ttp', 'event_time'])
       .where('store_id', '=', v.storeId)
       .where('livemode', '=', v.livemode)
       .where(column, '=', v.value)
+      .where('attributed', '=', v.attributed)
       .where('event_time', '>=', v.after)
       .where('event_time', '<=', v.before)
-      .where('attributed', '=', 1)
       .where('id', '!=', v.excludeId)
       .orderBy('event_time', 'desc')
       .limit(rowLimit(limit)),
@@ -150,27 +158,47 @@ function identityByColumn(column: 'email_hash' | 'phone_hash', limit: number): I
 }
 
 /**
- * Clicks that earlier attributed conversions of the same store and mode, sharing a hashed email
- * or phone with this one, were attributed to — most recent first (index-backed).
+ * What earlier conversions of the same store and mode, sharing a hashed email or phone with this
+ * one, say about the buyer (index-backed, most recent first): the clicks the attributed ones were
+ * attributed to, and the browsers the most recent ones (attributed or not) came from.
  */
-export async function identityLinkedClickIds(
+export async function identityLinks(
   db: Reader,
   scope: { storeId: string; livemode: number; after: number; before: number; excludeId?: string },
   hashes: { emailHash?: string; phoneHash?: string },
   limit: number,
-): Promise<string[]> {
+): Promise<{ clickIds: string[]; browsers: LinkedBrowser[] }> {
   const ids = new Set<string>();
-  for (const [lookup, value] of [
-    [identityByColumn('email_hash', limit), hashes.emailHash],
-    [identityByColumn('phone_hash', limit), hashes.phoneHash],
+  const linked: Array<LinkedBrowser & { time: number }> = [];
+  for (const [column, value] of [
+    ['email_hash', hashes.emailHash],
+    ['phone_hash', hashes.phoneHash],
   ] as const) {
     if (!value) continue;
-    // No conversion has the empty id: without one to exclude, the condition excludes nothing.
-    const { rows } = await lookup(db, { ...scope, value, excludeId: scope.excludeId ?? '' });
-    for (const row of rows) if (row.attributed_click_id) ids.add(row.attributed_click_id);
+    // `attributed` is in the index's key: each state is a range of its own, read newest first.
+    for (const attributed of [1, 0]) {
+      // No conversion has the empty id: without one to exclude, the condition excludes nothing.
+      const { rows } = await identityByColumn(column, attributed === 1 ? limit : BROWSERS_LINKED)(db, {
+        ...scope,
+        value,
+        attributed,
+        excludeId: scope.excludeId ?? '',
+      });
+      for (const row of rows) {
+        if (row.attributed_click_id) ids.add(row.attributed_click_id);
+        linked.push({ visitorId: row.visitor_id ?? null, fbp: row.fbp, ttp: row.ttp ?? null, time: row.event_time });
+      }
+    }
   }
-  return [...ids];
+  const browsers = linked
+    .sort((a, b) => b.time - a.time)
+    .slice(0, BROWSERS_LINKED)
+    .map(({ visitorId, fbp, ttp }) => ({ visitorId, fbp, ttp }));
+  return { clickIds: [...ids], browsers };
 }
+
+/** The browsers of the buyer's most recent earlier conversions whose clicks are looked up. */
+export const BROWSERS_LINKED = 3;
 
 export async function touchpointsOf(db: Reader, conversionId: string): Promise<TouchpointsTable[]> {
   return db
@@ -189,7 +217,7 @@ export async function replaceAttribution(
   conversionId: string,
   result: Pick<
     ConversionsTable,
-    'attributed' | 'attributed_click_id' | 'attributed_fbclid' | 'confidence' | 'attribution_signal'
+    'attributed' | 'attributed_click_id' | 'attributed_fbclid' | 'confidence' | 'attribution_signal' | 'attribution_evidence'
   >,
   touchpoints: TouchpointsTable[],
 ): Promise<void> {

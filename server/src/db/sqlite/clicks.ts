@@ -1,6 +1,8 @@
+import { ambiguityRows } from '../../attribution/keys.js';
 import type { Reader, Writer } from '../database.js';
 import type { ClickStatements, StoredClick } from '../engine.js';
 import { prepared, preparedQuery } from '../prepared.js';
+import { insertAmbiguityRows } from '../repositories/attribution-keys.js';
 import { enqueueForRollups } from '../repositories/rollup-queue.js';
 import type { ClicksTable } from '../schema.js';
 
@@ -22,13 +24,14 @@ const clickByFbclid = preparedQuery((db, v: { storeId: string; livemode: number;
 
 /** The clicks table holds its own unique key (store, mode, fbclid). */
 export class SqliteClicks implements ClickStatements {
-  /** One after the other: the table's unique key decides (writes are serialized). */
+  /** One after the other: the table's unique key decides (writes are serialized); a new click's ambiguity rows go with it. */
   async insertOnce(db: Writer, clicks: ClicksTable[]): Promise<StoredClick[]> {
     const stored: StoredClick[] = [];
     for (const click of clicks) {
       const inserted = await insertClick(db, click);
       if (Number(inserted.numAffectedRows ?? 0n) > 0) {
         await enqueueForRollups(db, 'click', [click]);
+        await insertAmbiguityRows(db, ambiguityRows(click));
         stored.push({ row: click, duplicate: false });
         continue;
       }

@@ -1,7 +1,8 @@
 import type { Reader } from '../database.js';
 import type { EvidenceClick, EvidenceClicks, EvidenceLookup, EvidenceStatements } from '../engine.js';
+import { countSharedBrowsers } from '../repositories/attribution-keys.js';
 import { findClick, findClickByFbclid, findClicksByIds, findClicksMatching } from '../repositories/clicks.js';
-import { identityLinkedClickIds } from '../repositories/conversions.js';
+import { identityLinks } from '../repositories/conversions.js';
 
 /** One statement per lookup: in-process, each costs microseconds. */
 export class SqliteEvidence implements EvidenceStatements {
@@ -13,9 +14,13 @@ export class SqliteEvidence implements EvidenceStatements {
     };
     if (lookup.clickId) add([await findClick(db, lookup.accountId, scope.livemode, lookup.clickId)]);
     for (const fbclid of lookup.fbclids) add([await findClickByFbclid(db, scope.storeId, scope.livemode, fbclid)]);
+    const { visitorId, fbp, ttp } = lookup.browsers;
+    if (visitorId) add(await findClicksMatching(db, scope, 'visitor_id', visitorId, limit));
+    if (fbp) add(await findClicksMatching(db, scope, 'fbp', fbp, limit));
+    if (ttp) add(await findClicksMatching(db, scope, 'ttp', ttp, limit));
     if (lookup.fingerprint) add(await findClicksMatching(db, scope, 'fingerprint', lookup.fingerprint, limit));
     for (const value of lookup.derivedFingerprints) add(await findClicksMatching(db, scope, 'derived_fingerprint', value, limit));
-    const identityClickIds = await identityLinkedClickIds(
+    const identity = await identityLinks(
       db,
       {
         storeId: scope.storeId,
@@ -27,8 +32,15 @@ export class SqliteEvidence implements EvidenceStatements {
       lookup.identity,
       limit,
     );
-    add(await findClicksByIds(db, scope.storeId, scope.livemode, identityClickIds));
+    add(await findClicksByIds(db, scope.storeId, scope.livemode, identity.clickIds));
+    for (const linked of identity.browsers) {
+      if (linked.visitorId) add(await findClicksMatching(db, scope, 'visitor_id', linked.visitorId, limit));
+      if (linked.fbp) add(await findClicksMatching(db, scope, 'fbp', linked.fbp, limit));
+      if (linked.ttp) add(await findClicksMatching(db, scope, 'ttp', linked.ttp, limit));
+    }
     if (lookup.ipAddress) add(await findClicksMatching(db, scope, 'ip_address', lookup.ipAddress, limit));
-    return { clicks, identityClickIds };
+    if (lookup.ipNetwork) add(await findClicksMatching(db, scope, 'ip_network', lookup.ipNetwork, limit));
+    const shared = await countSharedBrowsers(db, lookup.counts);
+    return { clicks, identityClickIds: identity.clickIds, linkedBrowsers: identity.browsers, shared };
   }
 }

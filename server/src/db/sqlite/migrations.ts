@@ -40,6 +40,9 @@ export class SqliteMigrations implements MigrationHooks {
   /** SQLite runs the lookups one by one (db/sqlite/evidence.ts): nothing to plan once. */
   async evidenceFunction(): Promise<void> {}
 
+  /** As `evidenceFunction`: nothing to plan once. */
+  async attributionEvidenceFunction(): Promise<void> {}
+
   /** SQLite cannot change a primary key in place, nor drop a foreign key: both tables are rebuilt (same rows). */
   async rekeyForRefunds(db: Kysely<unknown>): Promise<void> {
     await db.schema

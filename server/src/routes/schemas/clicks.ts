@@ -101,7 +101,7 @@ export const ClickBody = Type.Object(
       Type.String({
         maxLength: 256,
         description:
-          '(Extension) The visitor fingerprint the site’s tag computed; a conversion sent with the same fingerprint is attributed to this click (a strong signal).',
+          '(Extension) The visitor fingerprint the site’s tag computed. It describes a device class (identical phones share it), so as attribution evidence it counts only as much as it is rare among the store’s visitors (api.md §13).',
         examples: [EXAMPLE.fingerprint],
       }),
     ),
@@ -112,6 +112,14 @@ export const ClickBody = Type.Object(
         description:
           '(Extension) Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`; forwarded to Meta with the conversions this click wins.',
         examples: [EXAMPLE.fbp],
+      }),
+    ),
+    visitorId: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        description:
+          '(Extension) The tag’s first-party visitor id, the `_wt_vid` cookie: a conversion from the same browser (same visitorId, fbp or ttp) has same-browser evidence for this click (api.md §13).',
+        examples: ['wt.4f9c2a7d1e8b6c3f5a0d9e2b'],
       }),
     ),
     consent: ConsentBody,
@@ -180,6 +188,7 @@ export const Click = Type.Object({
   ttclid: Nullable(Type.String({ description: 'TikTok click id, when the click had one' })),
   msclkid: Nullable(Type.String({ description: 'Microsoft Advertising click id, when the click had one' })),
   ttp: Nullable(Type.String({ description: 'TikTok’s browser id, when sent' })),
+  visitorId: Nullable(Type.String({ description: 'The tag’s first-party visitor id (`_wt_vid`), when sent' })),
   landingPage: Type.String({ description: 'The URL the ad opened' }),
   referrer: Nullable(Type.String({ description: 'The referring page, when sent' })),
   ipAddress: Nullable(Type.String({ description: 'The visitor’s IP address, when known' })),
@@ -224,6 +233,7 @@ export const EXAMPLE_CLICK = {
   ttclid: null,
   msclkid: null,
   ttp: null,
+  visitorId: null,
   landingPage: EXAMPLE.landingPage,
   referrer: 'https://l.facebook.com/',
   ipAddress: EXAMPLE.ipAddress,

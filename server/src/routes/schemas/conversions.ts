@@ -120,6 +120,11 @@ export const ConversionBody = Type.Object(
     // gclid, gbraid, wbraid, ttclid, msclkid: explicit references (confidence 100), api.md §8.
     ...OTHER_CLICK_ID_FIELDS,
     ttp: Text(256, '(Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching.', 'ttp-1234567890'),
+    visitorId: Text(
+      128,
+      '(Extension) The tag’s first-party visitor id (`_wt_vid`, from `window.waytrack.identifiers()`): with `fbp` and `ttp`, same-browser evidence for that browser’s clicks (api.md §13).',
+      'wt.4f9c2a7d1e8b6c3f5a0d9e2b',
+    ),
     consent: ConsentBody,
     limitedDataUse: LimitedDataUseBody,
     ipAddress: Type.Optional(
@@ -280,52 +285,6 @@ export const Conversion = Type.Object({
   ),
 });
 
-export const SIGNAL = Type.Enum(['explicit', 'fingerprint', 'ip_user_agent', 'identity', 'ip']);
-
-export const ExplainedConversion = Type.Object({
-  ...Conversion.properties,
-  attribution: Type.Object(
-    {
-      signal: Nullable(SIGNAL),
-      score: Nullable(Type.Integer({ minimum: 0, maximum: 100 })),
-      touchpoints: Type.Array(
-        Type.Object({
-          clickId: Type.String(),
-          fbclid: Type.String(),
-          signal: SIGNAL,
-          score: Type.Integer({ minimum: 0, maximum: 100 }),
-          clickTime: Timestamp('Click time'),
-        }),
-        { description: 'Every candidate click at or above the store minConfidence, strongest first' },
-      ),
-      reason: Type.Optional(
-        Type.Union(
-          [Type.Literal('no_candidates'), Type.Literal('below_min_confidence'), Type.Literal('reattribution_available')],
-          {
-            description: 'Only when not attributed: why, with the clicks known now and the store settings now',
-          },
-        ),
-      ),
-      message: Type.Optional(Type.String({ description: 'Only when not attributed: the reason in a sentence' })),
-      minConfidence: Type.Optional(Type.Integer({ description: 'Only when not attributed: the store threshold applied' })),
-      bestCandidate: Type.Optional(
-        Type.Object(
-          {
-            clickId: Type.String(),
-            fbclid: Type.String(),
-            signal: SIGNAL,
-            score: Type.Integer({ minimum: 0, maximum: 100 }),
-            clickTime: Timestamp('Click time'),
-          },
-          { description: 'Only when not attributed: the strongest candidate click, whatever its score' },
-        ),
-      ),
-      clickInOtherMode: Type.Optional(ClickInOtherMode),
-    },
-    { description: 'Why the conversion was (or was not) attributed: the winning signal and score, and every touchpoint' },
-  ),
-});
-
 export const ConversionParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'The conversion’s id', examples: [EXAMPLE.conversionId] }),
 });
@@ -359,24 +318,6 @@ export const EXAMPLE_CONVERSION = {
     { productId: 'TR-42-BLK', name: 'Trail Runner 42', price: 19.99, quantity: 2, category: 'Shoes' },
     { productId: 'SOCK-3P', name: 'Running socks, 3 pairs', price: 9.92, quantity: 1, category: 'Accessories' },
   ],
-};
-
-export const EXAMPLE_EXPLAINED = {
-  ...EXAMPLE_CONVERSION,
-  attribution: {
-    signal: 'explicit',
-    score: 100,
-    touchpoints: [
-      { clickId: EXAMPLE.clickId, fbclid: EXAMPLE.fbclid, signal: 'explicit', score: 100, clickTime: EXAMPLE.clickTime },
-      {
-        clickId: EXAMPLE.earlierClickId,
-        fbclid: EXAMPLE.earlierFbclid,
-        signal: 'ip_user_agent',
-        score: 71,
-        clickTime: '2026-11-20T18:02:55.120Z',
-      },
-    ],
-  },
 };
 
 export const CONVERSION_NOT_FOUND: Record<string, ErrorExample> = {

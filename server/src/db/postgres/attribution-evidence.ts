@@ -1,0 +1,116 @@
+/**
+ * Migration 0024 (PostgreSQL): every lookup of a conversion's evidence (db/postgres/evidence.ts)
+ * as the branches of one UNION ALL in a function whose plan is generic, as 0021's was (see its
+ * comment in db/postgres/migrations.ts: a statement would be planned again for every
+ * conversion), now with the §13 lookups: clicks of the conversion's browser (`visitor_id`,
+ * `fbp`, `ttp`), of its IPv6 /64 (`ip_network`), of the browsers its buyer's earlier conversions
+ * came from, and the ambiguity counts (distinct browsers of a key over the window's days, at most
+ * `_count_limit` rows read each, most recent days first).
+ *
+ * Every click branch is bounded by the candidates' window (`_from`, `_to`): a click outside it is
+ * never a candidate, and the generic plan prunes the other months when it runs. Each row is tagged
+ * with its lookup; a count row carries only `shared`, a linked browser's row only its ids. An
+ * absent value is null: its branch finds nothing. `_exclude_id` is '' when nothing is excluded.
+ */
+
+/** What every click branch returns: the columns of a candidate click. */
+const COLUMNS =
+  'c.id, c.fbclid, c.store_id, c.livemode, c.click_time, c.is_bot, c.fingerprint, c.derived_fingerprint, c.ip_address, c.user_agent, c.fbp, c.ttp, c.visitor_id, null::integer';
+const NO_CLICK =
+  'null::text, null::text, null::text, null::integer, null::bigint, null::integer, null::text, null::text, null::text, null::text';
+
+/** The branch of an fbclid: through its key to its click, in its one partition. */
+const byKey = (fbclid: string) => `
+  select 'fbclid', ${COLUMNS}
+    from clicks c
+    where c.click_time >= _from and c.click_time <= _to and (c.id, c.click_time) = (
+      select k.click_id, k.click_time from click_keys k
+      where k.store_id = _store_id and k.livemode = _livemode and k.fbclid = ${fbclid})`;
+
+/** The branch of a value a click carries: the most recent matching clicks of the window (a partial index each, where partial). */
+const recent = (lookup: string, column: string, value: string) => `
+  (select '${lookup}', ${COLUMNS}
+    from clicks c
+    where c.store_id = _store_id and c.livemode = _livemode and c.${column} = ${value}
+      and c.click_time >= _from and c.click_time <= _to and c.is_bot = 0
+    order by c.click_time desc limit _limit)`;
+
+/** Earlier conversions sharing a hashed email or phone: `attributed` is in the index's key, so each value is a range of its own. */
+const earlier = (select: string, column: string, value: string, attributed: 0 | 1, limit: string) => `
+        (select ${select} from conversions e
+          where e.store_id = _store_id and e.livemode = _livemode and e.${column} = ${value}
+            and e.event_time >= _after and e.event_time <= _before and e.attributed = ${attributed} and e.id <> _exclude_id
+          order by e.event_time desc limit ${limit})`;
+
+/** The distinct browsers of one key over the window's days. */
+const count = (lookup: string, key: string) => `
+  select '${lookup}', ${NO_CLICK}, null::text, null::text, null::text,
+    (select count(distinct a.browser)::integer from (
+      select a.browser from attribution_keys a where a.day = any(_days) and a.k = ${key}
+      order by a.day desc limit _count_limit) a)
+    where ${key} is not null`;
+
+/** The browsers of the buyer's most recent earlier conversions (each value and attributed state its own range). */
+const LINKED = ['email_hash', 'phone_hash']
+  .flatMap((column) => {
+    const value = column === 'email_hash' ? '_email_hash' : '_phone_hash';
+    return [1, 0].map((attributed) =>
+      earlier('e.visitor_id, e.fbp, e.ttp, e.event_time', column, value, attributed as 0 | 1, '3'),
+    );
+  })
+  .join(' union all ');
+
+const linkedClicks = (column: string) => `
+    if linked.${column} is not null then
+      return query ${recent('linked_click', column, `linked.${column}`)};
+    end if;`;
+
+export const ATTRIBUTION_EVIDENCE_FUNCTION = `
+create function waytrack_attribution_evidence(
+  _click_id text, _account_id text, _store_id text, _livemode integer, _from bigint, _to bigint, _limit integer,
+  _fbclid1 text, _fbclid2 text, _fingerprint text, _derived1 text, _derived2 text, _ip_address text, _ip_network text,
+  _visitor_id text, _fbp text, _ttp text,
+  _email_hash text, _phone_hash text, _after bigint, _before bigint, _exclude_id text,
+  _days integer[], _k_ip bigint, _k_ip_user_agent bigint, _k_fingerprint bigint, _count_limit integer)
+returns table (lookup text, id text, fbclid text, store_id text, livemode integer, click_time bigint, is_bot integer,
+  fingerprint text, derived_fingerprint text, ip_address text, user_agent text, fbp text, ttp text, visitor_id text,
+  shared integer)
+language plpgsql stable
+set plan_cache_mode = force_generic_plan
+as $body$
+#variable_conflict use_column
+declare
+  linked record;
+begin
+  return query
+  select 'click', ${COLUMNS}
+    from clicks c
+    where c.id = _click_id and c.account_id = _account_id and c.livemode = _livemode
+      and c.click_time >= _from and c.click_time <= _to
+  union all ${byKey('_fbclid1')}
+  union all ${byKey('_fbclid2')}
+  union all ${recent('browser', 'visitor_id', '_visitor_id')}
+  union all ${recent('browser', 'fbp', '_fbp')}
+  union all ${recent('browser', 'ttp', '_ttp')}
+  union all ${recent('fingerprint', 'fingerprint', '_fingerprint')}
+  union all ${recent('derived', 'derived_fingerprint', '_derived1')}
+  union all ${recent('derived', 'derived_fingerprint', '_derived2')}
+  union all
+  select 'identity', ${COLUMNS}
+    from clicks c
+    where c.store_id = _store_id and c.livemode = _livemode and c.click_time >= _from and c.click_time <= _to
+      and c.id in (${earlier('e.attributed_click_id', 'email_hash', '_email_hash', 1, '_limit')}
+        union ${earlier('e.attributed_click_id', 'phone_hash', '_phone_hash', 1, '_limit')})
+  union all ${recent('ip', 'ip_address', '_ip_address')}
+  union all ${recent('ip', 'ip_network', '_ip_network')}
+  union all ${count('count_ip', '_k_ip')}
+  union all ${count('count_ip_user_agent', '_k_ip_user_agent')}
+  union all ${count('count_fingerprint', '_k_fingerprint')};
+  for linked in select l.visitor_id, l.fbp, l.ttp from (${LINKED}) l order by l.event_time desc limit 3 loop
+    return query select 'linked', ${NO_CLICK}, linked.fbp, linked.ttp, linked.visitor_id, null::integer;
+    ${linkedClicks('visitor_id')}
+    ${linkedClicks('fbp')}
+    ${linkedClicks('ttp')}
+  end loop;
+end
+$body$`;
