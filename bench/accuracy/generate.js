@@ -134,8 +134,8 @@ function schedule(d, people, start, end) {
 
 /**
  * A month of one store's traffic ending at `end`: `events` in time order, each `{ kind: 'click' |
- * 'order', at, body }` (the request body, without storeId); a click carries `ref` (its index among
- * recorded clicks); an order carries `truth` (the ref of the buyer's most recent recorded ad click
+ * 'order', at, person, body }` (the request body, without storeId); a click carries `ref` (its index
+ * among recorded clicks); an order carries `truth` (the ref of the buyer's most recent recorded ad click
  * in the window, or null) and `mechanism`, `network`, `repeat`, `ltp`.
  */
 export function generateTraffic({ seed, people: count, days = 30, end = Date.now() - HOUR }) {
@@ -173,6 +173,7 @@ export function generateTraffic({ seed, people: count, days = 30, end = Date.now
         kind: 'click',
         at: t,
         ref,
+        person: person.id,
         body: {
           fbclid,
           landingPage: `https://shop.example/products/p${e.n % 40}?utm_source=facebook&utm_medium=paid_social&fbclid=${fbclid}`,
@@ -202,6 +203,7 @@ export function generateTraffic({ seed, people: count, days = 30, end = Date.now
     events.push({
       kind: 'order',
       at: t,
+      person: person.id,
       truth: truth ? truth.ref : null,
       mechanism,
       network,
