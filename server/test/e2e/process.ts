@@ -88,6 +88,14 @@ export interface ServerProcess {
 }
 
 /**
+ * How long a start may take before the test gives up on it. A start costs 2–3 s of CPU (loading
+ * the bundle, compiling every route's schemas, the database workers, migrations checked), which a
+ * machine busy with other test files (load 15+ on 2 cores) stretched past 20 s. It bounds a wait
+ * for the server's line, so a generous bound costs nothing when the server starts sooner.
+ */
+const START_TIMEOUT_MS = 90_000;
+
+/**
  * Starts `waytrack serve` and waits for the line that says where it listens. `wrap` runs it under
  * another command (e.g. strace …): then `child` is that command's process, not the server's.
  */
@@ -105,7 +113,10 @@ export async function serve(env: Record<string, string>, options: { wrap?: strin
     out += d;
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not left running beside the tests that follow
+      reject(new Error(`server did not start within ${START_TIMEOUT_MS / 1000} s:\n${out}`));
+    }, START_TIMEOUT_MS);
     const check = () => {
       const match = /listening on (https:\/\/\S+?)\/v1/.exec(out);
       if (match) {
@@ -196,14 +207,20 @@ export function request(
 export function cliAsync(
   args: string[],
   env: Record<string, string>,
-): Promise<{ status: number; stdout: string; stderr: string }> {
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   const { DATABASE_URL: _runnerDatabase, ...inherited } = process.env;
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [BIN, ...args],
-      { env: { ...inherited, LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ status: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      // Generous: a run costs ~1 s of CPU, many times that on a machine busy with other tests.
+      { env: { ...inherited, LOG_LEVEL: 'silent', ...env }, encoding: 'utf8', timeout: 120_000 },
+      (error, stdout, stderr) => {
+        if (!error) return resolve({ status: 0, stdout, stderr });
+        // Killed (the timeout) or not started: no exit status, as spawnSync reports it, and why.
+        if (typeof error.code !== 'number') return resolve({ status: null, stdout, stderr: `${stderr}${error.message}` });
+        resolve({ status: error.code, stdout, stderr });
+      },
     );
   });
 }

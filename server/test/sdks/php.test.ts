@@ -20,7 +20,7 @@ describe('PHP client library (sdks/php) against a real server', () => {
 
   beforeAll(async () => {
     if (!missing) sdkServer = await startSdkServer('php');
-  }, 120_000);
+  }, 240_000); // a server start: up to 90 s on a busy machine (e2e/process.ts)
 
   afterAll(async () => {
     await sdkServer?.close();

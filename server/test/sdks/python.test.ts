@@ -17,7 +17,7 @@ describe('Python client library (sdks/python) against a real server', () => {
 
   beforeAll(async () => {
     if (!missing) sdkServer = await startSdkServer('python');
-  }, 120_000);
+  }, 240_000); // a server start: up to 90 s on a busy machine (e2e/process.ts)
 
   afterAll(async () => {
     await sdkServer?.close();
