@@ -178,10 +178,10 @@ export async function fitParams(dumped) {
   };
 }
 
-// node bench/accuracy/fit.js DUMP [SEED_INDEX]: fits on a dump written by attribution-accuracy.js --dump.
+// node bench/accuracy/fit.js DUMP: fits on every seed of a dump written by attribution-accuracy.js --dump.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { readFileSync } = await import('node:fs');
   const dumps = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-  const fitted = await fitParams(dumps[Number(process.argv[3] ?? 0)]);
+  const fitted = await fitParams({ orders: dumps.flatMap((d) => d.orders) });
   console.log(JSON.stringify(fitted, null, 2));
 }

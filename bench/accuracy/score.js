@@ -97,6 +97,13 @@ export function scoreRun(traffic, played) {
   return { ...rates(outcomes), calibration, mechanisms: [...mechanisms.values()], outcomes };
 }
 
+/** The figures had the store's minConfidence been `threshold`: each order credited to its best candidate when stated ≥ it. */
+export function atThreshold(run, threshold) {
+  return rates(
+    run.outcomes.map((o) => ({ truth: o.truth, credited: o.stated !== null && o.stated >= threshold ? o.best : null })),
+  );
+}
+
 /** The targets (api.md §13): precision ≥ 0.95, every band within 8 points, recall above the click-id baseline's. */
 export function targetsMet(run, base, { minBand = 0 } = {}) {
   const bands = run.calibration.filter((b) => b.n >= minBand);

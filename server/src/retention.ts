@@ -4,6 +4,7 @@
  * rows (db/repositories/retention.ts). The analytics rollups keep counting them.
  */
 import type { Database } from './db/database.js';
+import { deleteAmbiguityDay, oldestAmbiguityDay } from './db/repositories/attribution-keys.js';
 import { type Deleted, deleteExpiredEvents } from './db/repositories/retention.js';
 
 const DAY_MS = 86_400_000;
@@ -52,6 +53,13 @@ export function startRetention(database: Database, options: RetentionOptions): R
         total.clicks += deleted.clicks;
         total.conversions += deleted.conversions;
         if (deleted.clicks + deleted.conversions < batch) break;
+      }
+      // The ambiguity counts' rows (api.md §13) of days no window reaches (90 days and one), a
+      // day per write (after the first run, one day's once a day); looked for with a read.
+      const reached = Math.floor(now() / DAY_MS) - 91;
+      for (let day = await oldestAmbiguityDay(database.read, reached); day !== undefined && !stopped; ) {
+        await database.write((trx) => deleteAmbiguityDay(trx, day as number));
+        day = await oldestAmbiguityDay(database.read, reached);
       }
     } finally {
       if (total.clicks + total.conversions > 0) options.onDeleted?.(total);

@@ -74,10 +74,21 @@ export async function countSharedBrowsers(
   return shared;
 }
 
-/** Deletes the rows of days before `beforeDay` (no window reaches them); returns how many went. */
-export async function deleteAmbiguityRowsBefore(db: Writer, beforeDay: number): Promise<number> {
-  const result = await db.deleteFrom('attribution_keys').where('day', '<', beforeDay).executeTakeFirst();
-  return Number(result.numDeletedRows ?? 0);
+/** The oldest day before `beforeDay` that still has rows (no window reaches it), if any. */
+export async function oldestAmbiguityDay(db: Reader, beforeDay: number): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('attribution_keys')
+    .select('day')
+    .where('day', '<', beforeDay)
+    .orderBy('day')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.day;
+}
+
+/** Deletes one day's rows (retention.ts, for days no window reaches). */
+export async function deleteAmbiguityDay(db: Writer, day: number): Promise<void> {
+  await db.deleteFrom('attribution_keys').where('day', '=', day).execute();
 }
 
 const BATCH = 2_000;

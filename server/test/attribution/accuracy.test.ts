@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { playTraffic, type Send } from '../../../bench/accuracy/drive.js';
+import { generateTraffic } from '../../../bench/accuracy/generate.js';
+import { atThreshold, baselines, type Run, scoreRun } from '../../../bench/accuracy/score.js';
+import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
+
+// bench/attribution-accuracy.js in small (docs/attribution.md): a store's month of generated
+// traffic with known truth, played through the app in time order, scored against the truth.
+// The seed is neither the calibration seed (1) nor a report seed (2–4): the constants were not
+// fitted on it. A few thousand people make a few hundred orders — enough to catch a model that
+// credits strangers, too few for 10-point calibration bands, which are checked where they hold
+// enough orders to mean something.
+const SEED = 11;
+const PEOPLE = 2500;
+
+describe('attribution accuracy on generated traffic (api.md §13)', () => {
+  let ctx: TestContext;
+  let run: Run;
+  let base: ReturnType<typeof baselines>;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    const key = ctx.a.live;
+    const storeId = await makeStore(ctx.app, key);
+    const send: Send = (method, path, body) =>
+      call(ctx.app, method as 'GET' | 'POST', path, { key, ...(body !== undefined && { body }) });
+    const traffic = generateTraffic({ seed: SEED, people: PEOPLE });
+    run = scoreRun(traffic, await playTraffic(traffic, send, storeId));
+    base = baselines(traffic);
+  }, 120_000);
+  afterAll(async () => ctx?.close());
+
+  it('plays a few hundred orders, about half of them without an ad click', () => {
+    expect(run.orders).toBeGreaterThan(150);
+    const clickless = run.outcomes.filter((o) => o.truth === null).length / run.orders;
+    expect(clickless).toBeGreaterThan(0.3);
+    expect(clickless).toBeLessThan(0.6);
+  });
+
+  it('recall above the click-id baseline, and almost no click-less purchase credited', () => {
+    expect(run.recall).toBeGreaterThan(base.clickId.recall);
+    expect(run.clicklessCredited).toBeLessThanOrEqual(0.05);
+  });
+
+  it('precision: at least 0.95 from minConfidence 80; at the default 50 below the §13 target (docs/attribution.md says why)', () => {
+    // Measured on the report seeds: 0.92–0.93 at 50. The evidence cannot tell a buyer's own
+    // cross-device purchase from a housemate's click-less one on the same home network, so an
+    // honest estimate of such a match is 60–75 %, and 50 credits it. A regression floor here:
+    expect(run.precision).toBeGreaterThanOrEqual(0.85);
+    const strict = atThreshold(run, 80);
+    expect(strict.precision).toBeGreaterThanOrEqual(0.95);
+    expect(strict.recall).toBeGreaterThan(base.clickId.recall);
+  });
+
+  it('every band with enough orders within 8 points of its stated confidence (within 2 standard errors where fewer)', () => {
+    for (const band of run.calibration) {
+      if (band.n < 20) continue;
+      const p = band.stated / 100;
+      const standardError = 100 * Math.sqrt((p * (1 - p)) / band.n);
+      expect(Math.abs(band.observed - band.stated), JSON.stringify(band)).toBeLessThanOrEqual(Math.max(8, 2 * standardError));
+    }
+  });
+});
