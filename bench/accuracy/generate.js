@@ -3,7 +3,8 @@
 // per data session), office and campus networks; each browser keeps a cookie jar under ITP's caps.
 // Every request body is what the tag and the store's checkout would send. Each order carries its
 // truth — the buyer's most recent recorded ad click in the 7-day window, or none — and the
-// mechanisms behind it, for the error breakdown. Deterministic for a seed. Nothing here reads
+// mechanisms behind it, for the error breakdown. Deterministic for a seed and an end time (the
+// calendar days move user agent versions and home addresses). Nothing here reads
 // the attribution model (docs/attribution.md, "Guarding against fitting").
 import { DAY, dice, fingerprintOf, HOUR, hash, population, userAgent } from './population.js';
 import { RATES } from './world.js';
