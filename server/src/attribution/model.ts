@@ -108,6 +108,32 @@ export function isCandidate(click: ClickFacts, conversion: ConversionFacts, wind
 
 const browserOfClick = (click: ClickFacts) => browserOf(click.id, click);
 
+/** What a conversion shows of its network and device, worked out once per conversion, not per click. */
+interface Seen {
+  network: string | null;
+  ipv6: boolean;
+  platform: string | null;
+}
+const seenOf = new WeakMap<ConversionFacts, Seen>();
+function seen(conversion: ConversionFacts): Seen {
+  let facts = seenOf.get(conversion);
+  if (!facts) {
+    const network = networkKey(conversion.ipAddress);
+    facts = { network, ipv6: network?.endsWith('/64') ?? false, platform: platformOf(conversion.userAgent) };
+    seenOf.set(conversion, facts);
+  }
+  return facts;
+}
+
+/** Whether a click's address is on the conversion's network (an IPv4 address compared as text, without parsing). */
+function onNetwork(ip: string | null, conversion: ConversionFacts, facts: Seen): boolean {
+  if (!ip || !facts.network) return false;
+  if (ip === conversion.ipAddress || ip === facts.network) return true;
+  // An IPv4 network is one address: another IPv4 address is not on it (an IPv4-mapped one has a colon).
+  if (!facts.ipv6 && !ip.includes(':')) return false;
+  return networkKey(ip) === facts.network;
+}
+
 /** The kinds of evidence linking a click to a conversion, strongest first (empty when nothing does). */
 export function evidenceKinds(click: ClickFacts, conversion: ConversionFacts): Signal[] {
   const kinds: Signal[] = [];
@@ -123,14 +149,22 @@ export function evidenceKinds(click: ClickFacts, conversion: ConversionFacts): S
     kinds.push('same_browser');
   }
   const linked = conversion.identityBrowsers;
-  const browserIds = [click.visitorId && `v:${click.visitorId}`, click.fbp && `f:${click.fbp}`, click.ttp && `t:${click.ttp}`];
-  if (conversion.identityClickIds.has(click.id) || (linked && browserIds.some((b) => b && linked.has(b)))) kinds.push('identity');
+  if (
+    conversion.identityClickIds.has(click.id) ||
+    (linked &&
+      linked.size > 0 &&
+      ((click.visitorId && linked.has(`v:${click.visitorId}`)) ||
+        (click.fbp && linked.has(`f:${click.fbp}`)) ||
+        (click.ttp && linked.has(`t:${click.ttp}`))))
+  ) {
+    kinds.push('identity');
+  }
   const fp = conversion.fingerprint;
-  const network = networkKey(conversion.ipAddress);
-  const sameNetwork = network !== null && networkKey(click.ipAddress) === network;
+  const facts = seen(conversion);
+  const sameNetwork = onNetwork(click.ipAddress, conversion, facts);
   const sameAgent = Boolean(conversion.userAgent) && click.userAgent === conversion.userAgent;
   if ((fp && click.derivedFingerprint === fp) || (sameNetwork && sameAgent)) kinds.push('ip_user_agent');
-  else if (sameNetwork && sameDevice(click.userAgent, conversion.userAgent)) kinds.push('ip_device');
+  else if (sameNetwork && facts.platform !== null && platformOf(click.userAgent) === facts.platform) kinds.push('ip_device');
   if (fp && click.fingerprint === fp) kinds.push('fingerprint');
   if (sameNetwork) kinds.push('ip');
   return kinds;
@@ -143,11 +177,6 @@ export function evidenceKinds(click: ClickFacts, conversion: ConversionFacts): S
  */
 export function platformOf(userAgent: string | null | undefined): string | null {
   return userAgent ? (/\(([^)]+)\)/.exec(userAgent)?.[1] ?? null) : null;
-}
-
-function sameDevice(a: string | null | undefined, b: string | undefined): boolean {
-  const platform = platformOf(a);
-  return platform !== null && platform === platformOf(b);
 }
 
 /** A candidate browser: its clicks in the window that the evidence found, most recent first. */
@@ -233,7 +262,10 @@ function sharing(conversion: ConversionFacts, groups: Group[]): (kind: Signal) =
  * show exactly the same evidence.
  */
 export function scoreCandidates(conversion: ConversionFacts, clicks: ClickFacts[], windowDays: number): Touchpoint[] {
-  const groups = groupsOf(conversion, clicks, windowDays);
+  return scored(groupsOf(conversion, clicks, windowDays), conversion);
+}
+
+function scored(groups: Group[], conversion: ConversionFacts): Touchpoint[] {
   const sharedBy = sharing(conversion, groups);
   const present = (group: Group, click: ClickFacts, score: number): Touchpoint => {
     const evidence = SIGNALS.filter((k) => group.kinds.has(k)).map((kind) => ({ kind, sharedBy: sharedBy(kind) }));
@@ -266,7 +298,7 @@ export function scoreCandidates(conversion: ConversionFacts, clicks: ClickFacts[
   const shares = shareOf(weights, taken);
   const sameEvidence = (g: Group) =>
     rest.filter((o) => o.kinds.size === g.kinds.size && [...g.kinds].every((k) => o.kinds.has(k))).length;
-  const scored = [
+  const all = [
     ...certain.map((g) => present(g, representative(g), 100)),
     // An explicit reference leaves nothing to another browser's id.
     ...sameBrowser.map((g) => present(g, representative(g), certain.length > 0 ? 0 : SAME_BROWSER_CONFIDENCE)),
@@ -274,7 +306,7 @@ export function scoreCandidates(conversion: ConversionFacts, clicks: ClickFacts[
       present(g, representative(g), Math.min(confidenceOf(shares[i] as number), Math.floor(100 / sameEvidence(g)))),
     ),
   ];
-  return scored.sort((a, b) => b.score - a.score || b.clickTime - a.clickTime || (a.clickId < b.clickId ? 1 : -1));
+  return all.sort((a, b) => b.score - a.score || b.clickTime - a.clickTime || (a.clickId < b.clickId ? 1 : -1));
 }
 
 /**
@@ -283,11 +315,12 @@ export function scoreCandidates(conversion: ConversionFacts, clicks: ClickFacts[
  * from its browser, or that the conversion names or comes from the browser of: the buyer's clicks.
  */
 export function attribute(conversion: ConversionFacts, clicks: ClickFacts[], policy: AttributionPolicy): Attribution {
-  const candidates = scoreCandidates(conversion, clicks, policy.windowDays);
+  const groups = groupsOf(conversion, clicks, policy.windowDays);
+  const candidates = scored(groups, conversion);
   const best = candidates[0];
   if (!best || best.score < policy.minConfidence) return { winner: null, touchpoints: [], candidates };
   const touchpoints: Touchpoint[] = [best];
-  for (const group of groupsOf(conversion, clicks, policy.windowDays)) {
+  for (const group of groups) {
     for (const { click, kinds } of group.clicks) {
       if (click.id === best.clickId) continue;
       const buyers = group.browser === best.browser || kinds.includes('explicit') || kinds.includes('same_browser');

@@ -491,7 +491,7 @@ const CASES: Case[] = [
         limit: 128,
       }),
     index: { sqlite: 'PRIMARY KEY', postgres: 'attribution_keys_pk' },
-    scans: ['rows'], // the at most 128 rows the seeks found, counted
+    scans: ['rows0'], // the at most 128 rows the seeks found, counted
     only: 'sqlite', // PostgreSQL counts inside the evidence function (the case below)
   },
   ...(['email', 'phone'] as const).flatMap((hash) =>

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { networkKey } from '../../attribution/ip.js';
 import { type AmbiguityRow, ambiguityRows } from '../../attribution/keys.js';
 import type { Reader, Writer } from '../database.js';
@@ -11,66 +11,102 @@ import type { ClicksTable, DB } from '../schema.js';
  * each click, and the distinct browsers of a key over a window's days, read by a conversion.
  */
 
-const insertRow = prepared((db, row: AmbiguityRow) =>
-  db
-    .insertInto('attribution_keys')
-    .values(row)
-    .onConflict((oc) => oc.columns(['day', 'k', 'browser']).doNothing()),
-);
+type Values = Record<string, number>;
 
-/** A click's rows, one statement each (SQLite: in-process, a few µs; a browser seen again that day adds nothing). */
-export async function insertAmbiguityRows(db: Writer, rows: AmbiguityRow[]): Promise<void> {
-  for (const row of rows) await insertRow(db, row);
-}
-
-type CountLookup = ReturnType<typeof countLookup>;
-const countLookups = new Map<number, CountLookup>();
-
-/**
- * Distinct browsers among at most `limit` rows of key `k` on the given days (one seek per day:
- * the key is (day, k, browser)), most recent days first. Past the limit the key is so widely
- * shared that the count's exact value no longer matters (its evidence is worth next to nothing).
- */
-function countLookup(dayCount: number) {
-  type Values = { k: number; limit: number } & Record<`d${number}`, number>;
-  return preparedQuery((db, v: Values) =>
+/** One statement per click for its rows (up to three): a statement's fixed cost is most of a small insert's. */
+function insertOf(count: number) {
+  return prepared((db, v: Values) =>
     db
-      .selectFrom((eb) =>
-        eb
-          .selectFrom('attribution_keys')
-          .select('browser')
-          .where(
-            'day',
-            'in',
-            Array.from({ length: dayCount }, (_, i) => v[`d${i}`] as number),
-          )
-          .where('k', '=', v.k)
-          .orderBy('day', 'desc')
-          .limit(v.limit)
-          .as('rows'),
+      .insertInto('attribution_keys')
+      .values(
+        Array.from({ length: count }, (_, i) => ({
+          day: v[`day${i}`] as number,
+          k: v[`k${i}`] as number,
+          browser: v[`browser${i}`] as number,
+        })),
       )
-      .select((eb) => eb.fn.count<number>('browser').distinct().as('browsers')),
+      .onConflict((oc) => oc.columns(['day', 'k', 'browser']).doNothing()),
   );
 }
+const inserts = new Map<number, ReturnType<typeof insertOf>>();
 
-/** The distinct browsers of each key over `days` (SQLite: one statement per key; PostgreSQL counts in its evidence function). */
+/** Rows per statement: the shapes compiled stay few. */
+const ROWS_PER_STATEMENT = 96;
+
+/**
+ * Clicks' rows (SQLite; PostgreSQL writes them in the clicks' own statement), one statement for
+ * up to 96: a browser seen again that day adds nothing.
+ */
+export async function insertAmbiguityRows(db: Writer, rows: AmbiguityRow[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
+    const part = rows.slice(start, start + ROWS_PER_STATEMENT);
+    let insert = inserts.get(part.length);
+    if (!insert) {
+      insert = insertOf(part.length);
+      inserts.set(part.length, insert);
+    }
+    const values: Values = {};
+    part.forEach((row, i) => {
+      values[`day${i}`] = row.day;
+      values[`k${i}`] = row.k;
+      values[`browser${i}`] = row.browser;
+    });
+    await insert(db, values);
+  }
+}
+
+/**
+ * Per key asked for, the distinct browsers among at most `limit` of its rows on the given days
+ * (one seek per day: the key is (day, k, browser)), most recent days first, all keys in one
+ * statement. Past the limit a value is so widely shared that the exact count no longer matters.
+ */
+function countOf(dayCount: number, kinds: AmbiguityCountKind[]) {
+  return preparedQuery((db, v: Values) => {
+    const days = Array.from({ length: dayCount }, (_, i) => v[`d${i}`] as number);
+    const one = (kind: AmbiguityCountKind, i: number) =>
+      db
+        .selectFrom((eb) =>
+          eb
+            .selectFrom('attribution_keys')
+            .select('browser')
+            .where('day', 'in', days)
+            .where('k', '=', v[`k${i}`] as number)
+            .orderBy('day', 'desc')
+            .limit(v.limit as number)
+            .as(`rows${i}`),
+        )
+        .select((eb) => [sql.lit(kind).as('kind'), eb.fn.count<number>('browser').distinct().as('browsers')]);
+    let query = one(kinds[0] as AmbiguityCountKind, 0);
+    for (let i = 1; i < kinds.length; i++) query = query.unionAll(one(kinds[i] as AmbiguityCountKind, i));
+    return query;
+  });
+}
+const counts = new Map<string, ReturnType<typeof countOf>>();
+
+/** The distinct browsers of each key over `days` (SQLite: one statement; PostgreSQL counts in its evidence function). */
 export async function countSharedBrowsers(
   db: Reader,
-  counts: { days: number[]; keys: Partial<Record<AmbiguityCountKind, number>>; limit: number },
+  asked: { days: number[]; keys: Partial<Record<AmbiguityCountKind, number>>; limit: number },
 ): Promise<Partial<Record<AmbiguityCountKind, number>>> {
   const shared: Partial<Record<AmbiguityCountKind, number>> = {};
-  const entries = Object.entries(counts.keys) as Array<[AmbiguityCountKind, number]>;
+  const entries = Object.entries(asked.keys) as Array<[AmbiguityCountKind, number]>;
   if (entries.length === 0) return shared;
-  let lookup = countLookups.get(counts.days.length);
-  if (!lookup) {
-    lookup = countLookup(counts.days.length);
-    countLookups.set(counts.days.length, lookup);
+  const kinds = entries.map(([kind]) => kind);
+  const shape = `${asked.days.length}:${kinds.join(',')}`;
+  let count = counts.get(shape);
+  if (!count) {
+    count = countOf(asked.days.length, kinds);
+    counts.set(shape, count);
   }
-  const days = Object.fromEntries(counts.days.map((day, i) => [`d${i}`, day]));
-  for (const [kind, k] of entries) {
-    const { rows } = await lookup(db, { k, limit: counts.limit, ...days });
-    shared[kind] = Number(rows[0]?.browsers ?? 0);
-  }
+  const values: Values = { limit: asked.limit };
+  asked.days.forEach((day, i) => {
+    values[`d${i}`] = day;
+  });
+  entries.forEach(([, k], i) => {
+    values[`k${i}`] = k;
+  });
+  const { rows } = await count(db, values);
+  for (const row of rows) shared[row.kind as AmbiguityCountKind] = Number(row.browsers);
   return shared;
 }
 

@@ -1,4 +1,4 @@
-import { ambiguityRows } from '../../attribution/keys.js';
+import { type AmbiguityRow, ambiguityRows } from '../../attribution/keys.js';
 import type { Reader, Writer } from '../database.js';
 import type { ClickStatements, StoredClick } from '../engine.js';
 import { prepared, preparedQuery } from '../prepared.js';
@@ -27,11 +27,12 @@ export class SqliteClicks implements ClickStatements {
   /** One after the other: the table's unique key decides (writes are serialized); a new click's ambiguity rows go with it. */
   async insertOnce(db: Writer, clicks: ClicksTable[]): Promise<StoredClick[]> {
     const stored: StoredClick[] = [];
+    const rows: AmbiguityRow[] = [];
     for (const click of clicks) {
       const inserted = await insertClick(db, click);
       if (Number(inserted.numAffectedRows ?? 0n) > 0) {
         await enqueueForRollups(db, 'click', [click]);
-        await insertAmbiguityRows(db, ambiguityRows(click));
+        rows.push(...ambiguityRows(click));
         stored.push({ row: click, duplicate: false });
         continue;
       }
@@ -39,6 +40,8 @@ export class SqliteClicks implements ClickStatements {
       if (!existing) throw new Error('click dedup conflict without a stored row');
       stored.push({ row: existing, duplicate: true });
     }
+    // The new clicks' ambiguity rows together: one statement for a batch's.
+    await insertAmbiguityRows(db, rows);
     return stored;
   }
 
