@@ -242,10 +242,13 @@ export async function generate(target, { clicks, conversions }) {
   await sink.finish();
   // The ambiguity counts' rows (api.md §13) the server writes with each click: the bulk load
   // bypassed it, so they are built from the loaded clicks, as migration 0024 does.
-  const { rebuildAmbiguityRows } = await source('db/repositories/attribution-keys.ts');
-  const loaded = openDatabase({ databaseUrl: target.database?.url, dataDir: target.dataDir });
-  await loaded.write((trx) => rebuildAmbiguityRows(trx, now - 91 * DAY_MS));
-  await loaded.close();
+  // (A server of a commit from before migration 0024, benched with --ref, has none.)
+  const keys = await source('db/repositories/attribution-keys.ts').catch(() => undefined);
+  if (keys) {
+    const loaded = openDatabase({ databaseUrl: target.database?.url, dataDir: target.dataDir });
+    await loaded.write((trx) => keys.rebuildAmbiguityRows(trx, now - 91 * DAY_MS));
+    await loaded.close();
+  }
   // Recent, non-bot clicks within the attribution window: what conversions in the benchmark
   // name ([fbclid, click time]; `recentFbclids` leaves out those a kept store has aged past).
   const recent = stored.filter((c) => !c.bot && now - c.time < 5 * DAY_MS).map((c) => [c.fbclid, c.time]);
