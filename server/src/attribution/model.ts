@@ -7,7 +7,7 @@
  */
 import { networkKey } from './ip.js';
 import { type AmbiguityKind, browserOf } from './keys.js';
-import { confidenceOf, SAME_BROWSER_CONFIDENCE, shareOf, weightOf } from './probability.js';
+import { confidenceOf, type Evidence, SAME_BROWSER_CONFIDENCE, SIGNALS, type Signal, shareOf, weightOf } from './probability.js';
 
 /**
  * Kinds of evidence, strongest first (api.md §13). The first three say whose click it is (the
@@ -16,8 +16,7 @@ import { confidenceOf, SAME_BROWSER_CONFIDENCE, shareOf, weightOf } from './prob
  * (the same network and the same device, another browser: the user agents' platform parts agree,
  * e.g. Meta's in-app browser and Safari on one iPhone) refines IP evidence (docs/api.md).
  */
-export const SIGNALS = ['explicit', 'same_browser', 'identity', 'ip_user_agent', 'ip_device', 'fingerprint', 'ip'] as const;
-export type Signal = (typeof SIGNALS)[number];
+export { type Evidence, SIGNALS, type Signal } from './probability.js';
 
 const DAY_MS = 86_400_000;
 /** A click may be recorded slightly after the conversion it led to (clock skew, async tags). */
@@ -69,11 +68,6 @@ export interface AttributionPolicy {
 }
 
 /** One piece of evidence about a candidate, and how many distinct browsers in the window share it (the candidate's included). */
-export interface Evidence {
-  kind: Signal;
-  sharedBy: number;
-}
-
 export interface Touchpoint {
   clickId: string;
   fbclid: string;

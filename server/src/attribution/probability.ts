@@ -18,7 +18,15 @@
  * bench/attribution-accuracy.js (`node bench/attribution-accuracy.js --fit`), and are reported on
  * other seeds (docs/attribution.md, "Guarding against fitting").
  */
-import type { Evidence } from './model.js';
+/** Kinds of evidence, strongest first (model.ts says what each means). */
+export const SIGNALS = ['explicit', 'same_browser', 'identity', 'ip_user_agent', 'ip_device', 'fingerprint', 'ip'] as const;
+export type Signal = (typeof SIGNALS)[number];
+
+/** One piece of evidence about a candidate, and how many browsers in the window share it. */
+export interface Evidence {
+  kind: Signal;
+  sharedBy: number;
+}
 
 /** Age buckets of a click before the conversion: within the hour, the day, three days, older. */
 const HOUR_MS = 3_600_000;
