@@ -177,7 +177,7 @@ describe('one JSON reader for the API and the shop webhooks', () => {
     });
     expect(api.statusCode).toBe(400);
     expect(api.json().error.details.reason).toBe('invalid_unicode');
-    const unsigned = await shop.shopify(latin1, 'orders/paid', { signature: 'A'.repeat(43) + '=' });
+    const unsigned = await shop.shopify(latin1, 'orders/paid', { signature: `${'A'.repeat(43)}=` });
     expectError(unsigned, 401, 'unauthorized');
   });
 
