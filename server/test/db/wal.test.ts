@@ -186,7 +186,9 @@ describe('group commit on the write-ahead log', () => {
       }
     };
     await Promise.all(Array.from({ length: WRITERS }, writer));
-    expect(largest).toBeLessThan((WRITES * 4096) / 3);
+    // Without a completed checkpoint the log would hold every commit (≥ 6 MB). Two thirds of that:
+    // with the other core busy (CI beside a CPU hog) the checkpoint worker lags, seen at 3.5 MB.
+    expect(largest).toBeLessThan((WRITES * 4096 * 2) / 3);
     const count = await db.read
       .selectFrom('blobs' as never)
       .select((eb) => eb.fn.countAll().as('n'))
