@@ -151,7 +151,9 @@ function sendClick(
     // Survives the visitor leaving the landing page at once.
     keepalive: true,
     mode: 'cors',
-    credentials: 'omit',
+    // Through the shop's own origin (docs/first-party.md) the request is same-origin: its answer's
+    // Set-Cookie (lasting first-party cookies) must be kept. Straight to Waytrack it carries none.
+    credentials: 'same-origin',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   }).then(
@@ -233,7 +235,8 @@ function start(): void {
     }
     const key = script?.getAttribute('data-key');
     if (!script || !key || typeof fetch !== 'function' || sentFbclids().includes(sent)) return;
-    sendClick(new URL('/v1/track/click', script.src).href, key, ids, fingerprintNow(), fbp, consent());
+    // Relative to the script: `/tag.js` on Waytrack's host, or a path the shop proxies (`/wt/tag.js`).
+    sendClick(new URL('v1/track/click', script.src).href, key, ids, fingerprintNow(), fbp, consent());
   };
   if (script?.getAttribute('data-consent') === 'wait' && !consentGiven) pending = () => attempt(record, undefined);
   else record();
