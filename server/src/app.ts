@@ -34,6 +34,7 @@ import { conversionRoutes } from './routes/conversions.js';
 import { destinationRoutes } from './routes/destinations.js';
 import { forwardingRoutes } from './routes/forwarding.js';
 import { healthRoutes } from './routes/health.js';
+import { identifyRoutes } from './routes/identify.js';
 import { reconciliationRoutes } from './routes/reconciliation.js';
 import { refundRoutes } from './routes/refunds.js';
 import { shopWebhookRoutes } from './routes/shop-webhooks.js';
@@ -264,6 +265,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
       const routeDeps = { database, cursors, secrets, forwarding };
       await v1.register(clickRoutes, routeDeps);
+      await v1.register(identifyRoutes, routeDeps);
       await v1.register(conversionRoutes, routeDeps);
       await v1.register(batchRoutes, routeDeps);
       await v1.register(refundRoutes, routeDeps);

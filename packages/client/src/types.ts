@@ -13,6 +13,8 @@ export type ClickParams = Body<'POST /v1/track/click'>;
 export type ClickResult = Data<'POST /v1/track/click'>;
 export type ConversionParams = Body<'POST /v1/track/conversion'>;
 export type ConversionResult = Data<'POST /v1/track/conversion'>;
+export type IdentifyParams = Body<'POST /v1/track/identify'>;
+export type IdentifyResult = Data<'POST /v1/track/identify'>;
 /** One event of a batch: `{ type: 'click', ...ClickParams }` or `{ type: 'conversion', ...ConversionParams }`. */
 export type BatchEvent = Body<'POST /v1/track/batch'>['events'][number];
 /** `received`, `failed` and one result per event, in order. */

@@ -134,7 +134,8 @@ export async function gatherEvidence(
   const named = clues.clickIds?.length ? await clicksByIds(db, clues.storeId, livemode, clues.clickIds) : [];
 
   const clicks = [...found.clicks, ...named].map(toClickFacts);
-  // The buyer's browsers: those of the earlier conversions, and of the clicks they were attributed to.
+  // The buyer's browsers: those of the earlier conversions, those identify linked to the buyer
+  // (POST /v1/track/identify), and those of the clicks the earlier conversions were attributed to.
   const identityBrowsers = new Set<string>();
   const link = (ids: { visitorId?: string | null; fbp?: string | null; ttp?: string | null }) => {
     if (ids.visitorId) identityBrowsers.add(`v:${ids.visitorId}`);

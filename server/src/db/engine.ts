@@ -139,7 +139,8 @@ export interface EvidenceLookup {
    * Earlier conversions of the store and mode sharing a hashed email or phone, with event times
    * in [after, before]: the clicks the attributed ones were attributed to, and the browsers of
    * the most recent ones (and those browsers' clicks in the window). One earlier than `after`
-   * cannot name a candidate click.
+   * cannot name a candidate click. Also the browsers POST /v1/track/identify linked to a hash
+   * (however long ago: the link says whose browser it is; its clicks are still the window's).
    */
   identity: { emailHash?: string; phoneHash?: string; after: number; before: number; excludeId?: string };
   /** Per signal value, at most this many of the most recent matching clicks. */
@@ -181,7 +182,7 @@ export interface EvidenceClicks {
   clicks: EvidenceClick[];
   /** Clicks the identity-linked conversions were attributed to. */
   identityClickIds: string[];
-  /** Browsers the identity-linked conversions came from. */
+  /** Browsers the identity-linked conversions came from, and those identify linked to the hashes (migration 0026). */
   linkedBrowsers: LinkedBrowser[];
   /** Distinct browsers counted per key asked for (absent when not asked). */
   shared: Partial<Record<AmbiguityCountKind, number>>;
@@ -228,4 +229,6 @@ export interface MigrationHooks {
   evidenceFunction(db: Kysely<unknown>): Promise<void>;
   /** 0024: the evidence function with browser ids, IPv6 networks, linked browsers and the ambiguity counts (PostgreSQL only). */
   attributionEvidenceFunction(db: Kysely<unknown>): Promise<void>;
+  /** 0026: the evidence function also reads the browsers identify linked to the buyer (PostgreSQL only). */
+  identityEvidenceFunction(db: Kysely<unknown>): Promise<void>;
 }

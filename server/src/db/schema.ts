@@ -196,6 +196,20 @@ export interface ConversionsTable {
   attribution_evidence?: string | null;
 }
 
+/** Migration 0026: a hashed email or phone linked to a browser by POST /v1/track/identify ('' for an absent id). */
+export interface IdentityLinksTable {
+  store_id: string;
+  livemode: number;
+  kind: 'email' | 'phone';
+  hash: string;
+  visitor_id: string;
+  fbp: string;
+  ttp: string;
+  account_id: string;
+  created_at: number;
+  seen_at: number;
+}
+
 /**
  * Migration 0024: the ambiguity counts' rows (attribution/keys.ts): a browser (53-bit hash) seen
  * on a day with a key (53-bit hash of store, mode, kind and value). Keyed by day first, so
@@ -360,5 +374,6 @@ export interface DB {
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   attribution_keys: AttributionKeysTable;
+  identity_links: IdentityLinksTable;
   webhook_timeouts: WebhookTimeoutsTable;
 }

@@ -218,9 +218,13 @@ export function authenticate(options: AuthOptions) {
     if (!decision.allowed) throw rateLimited(decision);
     request.keyBucket = bucket;
     if (publishable && !config.publishable) {
-      throw new ApiError('forbidden', 'A publishable key is accepted only by POST /v1/track/click; use a secret key', {
-        reason: 'publishable_key_not_allowed',
-      });
+      throw new ApiError(
+        'forbidden',
+        'A publishable key is accepted only by POST /v1/track/click and POST /v1/track/identify; use a secret key',
+        {
+          reason: 'publishable_key_not_allowed',
+        },
+      );
     }
     if (config.scope && !grants(record.scopes, config.scope)) {
       throw new ApiError('forbidden', `This API key lacks the ${config.scope} scope`, { requiredScope: config.scope });

@@ -14,22 +14,27 @@ export function fillClickStore(body: unknown, storeId: string): void {
   if (fields.storeId === undefined) fields.storeId = storeId;
 }
 
-/**
- * A click sent with a publishable key: only for the key's own store (another id is refused,
- * whether or not it exists, so nothing is revealed about it), and with the visitor's IP as the
- * connection shows it — a page cannot claim another address.
- */
-export function publishableClick(input: ClickInput, keyStoreId: string, visitorIp: string): ClickInput {
-  if (input.storeId !== keyStoreId) {
+/** A publishable key's event is for the key's own store (another id is refused, whether or not it exists). */
+export function requireKeyStore(storeId: string, keyStoreId: string): void {
+  if (storeId !== keyStoreId) {
     throw new ApiError(
       'forbidden',
-      'A publishable key records clicks for its own store only; leave storeId out or send its own',
+      'A publishable key records events for its own store only; leave storeId out or send its own',
       {
         field: 'storeId',
         reason: 'not_allowed',
       },
     );
   }
+}
+
+/**
+ * A click sent with a publishable key: only for the key's own store (another id is refused,
+ * whether or not it exists, so nothing is revealed about it), and with the visitor's IP as the
+ * connection shows it — a page cannot claim another address.
+ */
+export function publishableClick(input: ClickInput, keyStoreId: string, visitorIp: string): ClickInput {
+  requireKeyStore(input.storeId, keyStoreId);
   if (input.ipAddress !== undefined) {
     throw fieldError(
       'invalid_request',

@@ -98,6 +98,9 @@ async function backTo0019(database: Database): Promise<void> {
     await sql`drop index webhook_messages_leased`.execute(db);
     await sql`delete from kysely_migration where name = '0023_webhook_fairness'`.execute(db);
     await sql`delete from kysely_migration where name = '0025_idempotency_secrets'`.execute(db); // runs again harmlessly
+    // 0026 (identity links): its table (its function went with 0024's).
+    await sql`drop table identity_links`.execute(db);
+    await sql`delete from kysely_migration where name = '0026_identity_links'`.execute(db);
   });
 }
 
@@ -155,6 +158,7 @@ describe('migration 0020 (one outbox)', () => {
       '0023_webhook_fairness',
       '0024_attribution_probability',
       '0025_idempotency_secrets',
+      '0026_identity_links',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

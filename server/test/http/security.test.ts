@@ -161,6 +161,22 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'POST',
+    path: '/v1/track/identify',
+    scope: 'clicks:write',
+    url: () => '/v1/track/identify',
+    body: (s) => ({ storeId: s.storeId, visitorId: 'wt.security', email: 'security@example.com' }),
+    status: 200,
+    otherAccount: rejectsForeignId(route('POST', '/v1/track/identify'), 'store_not_found'),
+    // The owner's link is the owner's mode's: the same link in the other mode is a new one.
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = { storeId: seed.storeId, visitorId: 'wt.security-mode', email: 'security@example.com' };
+      await ok(await call(app, 'POST', '/v1/track/identify', { key: owner, body }));
+      const res = await ok(await call(app, 'POST', '/v1/track/identify', { key: outsider, body }));
+      expect(res.body.data.duplicate).toBe(false);
+    },
+  },
+  {
+    method: 'POST',
     path: '/v1/track/conversion',
     scope: 'conversions:write',
     url: () => '/v1/track/conversion',
@@ -837,13 +853,13 @@ describe('every /v1 route, each with two accounts of its own', () => {
       expectError(await send(headers), 401, 'unauthorized');
     });
 
-    // api.md §6: a publishable key (made for web pages) works on POST /v1/track/click only, and
-    // only from its store's pages; everywhere else it is refused even from those pages.
-    it("a publishable key of the seed's store: 403 unless POST /v1/track/click from the store's page", async () => {
+    // api.md §6, §13: a publishable key (made for web pages) works on POST /v1/track/click and
+    // /v1/track/identify only, and only from its store's pages; everywhere else it is refused even from those pages.
+    it("a publishable key of the seed's store: 403 unless the tag's POST from the store's page", async () => {
       const seed = await seedWith(ctx.app, ctx.a.live);
       const { key } = await createPublishableKey(ctx.database, ctx.a.accountId, { storeId: seed.storeId, mode: 'live' });
       const storePage = { authorization: `Bearer ${key}`, origin: 'https://shop.acme.test' };
-      if (r.path === '/v1/track/click') {
+      if (r.path === '/v1/track/click' || r.path === '/v1/track/identify') {
         // The tag's body: the IP comes from the connection, not from the page.
         const { ipAddress: _ip, ...body } = (r.body?.(seed) ?? {}) as Record<string, unknown>;
         await ok(await call(ctx.app, r.method, r.url(seed), { headers: storePage, body }));

@@ -2293,6 +2293,35 @@ export interface Operations {
       };
     };
   };
+  /** Link a browser to a person */
+  'POST /v1/track/identify': {
+    body: {
+      /** The store the visitor is on (active, of the key’s account). With a publishable key it may be left out: the key’s store. */
+      storeId: string;
+      /** The tag’s first-party visitor id, the `_wt_vid` cookie (`window.waytrack.identifiers().visitorId`). (null or "" is the same as leaving it out) */
+      visitorId?: string | null | '';
+      /** Meta’s browser id, the `_fbp` cookie: `fb.1.<ms>.<random>`. (null or "" is the same as leaving it out) */
+      fbp?: string | null | '';
+      /** TikTok’s browser id, the `_ttp` cookie. (null or "" is the same as leaving it out) */
+      ttp?: string | null | '';
+      /** The visitor’s email: trimmed and lower-cased, then SHA-256 hashed (as a conversion’s `customerData.email`). Or its SHA-256 hex (64 hex digits) as the browser tag sends it: taken as it is. Only the hash is stored; it never reaches any ad platform from here. (null or "" is the same as leaving it out) */
+      email?: string | null | '';
+      /** The visitor’s phone: digits only with the country calling code (a leading `00` dropped), then SHA-256 hashed. Or its SHA-256 hex (64 hex digits) as the browser tag sends it: taken as it is. Only the hash is stored; it never reaches any ad platform from here. (null or "" is the same as leaving it out) */
+      phone?: string | null | '';
+    };
+    response: {
+      /** The store the links belong to */
+      storeId: string;
+      /** Always true: the links are stored */
+      identified: true;
+      /** The links this call stands for: one per hash sent (email, phone) */
+      links: number;
+      /** true when every link was already recorded for this browser (only its last-seen time moved) */
+      duplicate: boolean;
+      /** When the links were recorded (or seen again) */
+      timestamp: string;
+    };
+  };
   /** Record a (partial or full) refund of a recorded conversion */
   'POST /v1/track/refund': {
     body: {

@@ -1,6 +1,15 @@
 import { EventQueue, type EventQueueOptions } from '../queue.js';
 import type { Requester, RequestOptions } from '../request.js';
-import type { BatchEvent, BatchResult, ClickParams, ClickResult, ConversionParams, ConversionResult } from '../types.js';
+import type {
+  BatchEvent,
+  BatchResult,
+  ClickParams,
+  ClickResult,
+  ConversionParams,
+  ConversionResult,
+  IdentifyParams,
+  IdentifyResult,
+} from '../types.js';
 
 /** Recording events: ad clicks, and conversions (attributed on arrival). */
 export class Track {
@@ -14,6 +23,15 @@ export class Track {
   /** POST /v1/track/conversion — record a conversion and attribute it; the same orderId again is `duplicate: true`. */
   conversion(params: ConversionParams, options?: RequestOptions): Promise<ConversionResult> {
     return this.requester.call({ method: 'POST', path: '/track/conversion', body: params }, options);
+  }
+
+  /**
+   * POST /v1/track/identify — link a browser (`visitorId`, `fbp`, `ttp`) to a person's email or
+   * phone (hashed on arrival, or sent as SHA-256 hex): a later conversion with that email or
+   * phone, from any device, has identity evidence for that browser's clicks.
+   */
+  identify(params: IdentifyParams, options?: RequestOptions): Promise<IdentifyResult> {
+    return this.requester.call({ method: 'POST', path: '/track/identify', body: params }, options);
   }
 
   /**

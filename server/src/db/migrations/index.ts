@@ -23,6 +23,7 @@ import * as shopOrders from './0022_shop_orders.js';
 import * as webhookFairness from './0023_webhook_fairness.js';
 import * as attributionProbability from './0024_attribution_probability.js';
 import * as idempotencySecrets from './0025_idempotency_secrets.js';
+import * as identityLinks from './0026_identity_links.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -55,6 +56,7 @@ const migrations: Record<string, Migration> = {
   '0023_webhook_fairness': webhookFairness,
   '0024_attribution_probability': attributionProbability,
   '0025_idempotency_secrets': idempotencySecrets,
+  '0026_identity_links': identityLinks,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

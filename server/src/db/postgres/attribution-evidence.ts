@@ -65,8 +65,34 @@ const linkedClicks = (column: string) => `
       return query ${recent('linked_click', column, `linked.${column}`)};
     end if;`;
 
-export const ATTRIBUTION_EVIDENCE_FUNCTION = `
-create function waytrack_attribution_evidence(
+/**
+ * The browsers identify linked to the buyer's hashed email or phone (migration 0026): the most
+ * recently seen of each hash, one range of `identity_links_recent` each; '' is an absent id.
+ */
+const IDENTIFIED = ['email', 'phone']
+  .map(
+    (kind) => `
+        (select nullif(i.visitor_id, '') as visitor_id, nullif(i.fbp, '') as fbp, nullif(i.ttp, '') as ttp, i.seen_at
+          from identity_links i
+          where i.store_id = _store_id and i.livemode = _livemode and i.kind = '${kind}' and i.hash = _${kind}_hash
+          order by i.seen_at desc limit 3)`,
+  )
+  .join(' union all ');
+
+/** Each linked browser: its ids as a 'linked' row, then its clicks of the window. */
+const LINKED_ROWS = `
+    return query select 'linked', ${NO_CLICK}, linked.fbp, linked.ttp, linked.visitor_id, null::integer;
+    ${linkedClicks('visitor_id')}
+    ${linkedClicks('fbp')}
+    ${linkedClicks('ttp')}`;
+
+/**
+ * The function's text: 0024's (`identify` false, kept as it shipped) and 0026's, which also walks
+ * the browsers identify linked (a budget of its own: identify links do not crowd out the earlier
+ * conversions' browsers, nor the reverse). Same parameters and rows: 0026 replaces it in place.
+ */
+const evidenceFunction = (identify: boolean) => `
+create ${identify ? 'or replace ' : ''}function waytrack_attribution_evidence(
   _click_id text, _account_id text, _store_id text, _livemode integer, _from bigint, _to bigint, _limit integer,
   _fbclid1 text, _fbclid2 text, _fingerprint text, _derived1 text, _derived2 text, _ip_address text, _ip_network text,
   _visitor_id text, _fbp text, _ttp text,
@@ -106,11 +132,16 @@ begin
   union all ${count('count_ip', '_k_ip')}
   union all ${count('count_ip_user_agent', '_k_ip_user_agent')}
   union all ${count('count_fingerprint', '_k_fingerprint')};
-  for linked in select l.visitor_id, l.fbp, l.ttp from (${LINKED}) l order by l.event_time desc limit 3 loop
-    return query select 'linked', ${NO_CLICK}, linked.fbp, linked.ttp, linked.visitor_id, null::integer;
-    ${linkedClicks('visitor_id')}
-    ${linkedClicks('fbp')}
-    ${linkedClicks('ttp')}
-  end loop;
+  for linked in select l.visitor_id, l.fbp, l.ttp from (${LINKED}) l order by l.event_time desc limit 3 loop${LINKED_ROWS}
+  end loop;${
+    identify
+      ? `
+  for linked in select l.visitor_id, l.fbp, l.ttp from (${IDENTIFIED}) l order by l.seen_at desc limit 3 loop${LINKED_ROWS}
+  end loop;`
+      : ''
+  }
 end
 $body$`;
+
+export const ATTRIBUTION_EVIDENCE_FUNCTION = evidenceFunction(false);
+export const IDENTITY_EVIDENCE_FUNCTION = evidenceFunction(true);

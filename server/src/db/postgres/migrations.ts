@@ -1,6 +1,6 @@
 import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { MigrationHooks } from '../engine.js';
-import { ATTRIBUTION_EVIDENCE_FUNCTION } from './attribution-evidence.js';
+import { ATTRIBUTION_EVIDENCE_FUNCTION, IDENTITY_EVIDENCE_FUNCTION } from './attribution-evidence.js';
 import { createPartitions, monthStart, PARTITIONED, type PartitionedTable } from './partitions.js';
 
 /** PostgreSQL's part of the migrations that differ between engines (db/migrations). */
@@ -40,6 +40,11 @@ export class PostgresMigrations implements MigrationHooks {
   async attributionEvidenceFunction(db: Kysely<unknown>): Promise<void> {
     await sql`drop function if exists waytrack_evidence_clicks`.execute(db);
     await sql.raw(ATTRIBUTION_EVIDENCE_FUNCTION).execute(db);
+  }
+
+  /** Replaces 0024's function (same parameters and rows) with one that also reads identity links. */
+  async identityEvidenceFunction(db: Kysely<unknown>): Promise<void> {
+    await sql.raw(IDENTITY_EVIDENCE_FUNCTION).execute(db);
   }
 }
 

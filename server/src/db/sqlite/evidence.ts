@@ -2,7 +2,8 @@ import type { Reader } from '../database.js';
 import type { EvidenceClick, EvidenceClicks, EvidenceLookup, EvidenceStatements } from '../engine.js';
 import { countSharedBrowsers } from '../repositories/attribution-keys.js';
 import { findClick, findClickByFbclid, findClicksByIds, findClicksMatching } from '../repositories/clicks.js';
-import { identityLinks } from '../repositories/conversions.js';
+import { BROWSERS_LINKED, identityLinks } from '../repositories/conversions.js';
+import { identifiedBrowsers } from '../repositories/identity-links.js';
 
 /** One statement per lookup: in-process, each costs microseconds. */
 export class SqliteEvidence implements EvidenceStatements {
@@ -33,7 +34,10 @@ export class SqliteEvidence implements EvidenceStatements {
       limit,
     );
     add(await findClicksByIds(db, scope.storeId, scope.livemode, identity.clickIds));
-    for (const linked of identity.browsers) {
+    // The browsers identify linked to the buyer: a budget of their own beside the earlier conversions'.
+    const identified = await identifiedBrowsers(db, scope, lookup.identity, BROWSERS_LINKED);
+    const linkedBrowsers = [...identity.browsers, ...identified];
+    for (const linked of linkedBrowsers) {
       if (linked.visitorId) add(await findClicksMatching(db, scope, 'visitor_id', linked.visitorId, limit));
       if (linked.fbp) add(await findClicksMatching(db, scope, 'fbp', linked.fbp, limit));
       if (linked.ttp) add(await findClicksMatching(db, scope, 'ttp', linked.ttp, limit));
@@ -41,6 +45,6 @@ export class SqliteEvidence implements EvidenceStatements {
     if (lookup.ipAddress) add(await findClicksMatching(db, scope, 'ip_address', lookup.ipAddress, limit));
     if (lookup.ipNetwork) add(await findClicksMatching(db, scope, 'ip_network', lookup.ipNetwork, limit));
     const shared = await countSharedBrowsers(db, lookup.counts);
-    return { clicks, identityClickIds: identity.clickIds, linkedBrowsers: identity.browsers, shared };
+    return { clicks, identityClickIds: identity.clickIds, linkedBrowsers, shared };
   }
 }

@@ -43,6 +43,9 @@ export class SqliteMigrations implements MigrationHooks {
   /** As `evidenceFunction`: nothing to plan once. */
   async attributionEvidenceFunction(): Promise<void> {}
 
+  /** As `evidenceFunction`: nothing to plan once. */
+  async identityEvidenceFunction(): Promise<void> {}
+
   /** SQLite cannot change a primary key in place, nor drop a foreign key: both tables are rebuilt (same rows). */
   async rekeyForRefunds(db: Kysely<unknown>): Promise<void> {
     await db.schema

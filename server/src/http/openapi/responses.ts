@@ -112,9 +112,9 @@ const HTTPS_REQUIRED: ErrorExample = {
 };
 
 const PUBLISHABLE_REFUSED: ErrorExample = {
-  summary: 'A publishable key on an operation other than POST /v1/track/click',
+  summary: 'A publishable key on an operation other than POST /v1/track/click and POST /v1/track/identify',
   code: 'forbidden',
-  message: 'A publishable key is accepted only by POST /v1/track/click; use a secret key',
+  message: 'A publishable key is accepted only by POST /v1/track/click and POST /v1/track/identify; use a secret key',
   details: { reason: 'publishable_key_not_allowed' },
 };
 
