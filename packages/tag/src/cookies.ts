@@ -67,7 +67,7 @@ export function chooseFbp(existing: string | null, now: number, random: () => st
   return existing !== null && FBP.test(existing) ? existing : fbpValue(now, random());
 }
 
-/** A first-party cookie for the whole site: 90 days, `SameSite=Lax`, `Secure` on https pages. */
-export function serializeCookie(name: string, value: string, secure: boolean): string {
-  return `${name}=${encodeURIComponent(value)}; Max-Age=${COOKIE_MAX_AGE_SECONDS}; Path=/; SameSite=Lax${secure ? '; Secure' : ''}`;
+/** A first-party cookie for the whole site: 90 days unless told, `SameSite=Lax`, `Secure` on https pages. */
+export function serializeCookie(name: string, value: string, secure: boolean, maxAge = COOKIE_MAX_AGE_SECONDS): string {
+  return `${name}=${encodeURIComponent(value)}; Max-Age=${maxAge}; Path=/; SameSite=Lax${secure ? '; Secure' : ''}`;
 }

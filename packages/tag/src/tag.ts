@@ -2,6 +2,7 @@ import { CLICK_ID_KINDS, type ClickIds, clickIdsOf, ID_COOKIES, sentKey } from '
 import { consentOf, gtagConsent, hasConsent, mergeConsent, type PageConsent } from './consent.js';
 import { chooseFbc, chooseFbp, FBP, randomDigits, readCookie, serializeCookie } from './cookies.js';
 import { fingerprintOf } from './fingerprint.js';
+import { hexOf, normalizedIdentity, VISITOR_COOKIE, VISITOR_ID, VISITOR_MAX_AGE_SECONDS, visitorIdOf } from './identity.js';
 import { parseSent, withSent } from './sent.js';
 
 /**
@@ -18,6 +19,12 @@ import { parseSent, withSent } from './sent.js';
  * With ad storage denied no ad cookie is written or read; the click is still sent with its
  * consent (the server attributes with its ids and never forwards them). With
  * `data-consent="wait"` on the script, the click waits for the first `waytrack('consent', …)`.
+ *
+ * Identity (api.md §13, identity.ts): the tag keeps a first-party visitor id (`_wt_vid`), made on
+ * the first page view that allows ad storage (as `_fbp`), sent with clicks and returned by
+ * `identifiers()`. `waytrack('identify', {email, phone})` hashes them here and sends only the
+ * hashes to POST /v1/track/identify with this browser's ids, when ad storage and ad user data
+ * are both allowed (with `data-consent="wait"`, once consent is given).
  */
 
 interface Identifiers {
@@ -29,6 +36,8 @@ interface Identifiers {
   ttclid: string | null;
   msclkid: string | null;
   ttp: string | null;
+  /** This browser's `_wt_vid`: pass it with the conversion (same-browser evidence). */
+  visitorId: string | null;
   fingerprint: string | null;
   /** The consent the page gave (fields it did not give are left out): pass it on with the conversion. */
   consent: PageConsent;
@@ -51,12 +60,13 @@ const NO_IDENTIFIERS: Identifiers = {
   ttclid: null,
   msclkid: null,
   ttp: null,
+  visitorId: null,
   fingerprint: null,
   consent: {},
 };
 
 /** The click ids this browser holds in first-party cookies (the last ad click of each platform). */
-function cookieIds(): Omit<Identifiers, 'fbc' | 'fbp' | 'fingerprint' | 'ttp' | 'consent'> {
+function cookieIds(): Omit<Identifiers, 'fbc' | 'fbp' | 'fingerprint' | 'ttp' | 'visitorId' | 'consent'> {
   const cookies = document.cookie;
   const read = (kind: keyof typeof ID_COOKIES) => {
     const raw = readCookie(cookies, ID_COOKIES[kind].name);
@@ -110,9 +120,60 @@ function randomInt(n: number): number {
   return Math.floor(Math.random() * n);
 }
 
-function setCookie(name: string, value: string): void {
+function setCookie(name: string, value: string, maxAge?: number): void {
   // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from browsers still in use
-  document.cookie = serializeCookie(name, value, location.protocol === 'https:');
+  document.cookie = serializeCookie(name, value, location.protocol === 'https:', maxAge);
+}
+
+/** This browser's `_wt_vid`, made when missing (the caller checked that ad storage is allowed); null when cookies are blocked. */
+function ensureVisitorId(): string | null {
+  const existing = readCookie(document.cookie, VISITOR_COOKIE);
+  if (existing && VISITOR_ID.test(existing)) return existing;
+  setCookie(VISITOR_COOKIE, visitorIdOf(window.crypto.getRandomValues(new Uint8Array(16))), VISITOR_MAX_AGE_SECONDS);
+  return readCookie(document.cookie, VISITOR_COOKIE);
+}
+
+/** SHA-256 hex of each identity given (never the value itself); none without WebCrypto (an insecure page). */
+async function hashedIdentity(value: unknown): Promise<Record<string, string>> {
+  const hashes: Record<string, string> = {};
+  const given = (value ?? {}) as Record<string, unknown>;
+  const subtle = window.crypto?.subtle;
+  for (const kind of ['email', 'phone'] as const) {
+    const identity = normalizedIdentity(kind, given[kind]);
+    if (!identity || !subtle) continue;
+    hashes[kind] = identity.hashed
+      ? identity.text
+      : hexOf(await subtle.digest('SHA-256', new TextEncoder().encode(identity.text)));
+  }
+  return hashes;
+}
+
+/** The browser ids a request may carry: ad cookies, and user data: only with both allowed. */
+function browserIds(consent: PageConsent, fbp: string | null): Record<string, string> {
+  const ids: Record<string, string> = {};
+  if (consent.adStorage === 'denied' || consent.adUserData === 'denied') return ids;
+  const cookies = document.cookie;
+  if (fbp && FBP.test(fbp)) ids.fbp = fbp;
+  const ttp = readCookie(cookies, '_ttp');
+  if (ttp && ttp.length <= 256) ids.ttp = ttp;
+  const visitorId = readCookie(cookies, VISITOR_COOKIE);
+  if (visitorId && VISITOR_ID.test(visitorId)) ids.visitorId = visitorId;
+  return ids;
+}
+
+/** POSTs to Waytrack beside the script: `/tag.js` on Waytrack's host, or a path the shop proxies (`/wt/tag.js`). */
+function post(script: HTMLScriptElement, path: string, key: string, body: Record<string, unknown>): Promise<Response> {
+  return fetch(new URL(path, script.src).href, {
+    method: 'POST',
+    // Survives the visitor leaving the page at once.
+    keepalive: true,
+    mode: 'cors',
+    // Through the shop's own origin (docs/first-party.md) the request is same-origin: its answer's
+    // Set-Cookie (lasting first-party cookies) must be kept. Straight to Waytrack it carries none.
+    credentials: 'same-origin',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 function sentFbclids(): string[] {
@@ -124,7 +185,7 @@ function rememberSent(fbclid: string): void {
 }
 
 function sendClick(
-  endpoint: string,
+  script: HTMLScriptElement,
   key: string,
   ids: ClickIds,
   fingerprint: string | null,
@@ -140,23 +201,8 @@ function sendClick(
   if (fingerprint) body.fingerprint = fingerprint;
   if (document.referrer) body.referrer = document.referrer.slice(0, 2048);
   if (hasConsent(consent)) body.consent = consent;
-  // Browser ids are ad cookies, and user data: only with both allowed.
-  if (consent.adStorage !== 'denied' && consent.adUserData !== 'denied') {
-    if (fbp && FBP.test(fbp)) body.fbp = fbp;
-    const ttp = readCookie(document.cookie, '_ttp');
-    if (ttp && ttp.length <= 256) body.ttp = ttp;
-  }
-  fetch(endpoint, {
-    method: 'POST',
-    // Survives the visitor leaving the landing page at once.
-    keepalive: true,
-    mode: 'cors',
-    // Through the shop's own origin (docs/first-party.md) the request is same-origin: its answer's
-    // Set-Cookie (lasting first-party cookies) must be kept. Straight to Waytrack it carries none.
-    credentials: 'same-origin',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  }).then(
+  Object.assign(body, browserIds(consent, fbp));
+  post(script, 'v1/track/click', key, body).then(
     // Any definite answer ends it (a refusal would be refused again); a 429 or 5xx is worth another page view.
     (response) => {
       if (response.status < 500 && response.status !== 429) rememberSent(sent);
@@ -181,11 +227,33 @@ function start(): void {
     return fingerprint;
   };
   const cookie = (name: string) => (storage() ? readCookie(document.cookie, name) : null);
+  const script = ownScript();
+  const key = script?.getAttribute('data-key');
+  const waiting = () => script?.getAttribute('data-consent') === 'wait' && !consentGiven;
+  // The visitor id is made as `_fbp` is: with ad storage allowed (once consent is given when the page waits for it).
+  const visitor = () => {
+    if (storage() && !waiting()) attempt(ensureVisitorId, null);
+  };
+  const identifyQueue: unknown[] = [];
+  const identify = (value: unknown) => {
+    if (waiting()) return void identifyQueue.push(value);
+    const ids = browserIds(consent(), cookie('_fbp'));
+    if (!script || !key || typeof fetch !== 'function' || !Object.keys(ids).length) return;
+    hashedIdentity(value).then(
+      (hashes) => {
+        if (Object.keys(hashes).length) post(script, 'v1/track/identify', key, { ...ids, ...hashes }).catch(() => {});
+      },
+      () => {},
+    );
+  };
   const api = ((command: string, value?: unknown) =>
     attempt(() => {
+      if (command === 'identify') return identify(value);
       if (command !== 'consent') return;
       given = mergeConsent(given, consentOf(value));
       consentGiven = true;
+      visitor();
+      for (const queued of identifyQueue.splice(0)) identify(queued);
       const send = pending;
       pending = undefined;
       send?.();
@@ -197,16 +265,17 @@ function start(): void {
         fbp: cookie('_fbp'),
         ...(storage() ? cookieIds() : { gclid: null, gbraid: null, wbraid: null, ttclid: null, msclkid: null }),
         ttp: cookie('_ttp'),
+        visitorId: cookie(VISITOR_COOKIE),
         fingerprint: fingerprintNow(),
         consent: consent(),
       }),
       NO_IDENTIFIERS,
     );
   global.waytrack = api;
-  // The snippet's stub may have queued calls (waytrack('consent', …)) before the tag loaded.
+  // The snippet's stub may have queued calls (waytrack('consent', …)) before the tag loaded: their consent first.
   for (const args of Array.from(stub?.q ?? [])) attempt(() => api(args[0] as string, args[1]), undefined);
+  visitor();
 
-  const script = ownScript();
   const ids = clickIdsOf(location.search);
   const sent = sentKey(ids);
   if (!sent) return;
@@ -233,12 +302,10 @@ function start(): void {
       // The same id again keeps its cookie (and its click time).
       if (existing === null || idCookie.read(existing) !== value) setCookie(idCookie.name, idCookie.write(value, now));
     }
-    const key = script?.getAttribute('data-key');
     if (!script || !key || typeof fetch !== 'function' || sentFbclids().includes(sent)) return;
-    // Relative to the script: `/tag.js` on Waytrack's host, or a path the shop proxies (`/wt/tag.js`).
-    sendClick(new URL('v1/track/click', script.src).href, key, ids, fingerprintNow(), fbp, consent());
+    sendClick(script, key, ids, fingerprintNow(), fbp, consent());
   };
-  if (script?.getAttribute('data-consent') === 'wait' && !consentGiven) pending = () => attempt(record, undefined);
+  if (waiting()) pending = () => attempt(record, undefined);
   else record();
 }
 

@@ -64,6 +64,7 @@ function spkiPin(certPem: Buffer): string {
 interface Identifiers {
   fbc: string | null;
   fbp: string | null;
+  visitorId: string | null;
   fingerprint: string | null;
 }
 
@@ -223,6 +224,11 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
       // 90 days, give or take the time the test took.
       expect(Math.abs((c?.expires ?? 0) * 1000 - (before + 90 * DAY_MS))).toBeLessThan(60_000);
     }
+    // The visitor id (api.md §13): 16 random bytes in base64url, kept 400 days.
+    const vid = await cookie('_wt_vid');
+    expect(vid?.value).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(vid).toMatchObject({ path: '/', sameSite: 'Lax', secure: true, httpOnly: false, domain: 'www.shop.example' });
+    expect(Math.abs((vid?.expires ?? 0) * 1000 - (before + 400 * DAY_MS))).toBeLessThan(60_000);
 
     const identifiers = await identifiersOf(page);
     // A page reached through a Meta ad: the other platforms' ids are null (api.md §8).
@@ -235,6 +241,7 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
       ttclid: null,
       msclkid: null,
       ttp: null,
+      visitorId: vid?.value,
       fingerprint: expect.stringMatching(/^[0-9a-f]{16}$/),
       consent: {},
     });
@@ -245,6 +252,7 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
       landingPage: url,
       ipAddress: '127.0.0.1',
       fbp: fbp?.value,
+      visitorId: vid?.value,
       fingerprint: identifiers.fingerprint,
       utm: { source: 'facebook' },
       isBot: false,
@@ -259,6 +267,7 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
     expect(clickRequests).toHaveLength(0);
     expect((await cookie('_fbc'))?.value).toBe(fbc?.value);
     expect((await cookie('_fbp'))?.value).toBe(fbp?.value);
+    expect((await cookie('_wt_vid'))?.value).toBe(vid?.value);
     expect(await clicksWith(fbclid)).toHaveLength(1);
 
     // Another page of the shop (a checkout) reads the same identifiers.
@@ -274,12 +283,13 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
     const answer = await land(`https://shop.example:${shopPort}/consent-stub?fbclid=${fbclid}&gclid=G-${fbclid}`);
     expect(answer.status()).toBe(200);
     const names = (await context.cookies()).map((c) => c.name);
-    for (const name of ['_fbc', '_fbp', '_gcl_aw']) expect(names).not.toContain(name);
+    for (const name of ['_fbc', '_fbp', '_gcl_aw', '_wt_vid']) expect(names).not.toContain(name);
     const [click] = await clicksWith(fbclid);
     expect(click).toMatchObject({
       fbclid,
       gclid: `G-${fbclid}`,
       fbp: null,
+      visitorId: null,
       consent: { adStorage: 'denied', adUserData: 'granted', adPersonalization: 'granted' },
     });
     const identifiers = (await identifiersOf(page)) as Identifiers & { consent: unknown; gclid: unknown };
@@ -301,6 +311,8 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
     // Ad storage granted: the cookies are set; user data denied: the browser id is not sent.
     expect((await cookie('_fbc'))?.value).toContain(fbclid);
     expect(click?.fbp).toBeNull();
+    expect((await cookie('_wt_vid'))?.value).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(click?.visitorId).toBeNull();
     expect(pageErrors).toEqual([]);
   });
 
@@ -311,12 +323,78 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
     await page.waitForTimeout(300);
     expect(clickRequests).toHaveLength(0);
     expect(await cookie('_fbc')).toBeUndefined();
+    expect(await cookie('_wt_vid')).toBeUndefined();
     const answer = page.waitForResponse((res) => res.request().method() === 'POST' && res.url().endsWith('/v1/track/click'));
     await page.evaluate("waytrack('consent', {ad_storage: 'granted', ad_user_data: 'granted', ad_personalization: 'denied'})");
     expect((await answer).status()).toBe(200);
     const [click] = await clicksWith(fbclid);
     expect(click?.consent).toEqual({ adStorage: 'granted', adUserData: 'granted', adPersonalization: 'denied' });
     expect((await cookie('_fbc'))?.value).toContain(fbclid);
+    expect(click?.visitorId).toBe((await cookie('_wt_vid'))?.value);
+    expect(click?.visitorId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("waytrack('identify', …) sends only hashes with the browser's ids; a conversion from another device credits the browser's click", async () => {
+    const sent: string[] = [];
+    page.on('request', (req) => sent.push(`${req.url()} ${req.postData() ?? ''}`));
+    const fbclid = `identify-${Date.now()}`;
+    expect((await land(`https://shop.example:${shopPort}/landing?fbclid=${fbclid}`)).status()).toBe(200);
+    const visitorId = (await cookie('_wt_vid'))?.value;
+    const fbp = (await cookie('_fbp'))?.value;
+    expect(visitorId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+
+    // Later, on the account page: the shop tells the tag who this is.
+    await page.goto(`https://shop.example:${shopPort}/account`);
+    await page.waitForFunction('typeof window.waytrack.identifiers === "function"');
+    const answer = page.waitForResponse((res) => res.request().method() === 'POST' && res.url().endsWith('/v1/track/identify'));
+    await page.evaluate("waytrack('identify', {email: '  Jane.Identify@Example.COM ', phone: '+1 (650) 555-0199'})");
+    const response = await answer;
+    expect(response.status()).toBe(200);
+    expect(JSON.parse(response.request().postData() ?? '{}')).toEqual({
+      visitorId,
+      fbp,
+      email: createHash('sha256').update('jane.identify@example.com').digest('hex'),
+      phone: createHash('sha256').update('16505550199').digest('hex'),
+    });
+    expect((await response.json()).data).toMatchObject({ storeId, identified: true, links: 2 });
+    // The plain email and phone never left the page.
+    expect(sent.length).toBeGreaterThan(0);
+    for (const line of sent) expect(line).not.toMatch(/jane\.identify|example\.com|6505550199|555-0199/i);
+
+    // The order from a laptop: no browser id, another IP and user agent, the same email.
+    const conversion = await request(server, 'POST', '/v1/track/conversion', {
+      key: liveKey,
+      body: {
+        storeId,
+        eventType: 'Purchase',
+        orderId: `identify-${fbclid}`,
+        eventValue: 30,
+        currency: 'USD',
+        customerData: { email: 'jane.identify@example.com' },
+        ipAddress: '203.0.113.80',
+        userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+      },
+    });
+    expect(conversion.status).toBe(200);
+    const [click] = await clicksWith(fbclid);
+    expect(conversion.body.data).toMatchObject({ attributed: true, attributedTo: { clickId: click?.clickId, fbclid } });
+    const explained = await request(server, 'GET', `/v1/conversions/${conversion.body.data.conversionId}`, { key: liveKey });
+    const evidence = explained.body.data.attribution.candidates[0].evidence as Array<{ kind: string }>;
+    expect(evidence.map((e) => e.kind)).toContain('identity');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("waytrack('identify', …) with ad user data denied sends nothing", async () => {
+    await page.goto(`https://shop.example:${shopPort}/consent-gtag`);
+    await page.waitForFunction('typeof window.waytrack.identifiers === "function"');
+    const identifies: string[] = [];
+    page.on('request', (req) => {
+      if (req.url().endsWith('/v1/track/identify')) identifies.push(req.method());
+    });
+    await page.evaluate("waytrack('identify', {email: 'denied@example.com'})");
+    await page.waitForTimeout(500);
+    expect(identifies).toEqual([]);
     expect(pageErrors).toEqual([]);
   });
 
