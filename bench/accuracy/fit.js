@@ -48,11 +48,18 @@ function logLikelihood(data, weightOf, params, sameBrowser) {
   return total;
 }
 
+/** Orders in a block of the calibration map at least: a block's observed share is then known to ±7 points or so. */
+export const MIN_BLOCK = 40;
+
 /**
  * The calibration map (probability.ts `CALIBRATION`): each order's most probable probabilistic
- * candidate, its probability under the fitted constants and whether it was the truth; ten groups
- * of equal size by probability; their observed shares made monotone (pool adjacent violators);
- * knots (mean probability, observed share), rounded.
+ * candidate, its probability under the fitted constants and whether it was the truth, sorted by
+ * probability; made monotone by pool adjacent violators over every order (isotonic regression,
+ * finest where orders are many), then neighbouring blocks smaller than MIN_BLOCK merged into the
+ * neighbour closest in observed share, so no knot rests on a handful of orders; knots (mean
+ * probability, observed share), rounded. (Ten groups of equal size put most knots below 0.1,
+ * where most orders are, and left 0.3–0.6 to two knots: the 40–59 bands came out 15–20 points
+ * under-confident.)
  */
 function calibrationOf(data, weightOf, params, sameBrowser) {
   const points = [];
@@ -66,28 +73,36 @@ function calibrationOf(data, weightOf, params, sameBrowser) {
     if (best >= 0) points.push({ p: probabilities[best] ?? 0, right: order.truth === best ? 1 : 0 });
   }
   points.sort((a, b) => a.p - b.p);
-  const groups = [];
-  const size = Math.ceil(points.length / 10);
-  for (let i = 0; i < points.length; i += size) {
-    const part = points.slice(i, i + size);
-    groups.push({
-      p: part.reduce((a, x) => a + x.p, 0) / part.length,
-      y: part.reduce((a, x) => a + x.right, 0) / part.length,
-      n: part.length,
-    });
+  const merge = (a, b) => {
+    const n = a.n + b.n;
+    return { p: (a.p * a.n + b.p * b.n) / n, y: (a.y * a.n + b.y * b.n) / n, n };
+  };
+  // Orders of equal probability are one block from the start (their order among themselves means nothing).
+  const tied = [];
+  for (const point of points) {
+    const last = tied[tied.length - 1];
+    if (last && point.p - last.p < 1e-9) tied[tied.length - 1] = merge(last, { p: point.p, y: point.right, n: 1 });
+    else tied.push({ p: point.p, y: point.right, n: 1 });
   }
-  // Pool adjacent violators: merge neighbours until the observed shares never decrease.
-  const pooled = [];
-  for (const g of groups) {
-    pooled.push({ ...g });
-    while (pooled.length > 1 && pooled[pooled.length - 2].y > pooled[pooled.length - 1].y) {
-      const b = pooled.pop();
-      const a = pooled.pop();
-      const n = a.n + b.n;
-      pooled.push({ p: (a.p * a.n + b.p * b.n) / n, y: (a.y * a.n + b.y * b.n) / n, n });
+  // Pool adjacent violators: merge neighbours until the observed shares increase.
+  let blocks = [];
+  for (const block of tied) {
+    blocks.push(block);
+    while (blocks.length > 1 && blocks[blocks.length - 2].y >= blocks[blocks.length - 1].y) {
+      const b = blocks.pop();
+      blocks.push(merge(blocks.pop(), b));
     }
   }
-  return pooled.map((g) => [Number(g.p.toFixed(3)), Number(g.y.toFixed(3))]);
+  // Small blocks into their closest neighbour (merging monotone neighbours keeps the map monotone).
+  while (blocks.length > 1) {
+    const i = blocks.findIndex((b) => b.n < MIN_BLOCK);
+    if (i < 0) break;
+    const left = i > 0 ? Math.abs(blocks[i].y - blocks[i - 1].y) : Number.POSITIVE_INFINITY;
+    const right = i < blocks.length - 1 ? Math.abs(blocks[i + 1].y - blocks[i].y) : Number.POSITIVE_INFINITY;
+    const j = left <= right ? i - 1 : i;
+    blocks = [...blocks.slice(0, j), merge(blocks[j], blocks[j + 1]), ...blocks.slice(j + 2)];
+  }
+  return blocks.map((g) => [Number(g.p.toFixed(3)), Number(g.y.toFixed(3))]);
 }
 
 /** The constants as a flat list of [path, value] (log-space steps keep each positive). */

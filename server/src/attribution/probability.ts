@@ -14,7 +14,7 @@
  * weights), scaled to what explicit or same-browser evidence left; the confidence is that
  * probability in percent, rounded down, at most 99.
  *
- * The constants were fitted by penalized maximum likelihood on the calibration seeds (1 and 5) of
+ * The constants were fitted by penalized maximum likelihood on the calibration seeds (1, 5, 6, 8, 9, 10) of
  * bench/attribution-accuracy.js (`node bench/attribution-accuracy.js --fit`), and are reported on
  * other seeds (docs/attribution.md, "Guarding against fitting").
  */
@@ -54,12 +54,12 @@ export interface ProbabilityParams {
 
 export const PARAMS: ProbabilityParams = {
   odds: {
-    ip_user_agent: [2.1, 2.1, 2.2, 0.91],
-    ip_device: [28, 12, 3.5, 2.1],
-    ip: [0.72, 2.8, 0.39, 0.55],
-    fingerprint: [0.097, 0.0057, 0.034, 0.029],
+    ip_user_agent: [2.1, 1.9, 4, 1.8],
+    ip_device: [19, 17, 2.3, 1.3],
+    ip: [1, 2.9, 0.47, 0.5],
+    fingerprint: [0.046, 0.0023, 0.04, 0.017],
   },
-  identity: { factor: 7, alone: [20, 15, 16, 5.3] },
+  identity: { factor: 16, alone: [20, 33, 7.6, 2.8] },
   sharedNetwork: 0.52,
 };
 
@@ -95,18 +95,30 @@ export function shareOf(weights: number[], taken: number): number[] {
 
 /**
  * The calibration map: knots (probability from the weights, share observed right), monotone,
- * fitted on the calibration seed after the constants (pool adjacent violators over ten groups of
- * equal size, bench/accuracy/fit.js). Between knots the map is linear; below the first it runs to
- * (0, 0), above the last to (1, 1).
+ * fitted on the calibration seeds after the constants (isotonic regression over every order, each
+ * knot resting on at least 40 orders: bench/accuracy/fit.js). Between knots the map is linear;
+ * below the first it runs to (0, 0), above the last to (1, 1).
  */
 export const CALIBRATION: ReadonlyArray<readonly [number, number]> = [
-  [0, 0.004],
-  [0.003, 0.016],
-  [0.023, 0.033],
-  [0.101, 0.124],
-  [0.326, 0.327],
-  [0.55, 0.566],
-  [0.813, 0.811],
+  [0.003, 0.013],
+  [0.017, 0.017],
+  [0.02, 0.033],
+  [0.046, 0.038],
+  [0.168, 0.197],
+  [0.278, 0.293],
+  [0.316, 0.295],
+  [0.324, 0.316],
+  [0.334, 0.351],
+  [0.389, 0.442],
+  [0.446, 0.482],
+  [0.546, 0.535],
+  [0.57, 0.594],
+  [0.676, 0.719],
+  [0.735, 0.737],
+  [0.743, 0.76],
+  [0.812, 0.867],
+  [0.885, 0.887],
+  [0.946, 0.911],
 ];
 
 function calibrated(probability: number): number {

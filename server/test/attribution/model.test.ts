@@ -14,7 +14,14 @@ import {
   SIGNALS,
   scoreCandidates,
 } from '../../src/attribution/model.js';
-import { ageBucket, confidenceOf, PARAMS, SAME_BROWSER_CONFIDENCE, weightOf } from '../../src/attribution/probability.js';
+import {
+  ageBucket,
+  confidenceOf,
+  PARAMS,
+  SAME_BROWSER_CONFIDENCE,
+  shareOf,
+  weightOf,
+} from '../../src/attribution/probability.js';
 
 // The §13 model as pure functions: evidence, the probability, the bounds the contract puts on it.
 const DAY = 86_400_000;
@@ -178,6 +185,21 @@ describe('confidence', () => {
       expect(scored).toHaveLength(k);
       for (const c of scored) expect(c.score).toBeLessThanOrEqual(Math.floor(100 / k));
     }
+  });
+
+  it('clicks of different ages do not share their evidence equally: the 100 ÷ k bound counts the same age bucket only', () => {
+    // Two browsers on the conversion's network and device (Meta's in-app browser, then Safari).
+    const conv = conversion({ ...ip, userAgent: IPHONE_SAFARI });
+    const inApp = (id: string, age: number) => click(id, T - age, { ...ip, userAgent: IPHONE_FACEBOOK, fbp: `fb.1.1.${id}` });
+    const [best] = scoreCandidates(conv, [inApp('recent', 30 * MINUTE), inApp('old', 4 * DAY)], 7);
+    const evidence = best?.evidence ?? [];
+    const [recent, old] = [30 * MINUTE, 4 * DAY].map((age) => weightOf(evidence, 2, age)) as [number, number];
+    expect(best).toMatchObject({ clickId: 'recent', score: confidenceOf(shareOf([recent, old], 0)[0] as number) });
+    expect(best?.score).toBeGreaterThan(50);
+    // Within the same bucket the two are equal: 50 at most each.
+    const same = scoreCandidates(conv, [inApp('recent', 30 * MINUTE), inApp('also-recent', 40 * MINUTE)], 7);
+    expect(same).toHaveLength(2);
+    for (const c of same) expect(c.score).toBeLessThanOrEqual(50);
   });
 
   it('the estimate is the calibrated share of the weights, as probability.ts documents', () => {
