@@ -5,6 +5,7 @@
  */
 import type { Database } from './db/database.js';
 import { deleteAmbiguityDay, oldestAmbiguityDay } from './db/repositories/attribution-keys.js';
+import { deleteIdentityLinksSeenBefore } from './db/repositories/identity-links.js';
 import { type Deleted, deleteExpiredEvents } from './db/repositories/retention.js';
 
 const DAY_MS = 86_400_000;
@@ -53,6 +54,10 @@ export function startRetention(database: Database, options: RetentionOptions): R
         total.clicks += deleted.clicks;
         total.conversions += deleted.conversions;
         if (deleted.clicks + deleted.conversions < batch) break;
+      }
+      // Identity links (POST /v1/track/identify) last seen before the cutoff, a batch per write.
+      for (let deleted = batch; deleted >= batch && !stopped; ) {
+        deleted = await database.write((trx) => deleteIdentityLinksSeenBefore(trx, before, batch));
       }
       // The ambiguity counts' rows (api.md §13) of days no window reaches (90 days and one), a
       // day per write (after the first run, one day's once a day); looked for with a read.

@@ -37,6 +37,27 @@ class TrackingTest(unittest.TestCase):
         self.assertRegex(stored.fbc, rf"^fb\.1\.\d{{13}}\.{re.escape(first.fbclid)}$")
         self.assertEqual((stored.is_bot, stored.livemode), (False, True))
 
+    def test_identify_links_a_browser_to_an_email(self):
+        visitor = unique("wt.py-")
+        click = self.click(visitor_id=visitor, ip_address="198.51.100.71")
+        linked = self.wt.track.identify(store_id=self.store.id, visitor_id=visitor, email=" Py.Buyer@Example.com")
+        self.assertEqual((linked.identified, linked.links, linked.duplicate), (True, 1, False))
+        again = self.wt.track.identify(store_id=self.store.id, visitor_id=visitor, email="py.buyer@example.com")
+        self.assertTrue(again.duplicate)
+        conversion = self.wt.track.conversion(
+            store_id=self.store.id,
+            event_type="Purchase",
+            order_id=unique("order-"),
+            event_value=10,
+            currency="USD",
+            customer_data={"email": "py.buyer@example.com"},
+            ip_address="203.0.113.71",
+        )
+        self.assertEqual((conversion.attributed, conversion.attributed_to.click_id), (True, click.click_id))
+        with self.assertRaises(WaytrackError) as caught:
+            self.wt.track.identify(store_id=self.store.id, email="x@example.com")
+        self.assertEqual((caught.exception.code, caught.exception.details["field"]), ("missing_required_field", "visitorId"))
+
     def test_conversion_attributed_to_the_click_and_duplicate(self):
         click = self.click()
         order_id = unique("order-")

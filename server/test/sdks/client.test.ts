@@ -148,6 +148,35 @@ describe('@waytrack/client against a real server', () => {
     expect(active.stores.map((s) => s.id)).not.toContain(created.id);
   });
 
+  it('track.identify links a browser to an email: a conversion from another device credits its click', async () => {
+    const wt = direct();
+    const store = await newStore(wt);
+    const fbclid = unique('IwAR');
+    const visitorId = unique('wt.client');
+    const click = await wt.track.click({
+      storeId: store.id,
+      fbclid,
+      landingPage: landing(fbclid),
+      visitorId,
+      ipAddress: '198.51.100.70',
+    });
+    const identified = await wt.track.identify({ storeId: store.id, visitorId, email: ' Client.Buyer@Example.com' });
+    expect(identified).toMatchObject({ storeId: store.id, identified: true, links: 1, duplicate: false });
+    expect(await wt.track.identify({ storeId: store.id, visitorId, email: 'client.buyer@example.com' })).toMatchObject({
+      duplicate: true,
+    });
+    const order = { storeId: store.id, eventType: 'Purchase', orderId: unique('order'), eventValue: 20, currency: 'USD' };
+    const conversion = await wt.track.conversion({
+      ...order,
+      customerData: { email: 'client.buyer@example.com' },
+      ipAddress: '203.0.113.70',
+    });
+    expect(conversion).toMatchObject({ attributed: true, attributedTo: { clickId: click.clickId } });
+    const error = await wt.track.identify({ storeId: store.id, email: 'x@example.com' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WaytrackError);
+    expect(error).toMatchObject({ code: 'missing_required_field', status: 400, details: { field: 'visitorId' } });
+  });
+
   it('records a click and a conversion attributed to it; the same orderId again is a duplicate', async () => {
     const wt = direct();
     const store = await newStore(wt);

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublishableKey } from '../../src/accounts/publishable.js';
 import { confidenceOf, weightOf } from '../../src/attribution/probability.js';
+import { startRetention } from '../../src/retention.js';
 import { call, clickBody, conversionBody, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
 
 // POST /v1/track/identify (api.md §13 "Identity"): a browser linked to a hashed email or phone;
@@ -231,5 +232,25 @@ describe('POST /v1/track/identify', () => {
       body: conversionBody(store, { customerData: { phone: '+44 20 7946 0958' }, ipAddress: '203.0.113.5' }),
     });
     expect(conversion.body.data).toMatchObject({ attributed: true, attributedTo: { clickId: click.body.data.clickId } });
+  });
+
+  it('RETENTION_DAYS deletes links last seen before the cutoff, in batches; a link seen again is kept', async () => {
+    const store = await makeStore(ctx.app, ctx.a.live);
+    for (let i = 0; i < 5; i++) await identify({ storeId: store, visitorId: `wt.old-${i}`, email: 'old@example.com' });
+    await identify({ storeId: store, visitorId: 'wt.recent', email: 'old@example.com' });
+    // The old links were last seen 40 days ago; the recent one now.
+    await ctx.database.write((trx) =>
+      trx
+        .updateTable('identity_links')
+        .set({ seen_at: Date.now() - 40 * DAY })
+        .where('store_id', '=', store)
+        .where('visitor_id', 'like', 'wt.old-%')
+        .execute(),
+    );
+    const retention = startRetention(ctx.database, { days: 30, firstRunMs: 0, batchSize: 2 });
+    const deadline = Date.now() + 20_000;
+    while ((await linksOf(store)).length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await retention.stop();
+    expect((await linksOf(store)).map((r) => r.visitor_id)).toEqual(['wt.recent']);
   });
 });

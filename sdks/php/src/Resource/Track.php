@@ -4,13 +4,13 @@ declare(strict_types=1);
 
 namespace Waytrack\Resource;
 
-/** `$wt->track`: record clicks and conversions, one at a time or in batches. */
+/** `$wt->track`: record clicks and conversions, one at a time or in batches, and link browsers to people. */
 final class Track extends Resource
 {
     /**
      * POST /v1/track/click — record an ad click.
      *
-     * @param array<string, mixed> $params fbclid, storeId, landingPage, referrer?, ipAddress?, userAgent?, timestamp?, fingerprint?, fbp?, consent?, limitedDataUse? (docs/consent.md)
+     * @param array<string, mixed> $params fbclid, storeId, landingPage, referrer?, ipAddress?, userAgent?, timestamp?, fingerprint?, fbp?, ttp?, visitorId?, consent?, limitedDataUse? (docs/consent.md)
      * @param array{idempotencyKey?: string} $options
      * @return array<string, mixed> clickId, fbclid, tracked, timestamp, duplicate
      */
@@ -29,6 +29,22 @@ final class Track extends Resource
     public function conversion(array $params, array $options = []): array
     {
         return $this->requester->request('POST', '/track/conversion', [], $params, $options);
+    }
+
+    /**
+     * POST /v1/track/identify — link a browser to a person's email or phone.
+     *
+     * The server normalizes and SHA-256 hashes them (a 64-hex value is taken as it is); a later
+     * conversion with that email or phone, from any device, has identity evidence for that
+     * browser's clicks. At least one browser id and one of email and phone.
+     *
+     * @param array<string, mixed> $params storeId, visitorId?, fbp?, ttp?, email?, phone?
+     * @param array{idempotencyKey?: string} $options
+     * @return array<string, mixed> storeId, identified, links, duplicate, timestamp
+     */
+    public function identify(array $params, array $options = []): array
+    {
+        return $this->requester->request('POST', '/track/identify', [], $params, $options);
     }
 
     /**

@@ -87,6 +87,43 @@ final class TrackingTest extends IntegrationTestCase
         self::assertSame('203.0.113.7', $storedClick['ipAddress']);
     }
 
+    public function testIdentifyLinksABrowserToAnEmail(): void
+    {
+        $wt = self::client();
+        $store = self::newStore($wt);
+        $fbclid = self::fbclid();
+        $visitor = 'wt.php-' . $fbclid;
+        $click = $wt->track->click([
+            'fbclid' => $fbclid,
+            'storeId' => $store['id'],
+            'landingPage' => "https://shop.example.com/p/1?fbclid={$fbclid}",
+            'visitorId' => $visitor,
+            'ipAddress' => '198.51.100.72',
+        ]);
+        $linked = $wt->track->identify(['storeId' => $store['id'], 'visitorId' => $visitor, 'email' => ' PHP.Buyer@Example.com']);
+        self::assertSame([true, 1, false], [$linked['identified'], $linked['links'], $linked['duplicate']]);
+        $again = $wt->track->identify(['storeId' => $store['id'], 'visitorId' => $visitor, 'email' => 'php.buyer@example.com']);
+        self::assertTrue($again['duplicate']);
+        $conversion = $wt->track->conversion([
+            'storeId' => $store['id'],
+            'eventType' => 'Purchase',
+            'orderId' => 'php-identify-' . $fbclid,
+            'eventValue' => 10,
+            'currency' => 'usd',
+            'customerData' => ['email' => 'php.buyer@example.com'],
+            'ipAddress' => '203.0.113.72',
+        ]);
+        self::assertTrue($conversion['attributed']);
+        self::assertSame($click['clickId'], $conversion['attributedTo']['clickId']);
+        try {
+            $wt->track->identify(['storeId' => $store['id'], 'email' => 'x@example.com']);
+            self::fail('an identify without a browser id was accepted');
+        } catch (\Waytrack\Exception\ApiException $e) {
+            self::assertSame('missing_required_field', $e->getErrorCode());
+            self::assertSame('visitorId', $e->getDetails()['field']);
+        }
+    }
+
     public function testAConversionWithoutAClickIsNotAttributed(): void
     {
         $wt = self::client();

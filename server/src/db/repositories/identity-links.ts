@@ -74,3 +74,30 @@ export async function identifiedBrowsers(
     .slice(0, limit)
     .map(({ visitorId, fbp, ttp }) => ({ visitorId, fbp, ttp }));
 }
+
+/**
+ * Deletes up to `limit` links last seen before `before` (RETENTION_DAYS, retention.ts): a link is
+ * personal data, kept no longer than the events. Returns how many were deleted.
+ */
+export async function deleteIdentityLinksSeenBefore(db: Writer, before: number, limit: number): Promise<number> {
+  const rows = await db
+    .selectFrom('identity_links')
+    .select(['store_id', 'livemode', 'kind', 'hash', 'visitor_id', 'fbp', 'ttp'])
+    .where('seen_at', '<', before)
+    .limit(limit)
+    .execute();
+  for (const row of rows) {
+    await db
+      .deleteFrom('identity_links')
+      .where('store_id', '=', row.store_id)
+      .where('livemode', '=', row.livemode)
+      .where('kind', '=', row.kind)
+      .where('hash', '=', row.hash)
+      .where('visitor_id', '=', row.visitor_id)
+      .where('fbp', '=', row.fbp)
+      .where('ttp', '=', row.ttp)
+      .where('seen_at', '<', before)
+      .execute();
+  }
+  return rows.length;
+}

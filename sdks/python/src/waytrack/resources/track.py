@@ -1,4 +1,4 @@
-"""POST /v1/track/click, POST /v1/track/conversion and POST /v1/track/batch."""
+"""POST /v1/track/click, POST /v1/track/conversion, POST /v1/track/identify and POST /v1/track/batch."""
 
 import datetime
 from typing import Any, Iterable, List, Mapping, Optional, Union
@@ -29,6 +29,7 @@ class Track(Resource):
         timestamp: Optional[Time] = UNSET,
         fingerprint: Optional[str] = UNSET,
         fbp: Optional[str] = UNSET,
+        visitor_id: Optional[str] = UNSET,
         consent: Optional[Mapping[str, str]] = UNSET,
         limited_data_use: Optional[Union[bool, Mapping[str, str]]] = UNSET,
     ) -> ApiObject:
@@ -57,6 +58,7 @@ class Track(Resource):
                 "timestamp": timestamp,
                 "fingerprint": fingerprint,
                 "fbp": fbp,
+                "visitor_id": visitor_id,
                 "consent": consent,
                 "limited_data_use": limited_data_use,
             }
@@ -84,6 +86,7 @@ class Track(Resource):
         ttclid: Optional[str] = UNSET,
         msclkid: Optional[str] = UNSET,
         ttp: Optional[str] = UNSET,
+        visitor_id: Optional[str] = UNSET,
         ip_address: Optional[str] = UNSET,
         user_agent: Optional[str] = UNSET,
         event_source_url: Optional[str] = UNSET,
@@ -122,6 +125,7 @@ class Track(Resource):
                 "ttclid": ttclid,
                 "msclkid": msclkid,
                 "ttp": ttp,
+                "visitor_id": visitor_id,
                 "ip_address": ip_address,
                 "user_agent": user_agent,
                 "event_source_url": event_source_url,
@@ -132,6 +136,28 @@ class Track(Resource):
             }
         )
         return self._post("/track/conversion", body)
+
+    def identify(
+        self,
+        *,
+        store_id: str,
+        visitor_id: Optional[str] = UNSET,
+        fbp: Optional[str] = UNSET,
+        ttp: Optional[str] = UNSET,
+        email: Optional[str] = UNSET,
+        phone: Optional[str] = UNSET,
+    ) -> ApiObject:
+        """Links a browser (``visitor_id``, ``fbp``, ``ttp``) to a person's ``email`` or ``phone``.
+
+        The server normalizes and hashes them (a SHA-256 hex value is taken as it is); a later
+        conversion with that email or phone, from any device, has identity evidence for that
+        browser's clicks. At least one browser id and one of email and phone. Returns
+        ``storeId``, ``identified``, ``links``, ``duplicate`` (the same link again), ``timestamp``.
+        """
+        body = api_fields(
+            {"store_id": store_id, "visitor_id": visitor_id, "fbp": fbp, "ttp": ttp, "email": email, "phone": phone}
+        )
+        return self._post("/track/identify", body)
 
     def batch(self, events: Iterable[Mapping[str, Any]]) -> ApiObject:
         """Records 1–500 clicks and conversions in one request, in order.
