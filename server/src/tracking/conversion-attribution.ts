@@ -1,77 +1,25 @@
 /**
  * Attribution of a stored conversion (the rules of attribution/, applied to its rows and the
- * rollups): its clues, its result columns, its explanation, and re-attribution.
+ * rollups): its explanation, and re-attribution on request (the domain function is reattribution.ts's).
  */
-import { withConversionRollup } from '../analytics/rollups.js';
-import { attributeConversion, type ConversionClues, explainUnattributed } from '../attribution/evidence.js';
-import type { Attribution, AttributionPolicy, Miss, Signal, Touchpoint } from '../attribution/model.js';
+import { attributeConversion, explainUnattributed } from '../attribution/evidence.js';
+import type { AttributionPolicy, Miss, Signal, Touchpoint } from '../attribution/model.js';
 import { clickInOtherMode } from '../attribution/other-mode.js';
 import type { Database } from '../db/database.js';
 import { fbclidsOf } from '../db/repositories/clicks.js';
-import { findConversion, replaceAttribution, touchpointsOf } from '../db/repositories/conversions.js';
+import { findConversion, touchpointsOf } from '../db/repositories/conversions.js';
 import { findStore } from '../db/repositories/stores.js';
-import type { ConversionsTable, StoresTable, TouchpointsTable } from '../db/schema.js';
+import type { ConversionsTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
 import { conversionNotFound } from '../http/not-found.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { evidenceColumn, presentCandidates } from './attribution-explanation.js';
+import { cluesOf, policyOf } from './attribution-columns.js';
+import { presentCandidates } from './attribution-explanation.js';
+import { applyReattribution } from './reattribution.js';
 
-export const NOT_ATTRIBUTED: Attribution = { winner: null, touchpoints: [], candidates: [] };
-
-/** What a stored (or about to be stored) conversion tells about the visitor. */
-export function cluesOf(row: ConversionsTable): ConversionClues {
-  return {
-    accountId: row.account_id,
-    storeId: row.store_id,
-    livemode: row.livemode === 1,
-    time: row.event_time,
-    clickId: row.ref_click_id ?? undefined,
-    fbclid: row.ref_fbclid ?? undefined,
-    fbc: row.ref_fbc ?? undefined,
-    ...(row.ref_ids && { clickIds: refIdsOf(row.ref_ids) }),
-    fingerprint: row.fingerprint ?? undefined,
-    ipAddress: row.ip_address ?? undefined,
-    userAgent: row.user_agent ?? undefined,
-    fbp: row.fbp ?? undefined,
-    ttp: row.ttp ?? undefined,
-    visitorId: row.visitor_id ?? undefined,
-    emailHash: row.email_hash ?? undefined,
-    phoneHash: row.phone_hash ?? undefined,
-    conversionId: row.id,
-  };
-}
-
-/** The explicit click ids a conversion named (stored as JSON kind → value). */
-function refIdsOf(json: string): Array<{ kind: string; value: string }> {
-  return Object.entries(JSON.parse(json) as Record<string, string>).map(([kind, value]) => ({ kind, value }));
-}
-
-export function policyOf(store: StoresTable): AttributionPolicy {
-  return { windowDays: store.attribution_window_days, minConfidence: store.min_confidence };
-}
-
-/** The columns of a conversion row that hold its attribution result, and the candidates that explain it. */
-export function attributionColumns(attribution: Attribution) {
-  const winner = attribution.winner;
-  return {
-    attributed: winner ? 1 : 0,
-    attributed_click_id: winner?.clickId ?? null,
-    attributed_fbclid: winner?.fbclid ?? null,
-    confidence: winner?.score ?? null,
-    attribution_signal: winner?.signal ?? null,
-    attribution_evidence: evidenceColumn(attribution),
-  };
-}
-
-export function touchpointRows(conversionId: string, attribution: Attribution): TouchpointsTable[] {
-  return attribution.touchpoints.map((t) => ({
-    conversion_id: conversionId,
-    click_id: t.clickId,
-    signal: t.signal,
-    score: t.score,
-    click_time: t.clickTime,
-  }));
-}
+// The columns of a conversion's attribution live in attribution-columns.ts; their importers keep this path.
+export { attributionColumns, cluesOf, NOT_ATTRIBUTED, policyOf, touchpointRows } from './attribution-columns.js';
+export { applyReattribution, type ReattributionOptions, type ReattributionOutcome } from './reattribution.js';
 
 /**
  * The explanation of a stored conversion's attribution: winning signal, score, every touchpoint,
@@ -155,7 +103,9 @@ function missMessage(miss: Miss, row: ConversionsTable, policy: AttributionPolic
 
 /**
  * Attributes a stored conversion again with the clicks known now (a click can arrive after its
- * conversion). Idempotent; a result that already has confidence 100 is never changed.
+ * conversion), through `applyReattribution` (reattribution.ts: rollups, match quality,
+ * destinations and `conversion.attributed` follow). Idempotent; a result that already has
+ * confidence 100 is never changed.
  */
 export async function reattributeConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {
   const livemode = modeFlag(tenant);
@@ -165,14 +115,6 @@ export async function reattributeConversion(database: Database, tenant: Tenant, 
   const store = await findStore(database.read, tenant.accountId, row.store_id);
   if (!store) throw new ApiError('not_found', `No conversion ${conversionId}`);
   const attribution = await attributeConversion(database.read, cluesOf(row), policyOf(store));
-  return database.write(async (trx) => {
-    const current = await findConversion(trx, tenant.accountId, livemode, conversionId);
-    if (!current || current.confidence === 100) return current ?? row;
-    const columns = attributionColumns(attribution);
-    // The analytics rollups move this conversion's credit in the same transaction.
-    await withConversionRollup(trx, current.id, () =>
-      replaceAttribution(trx, current.id, columns, touchpointRows(current.id, attribution)),
-    );
-    return { ...current, ...columns };
-  });
+  const applied = await applyReattribution(database, { accountId: tenant.accountId, livemode, conversionId }, attribution);
+  return applied?.after ?? row;
 }
