@@ -3,9 +3,11 @@ import { Type } from 'typebox';
 import { tenantOf } from '../http/auth.js';
 import { answerPreflight } from '../http/cors.js';
 import { ok } from '../http/envelope.js';
+import { setFirstPartyCookies } from '../http/first-party.js';
 import { describeResponses, EXAMPLE, ID_TOO_LONG, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { getClick, listClicksOf, presentClick, trackClick } from '../tracking/clicks.js';
+import { clickBrowserIds } from '../tracking/first-party-cookies.js';
 import { fillClickStore, publishableClick } from '../tracking/publishable-click.js';
 import { bearer, Query, type RouteDeps } from './common.js';
 import { CLICK_NOT_FOUND, Click, ClickBody, ClickList, ClickParams, ClickResult, EXAMPLE_CLICK } from './schemas/clicks.js';
@@ -115,10 +117,17 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
         if (store) fillClickStore(request.body, store);
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const auth = tenantOf(request);
       const input = auth.publishable ? publishableClick(request.body, auth.publishable.storeId, request.ip) : request.body;
-      return ok(request, await trackClick(database, auth, input));
+      const result = await trackClick(database, auth, input);
+      // Through the shop's own origin, the ids it carried become lasting cookies (docs/first-party.md).
+      await setFirstPartyCookies(database, request, reply, auth, {
+        storeId: input.storeId,
+        consent: input.consent,
+        ids: clickBrowserIds(input, result),
+      });
+      return ok(request, result);
     },
   );
 
