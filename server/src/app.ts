@@ -29,6 +29,7 @@ import { newId } from './ids.js';
 import { createMetrics, guardMetricsRoute, LOG_REDACT, rollupBacklogGauge } from './observability.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { batchRoutes } from './routes/batch.js';
+import { checkoutRoutes } from './routes/checkout.js';
 import { clickRoutes } from './routes/clicks.js';
 import { conversionRoutes } from './routes/conversions.js';
 import { destinationRoutes } from './routes/destinations.js';
@@ -267,6 +268,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(clickRoutes, routeDeps);
       await v1.register(identifyRoutes, routeDeps);
       await v1.register(conversionRoutes, routeDeps);
+      await v1.register(checkoutRoutes, routeDeps);
       await v1.register(batchRoutes, routeDeps);
       await v1.register(refundRoutes, routeDeps);
       await v1.register(shopWebhookRoutes, routeDeps);

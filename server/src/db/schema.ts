@@ -194,6 +194,8 @@ export interface ConversionsTable {
   visitor_id?: string | null;
   /** Migration 0024: JSON of the attribution's candidates and their evidence as scored (tracking/attribution-explanation.ts). */
   attribution_evidence?: string | null;
+  /** Migration 0027: `pixel` while its money is the Shopify checkout pixel's, `pixel_confirmed` once the order webhook's; null otherwise. */
+  source?: 'pixel' | 'pixel_confirmed' | null;
 }
 
 /** Migration 0026: a hashed email or phone linked to a browser by POST /v1/track/identify ('' for an absent id). */

@@ -13,8 +13,11 @@ import { admitShopDelivery, type DeliveryVerified } from './shop-webhook-limits.
 export interface AuthContext extends Tenant {
   keyId: string;
   scopes: string[];
-  /** Set for a publishable key (api.md §6): the store it is bound to and the page's origin. */
-  publishable?: { storeId: string; origin: string };
+  /**
+   * Set for a publishable key (api.md §6): the store it is bound to, the page's origin (`null`
+   * from a sandboxed frame, on a `publishable: 'sandboxed'` route only) and the key's origin rule.
+   */
+  publishable?: { storeId: string; origin: string; rule: OriginRule };
 }
 
 declare module 'fastify' {
@@ -37,8 +40,12 @@ declare module 'fastify' {
      * store once signed, per client IP only when the signature fails (shop-webhook-limits.ts).
      */
     signed?: boolean;
-    /** Also accepts publishable keys (from an allowed Origin); every other route refuses them. */
-    publishable?: boolean;
+    /**
+     * Also accepts publishable keys (from an allowed Origin); every other route refuses them.
+     * `sandboxed`: also from the opaque origin `null` of a sandboxed frame (Shopify's custom
+     * pixels run in one); the route then checks the page's URL against `auth.publishable.rule`.
+     */
+    publishable?: boolean | 'sandboxed';
   }
 }
 
@@ -159,7 +166,8 @@ async function admitVisitor(
   rule: OriginRule,
 ): Promise<string | undefined> {
   const header = request.headers.origin;
-  const origin = typeof header === 'string' && originAllowed(header, rule) ? header : undefined;
+  const sandboxed = header === 'null' && request.routeOptions.config.publishable === 'sandboxed';
+  const origin = typeof header === 'string' && (sandboxed || originAllowed(header, rule)) ? header : undefined;
   if (origin && request.routeOptions.config.publishable) allowOrigin(reply, origin);
   else varyOnOrigin(reply);
   const visitor = await options.limiter.consume(`visitor:${clientOf(request.ip)}`, options.visitorPolicy ?? options.ipPolicy);
@@ -220,7 +228,7 @@ export function authenticate(options: AuthOptions) {
     if (publishable && !config.publishable) {
       throw new ApiError(
         'forbidden',
-        'A publishable key is accepted only by POST /v1/track/click and POST /v1/track/identify; use a secret key',
+        'A publishable key is accepted only by POST /v1/track/click, /v1/track/identify and /v1/track/checkout; use a secret key',
         {
           reason: 'publishable_key_not_allowed',
         },
@@ -245,7 +253,7 @@ export function authenticate(options: AuthOptions) {
           { reason: 'origin_not_allowed' },
         );
       }
-      auth.publishable = { storeId: publishable.storeId, origin };
+      auth.publishable = { storeId: publishable.storeId, origin, rule: publishable.rule };
     }
     request.auth = auth;
   };

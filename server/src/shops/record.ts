@@ -1,5 +1,6 @@
 import type { Forwarder } from '../capi/forwarding.js';
 import type { Database } from '../db/database.js';
+import { findConversion } from '../db/repositories/conversions.js';
 import { findShopOrder, recordShopOrder } from '../db/repositories/shop-webhooks.js';
 import type { StoresTable } from '../db/schema.js';
 import { ApiError } from '../http/errors.js';
@@ -7,6 +8,7 @@ import { fromMinorUnits, toMinorUnits } from '../money.js';
 import type { Tenant } from '../tenancy.js';
 import { type ConversionInput, recordConversion } from '../tracking/conversions.js';
 import { applyRefund, checkRefundInput, type RefundInput, type RefundRefusal } from '../tracking/refunds.js';
+import { confirmPixelMoney, fillEvidence, reattributeIfStronger } from './order-merge.js';
 
 /**
  * Recording what a shop delivery maps to (shopify.ts, woocommerce.ts) through the API's own
@@ -42,6 +44,9 @@ export interface RecordedConversion {
   conversionId: string;
   attributed: boolean;
   duplicate: boolean;
+  /** On a duplicate that added something (the checkout pixel's conversion confirmed, evidence filled in): what (order-merge.ts). */
+  filled?: string[];
+  reattributed?: boolean;
   presentment?: { amount: number; currency: string };
 }
 
@@ -116,6 +121,7 @@ async function recordPurchase(ctx: RecordContext, mapped: MappedConversion): Pro
   const { result, delivered } = recorded;
   // Not waited for: the shop wants its answer within 5 s, and forwarding goes on from the outbox.
   delivered?.catch(() => undefined);
+  const merged = result.duplicate ? await mergeOrder(ctx, mapped.livemode, result.conversionId, input) : undefined;
   const { presentment } = mapped;
   if (presentment) {
     await database.write((trx) =>
@@ -133,9 +139,30 @@ async function recordPurchase(ctx: RecordContext, mapped: MappedConversion): Pro
   }
   return {
     conversionId: result.conversionId,
-    attributed: result.attributed,
+    attributed: merged?.attributed ?? result.attributed,
     duplicate: result.duplicate,
+    ...(merged && merged.filled.length > 0 && { filled: merged.filled, reattributed: merged.reattributed }),
     ...(presentment && { presentment }),
+  };
+}
+
+/**
+ * The order was recorded before — by the Shopify checkout pixel, the shop's backend or an earlier
+ * delivery: the shop's money replaces the pixel's, and the evidence the conversion lacks is
+ * filled in (re-attributing it when stronger). Never a second conversion (order-merge.ts).
+ */
+async function mergeOrder(ctx: RecordContext, livemode: boolean, conversionId: string, input: ConversionInput) {
+  const tenant = tenantOf(ctx.store, livemode);
+  const confirmed = await confirmPixelMoney(ctx.database, ctx.store, tenant, conversionId, input);
+  const evidence = await fillEvidence(ctx.database, tenant, conversionId, input);
+  const reattributed = evidence.filled.length > 0 && (await reattributeIfStronger(ctx.database, ctx.store, tenant, evidence.row));
+  const row = reattributed
+    ? await findConversion(ctx.database.read, ctx.store.account_id, livemode ? 1 : 0, conversionId)
+    : evidence.row;
+  return {
+    filled: [...confirmed.filled, ...evidence.filled],
+    reattributed,
+    attributed: (row ?? evidence.row).attributed === 1,
   };
 }
 

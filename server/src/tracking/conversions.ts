@@ -200,6 +200,8 @@ export async function recordConversion(
   input: ConversionInput,
   now: number,
   forwarding?: Forwarder,
+  /** `pixel`: the Shopify checkout pixel's, money as the browser reported it (shops/pixel-checkout.ts). */
+  source?: 'pixel',
 ): Promise<{ result: ConversionResult; delivered?: Promise<boolean> }> {
   const given = validate(input, now);
   const { currency, eventTime, valueMinor, products } = given;
@@ -243,6 +245,7 @@ export async function recordConversion(
     ...refColumns(input),
     // Resolved now against the store's default and kept: every send and resend applies this consent.
     ...consentColumns(input, store),
+    ...(source && { source }),
   };
   const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store));
   const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };

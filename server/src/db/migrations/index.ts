@@ -24,6 +24,7 @@ import * as webhookFairness from './0023_webhook_fairness.js';
 import * as attributionProbability from './0024_attribution_probability.js';
 import * as idempotencySecrets from './0025_idempotency_secrets.js';
 import * as identityLinks from './0026_identity_links.js';
+import * as conversionSource from './0027_conversion_source.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -57,6 +58,7 @@ const migrations: Record<string, Migration> = {
   '0024_attribution_probability': attributionProbability,
   '0025_idempotency_secrets': idempotencySecrets,
   '0026_identity_links': identityLinks,
+  '0027_conversion_source': conversionSource,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -97,7 +97,21 @@ export const WebhookAnswer = Type.Object({
     Type.Object({
       conversionId: Type.String({ examples: [EXAMPLE.conversionId] }),
       attributed: Type.Boolean(),
-      duplicate: Type.Boolean({ description: 'The order was recorded before (by an earlier delivery or by your backend)' }),
+      duplicate: Type.Boolean({
+        description: 'The order was recorded before (by an earlier delivery, by your backend or by the Shopify checkout pixel)',
+      }),
+      filled: Type.Optional(
+        Type.Array(Type.String(), {
+          description:
+            'On a duplicate: what this delivery filled in on the recorded conversion (docs/api.md "Shopify checkout pixel"): the shop’s `eventValue`, `currency`, `products`, `customerData` in place of the pixel’s, and browser evidence it lacked (`ipAddress`, `userAgent`, `fbc`, …)',
+          examples: [['eventValue', 'customerData', 'userAgent']],
+        }),
+      ),
+      reattributed: Type.Optional(
+        Type.Boolean({
+          description: 'On a duplicate: whether the evidence it added re-attributed the conversion to a more probable click',
+        }),
+      ),
       presentment: Type.Optional(
         Money('Shopify: what the buyer paid in their own currency, when it is not the shop’s (recorded beside the order)'),
       ),
