@@ -21,6 +21,7 @@ import { findConversionByKey, identityLinks, listConversions } from '../../src/d
 import { claimJobs, dueJobGroups, nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
 import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js';
+import { identifiedBrowsers } from '../../src/db/repositories/identity-links.js';
 import { expiredClicks, expiredConversions } from '../../src/db/repositories/retention.js';
 import { readQueue } from '../../src/db/repositories/rollup-queue.js';
 import {
@@ -288,6 +289,20 @@ async function seed(ctx: TestContext): Promise<Seeded> {
       updated_at: now,
     }));
     for (const rows of chunks(spend)) await trx.insertInto('ad_spend').values(rows).execute();
+    // Identify links (migration 0026): 3000 links of 300 emails and 300 phones to browsers, over 60 days.
+    const links = Array.from({ length: 3000 }, (_, i) => ({
+      store_id: stores[i % 3] as string,
+      livemode: 1,
+      kind: i % 2 === 0 ? ('email' as const) : ('phone' as const),
+      hash: `${i % 2 === 0 ? 'email' : 'phone'}_${Math.floor(i / 2) % 300}`,
+      visitor_id: `v_${i}`,
+      fbp: '',
+      ttp: '',
+      account_id: accountId,
+      created_at: now - (i % 60) * DAY_MS,
+      seen_at: now - (i % 60) * DAY_MS,
+    }));
+    for (const rows of chunks(links)) await trx.insertInto('identity_links').values(rows).execute();
   });
   await ctx.database.write((trx) => rebuildAmbiguityRows(trx as unknown as Kysely<DB>, now - 61 * DAY_MS));
   await sql`analyze`.execute(ctx.database.read as Kysely<DB>);
@@ -512,6 +527,15 @@ const CASES: Case[] = [
       ordered: 'sqlite' as const,
     })),
   ),
+  ...(['email', 'phone'] as const).map((hash, statement) => ({
+    // The browsers POST /v1/track/identify linked to the hash (migration 0026): one range, newest first.
+    // PostgreSQL reads them the same way inside the evidence function's loop.
+    name: `attribution: identity by ${hash} hash (identify links)`,
+    run: (db: Reader, s: Seeded) => identifiedBrowsers(db, { storeId: s.storeId, livemode: 1 }, s, 3),
+    statement,
+    index: { sqlite: 'identity_links_recent', postgres: 'identity_links_recent' },
+    ordered: true,
+  })),
   {
     // PostgreSQL runs a conversion's lookups as one statement (SQLite: the cases above, one each).
     name: 'attribution: every lookup of a conversion in one statement',
