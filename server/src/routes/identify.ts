@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { tenantOf } from '../http/auth.js';
 import { answerPreflight } from '../http/cors.js';
 import { ok } from '../http/envelope.js';
+import { setFirstPartyCookies } from '../http/first-party.js';
 import { describeResponses, EXAMPLE, STORE_NOT_FOUND } from '../http/openapi.js';
 import { identify } from '../tracking/identify.js';
 import { fillClickStore, requireKeyStore } from '../tracking/publishable-click.js';
@@ -78,10 +79,14 @@ export const identifyRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, 
         if (store) fillClickStore(request.body, store);
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const auth = tenantOf(request);
       if (auth.publishable) requireKeyStore(request.body.storeId, auth.publishable.storeId);
-      return ok(request, await identify(database, auth, request.body));
+      const result = await identify(database, auth, request.body);
+      // Through the shop's own origin, the browser ids it carried become lasting cookies (docs/first-party.md).
+      const { storeId, visitorId, fbp, ttp } = request.body;
+      await setFirstPartyCookies(database, request, reply, auth, { storeId, ids: { visitorId, fbp, ttp } });
+      return ok(request, result);
     },
   );
 

@@ -172,3 +172,40 @@ describe('POST /v1/track/click through the shop’s origin', () => {
     expect(setCookies(odd).map((cookie) => cookie.split('=')[0])).toEqual(['_fbc', '_fbp']);
   });
 });
+
+describe('POST /v1/track/identify through the shop’s origin', () => {
+  let ctx: TestContext;
+  let key: string;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    ({ key } = await createPublishableKey(ctx.database, ctx.a.accountId, { storeId, mode: 'live' }));
+  });
+  afterAll(async () => ctx.close());
+
+  const body = { visitorId: VISITOR, fbp: FBP, ttp: TTP, email: 'a'.repeat(64) };
+
+  it('answers with the browser ids it carried as lasting cookies', async () => {
+    const res = await call(ctx.app, 'POST', '/v1/track/identify', {
+      key,
+      body,
+      headers: { origin: SHOP, forwarded: `host=${DOMAIN};proto=https` },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.identified).toBe(true);
+    expect(res.headers['set-cookie']).toEqual([
+      `_wt_vid=${VISITOR}; ${ATTRIBUTES}`,
+      `_fbp=${FBP}; ${ATTRIBUTES}`,
+      `_ttp=${TTP}; ${ATTRIBUTES}`,
+    ]);
+  });
+
+  it('and none straight to Waytrack or for a foreign host', async () => {
+    const cases: Record<string, string>[] = [{ origin: SHOP }, { origin: SHOP, forwarded: 'host=evil.example' }];
+    for (const headers of cases) {
+      const res = await call(ctx.app, 'POST', '/v1/track/identify', { key, body, headers });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+  });
+});
