@@ -98,6 +98,7 @@ async function queueEveryDestination(dataDir, count) {
     {
       customerId: '1234567890',
       conversionAction: 'customers/1234567890/conversionActions/1',
+      api: 'google_ads_api',
       developerToken: GOOGLE.developerToken,
       oauth: { clientId: GOOGLE.clientId, clientSecret: GOOGLE.clientSecret, refreshToken: GOOGLE.refreshToken },
     },
@@ -219,6 +220,7 @@ export async function latencyEveryDestination(rounds) {
     await api('PUT', `/v1/stores/${all}/destinations/google_ads`, {
       customerId: '1234567890',
       conversionAction: 'customers/1234567890/conversionActions/1',
+      api: 'google_ads_api',
       developerToken: GOOGLE.developerToken,
       oauth: { clientId: GOOGLE.clientId, clientSecret: GOOGLE.clientSecret, refreshToken: GOOGLE.refreshToken },
     });

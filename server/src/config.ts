@@ -20,6 +20,8 @@ export interface Config {
   googleAdsApiUrl: string;
   googleAdsApiVersion: string;
   googleOauthTokenUrl: string;
+  /** GOOGLE_DATA_MANAGER_URL: Google's Data Manager API (api.md §12), the google_ads destination's default path. */
+  googleDataManagerUrl: string;
   tiktokApiUrl: string;
   capiSyncWaitMs: number;
   /** AES-256 key for secrets at rest (SECRETS_KEY); unset → a key generated into DATA_DIR. */
@@ -165,7 +167,7 @@ function connections(env: Env, trustProxy: boolean) {
   };
 }
 
-/** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8). */
+/** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL (§12). */
 function destinations(env: Env) {
   const googleAdsApiVersion = env.GOOGLE_ADS_API_VERSION || 'v22';
   if (!/^v\d+$/.test(googleAdsApiVersion)) {
@@ -178,6 +180,7 @@ function destinations(env: Env) {
     googleOauthTokenUrl: url(env, 'GOOGLE_OAUTH_TOKEN_URL', 'https://oauth2.googleapis.com/token', ['http:', 'https:']) as string,
     tiktokApiUrl: base('TIKTOK_API_URL', 'https://business-api.tiktok.com'),
   };
+    googleDataManagerUrl: base('GOOGLE_DATA_MANAGER_URL', 'https://datamanager.googleapis.com'),
 }
 
 /** WEBHOOK_RETRY_SCALE: a positive decimal number (0.001 makes the 5 s first retry 5 ms). */

@@ -131,6 +131,8 @@ export interface DestinationEnv {
   googleAdsApiVersion: string;
   googleOauthTokenUrl: string;
   tiktokApiUrl: string;
+  /** GOOGLE_DATA_MANAGER_URL (api.md §12). */
+  googleDataManagerUrl: string;
 }
 
 /** Every payload of a batch gets the same outcome (a request-level answer). */

@@ -3,53 +3,67 @@ import type { CustomerData } from '../capi/pii.js';
 import { consentView } from '../consent/consent.js';
 import { fieldError } from '../http/errors.js';
 import { fromMinorUnits } from '../money.js';
-import { type Adapter, all, clip, type Outcome, parseJson, post, retryAfterMs } from './adapter.js';
+import type { Adapter, SendRequest } from './adapter.js';
 import { object, onlyFields, text } from './fields.js';
 import { planAdjustment } from './google-ads-adjustments.js';
-import { hashedEmail, hashedPhone, sha256 } from './hashing.js';
+import { sendGoogleAdsApi } from './google-ads-api.js';
+import { DATA_MANAGER_MAX_EVENTS, sendDataManager } from './google-data-manager.js';
+import {
+  asGoogleAdsApi,
+  type ClickConversion,
+  dataManagerPayload,
+  type GoogleConversion,
+  planDataManagerRefund,
+} from './google-data-manager-payloads.js';
+import { hashedEmail, hashedPhone } from './hashing.js';
 import { GOOGLE_ADS_SETTINGS } from './settings-schemas.js';
 
+export type { ClickConversion } from './google-data-manager-payloads.js';
+export { forgetGoogleTokens } from './google-oauth.js';
+
 /**
- * Google Ads: offline click conversions through `ConversionUploadService.UploadClickConversions`
- * (REST: `POST /{version}/customers/{customerId}:uploadClickConversions`), after exchanging the
- * store's OAuth refresh token for an access token (cached until it expires). Google's newer Data
- * Manager API is not used yet (docs/api.md).
+ * Google Ads (api.md §8, §12), by one of two APIs (`api`):
+ * - `data_manager` (the default for new settings): Google's Data Manager API `events:ingest`
+ *   with the OAuth client only (google-data-manager.ts);
+ * - `google_ads_api`: offline click conversions through
+ *   `ConversionUploadService.UploadClickConversions` (REST: `POST
+ *   /{version}/customers/{customerId}:uploadClickConversions`) with a developer token. Since
+ *   2026-06-15 Google accepts these only from tokens that already used them; settings saved
+ *   before `api` existed have none and keep this path.
+ * Both exchange the store's OAuth refresh token for an access token (google-oauth.ts).
  */
+export type GoogleApi = 'data_manager' | 'google_ads_api';
+export const GOOGLE_APIS: readonly GoogleApi[] = ['data_manager', 'google_ads_api'];
+
 export interface GoogleAdsSettings {
+  /** Absent on settings saved before api.md §12: they are `google_ads_api` (apiOf). */
+  api?: GoogleApi;
   customerId: string;
   loginCustomerId?: string;
   /** One conversion action for every eventType, or one per eventType (an eventType without one is not sent). */
   conversionAction: string | Record<string, string>;
   oauthClientId: string;
+  /** Whether a developer token is stored (the secrets are not opened to show the settings). */
+  developerTokenSet?: boolean;
 }
 
 export interface GoogleAdsSecrets {
-  developerToken: string;
+  /** The Google Ads API path's; kept (unused) under Data Manager so switching back needs no new one. */
+  developerToken?: string;
   clientSecret: string;
   refreshToken: string;
 }
 
-/** A ClickConversion as the REST API reads it (camelCase JSON of the proto). */
-export interface ClickConversion {
-  gclid?: string;
-  gbraid?: string;
-  wbraid?: string;
-  conversionAction: string;
-  conversionDateTime: string;
-  conversionValue: number;
-  currencyCode: string;
-  orderId: string;
-  userIdentifiers?: Array<{ hashedEmail: string } | { hashedPhoneNumber: string }>;
-  consent: { adUserData: 'GRANTED' | 'DENIED' };
-}
+/** The API a store's settings use: stored settings without `api` predate Data Manager and keep the Google Ads API. */
+export const apiOf = (settings: Pick<GoogleAdsSettings, 'api'>): GoogleApi => settings.api ?? 'google_ads_api';
 
 const CUSTOMER_ID = /^\d{10}$/;
 const CONVERSION_ACTION = /^customers\/\d{10}\/conversionActions\/\d+$/;
 const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_]{0,49}$/;
 /** Google keeps a click for 90 days: conversions of older clicks are refused. */
 export const GOOGLE_MAX_CLICK_AGE_MS = 90 * 86_400_000;
-/** UploadClickConversions takes at most 2000 conversions per request. */
-const MAX_BATCH = 2000;
+/** UploadClickConversions and Data Manager's events:ingest each take at most 2000 per request. */
+const MAX_BATCH = Math.min(2000, DATA_MANAGER_MAX_EVENTS);
 /** `yyyy-mm-dd hh:mm:ss+hh:mm` in the store's time zone. */
 export function conversionDateTime(ms: number, timezone: string): string {
   const offset = zoneOf(timezone).offset(ms);
@@ -64,14 +78,44 @@ export function conversionDateTime(ms: number, timezone: string): string {
   );
 }
 
-function userIdentifiers(data: CustomerData | undefined): ClickConversion['userIdentifiers'] {
-  if (!data) return undefined;
+/** The customer's hashed email and phone (Google's normalization), when given and allowed. */
+function identifiersOf(data: CustomerData | undefined): { hashedEmail?: string; hashedPhone?: string } {
+  const email = data?.email ? hashedEmail(data.email) : undefined;
+  const phone = data?.phone ? hashedPhone(data.phone, data.country) : undefined;
+  return { ...(email && { hashedEmail: email }), ...(phone && { hashedPhone: phone }) };
+}
+
+/** The Google Ads API's ClickConversion of a conversion (`conversionDateTime` in the store's time zone). */
+function clickConversion(c: GoogleConversion, timezone: string): ClickConversion {
   const ids: NonNullable<ClickConversion['userIdentifiers']> = [];
-  const email = data.email ? hashedEmail(data.email) : undefined;
-  if (email) ids.push({ hashedEmail: email });
-  const phone = data.phone ? hashedPhone(data.phone, data.country) : undefined;
-  if (phone) ids.push({ hashedPhoneNumber: phone });
-  return ids.length > 0 ? ids : undefined;
+  if (c.hashedEmail) ids.push({ hashedEmail: c.hashedEmail });
+  if (c.hashedPhone) ids.push({ hashedPhoneNumber: c.hashedPhone });
+  return {
+    [c.id.kind]: c.id.value,
+    conversionAction: c.conversionAction,
+    conversionDateTime: conversionDateTime(c.eventTime, timezone),
+    conversionValue: c.value,
+    currencyCode: c.currency,
+    orderId: c.orderId,
+    // The Ads API accepts user identifiers with a gclid only (not with gbraid or wbraid).
+    ...(c.id.kind === 'gclid' && ids.length > 0 && { userIdentifiers: ids }),
+    consent: { adUserData: c.adUserData },
+  };
+}
+
+/** `api` of a PUT body: given, else the stored settings' (old ones: google_ads_api), else data_manager for new settings. */
+function apiFrom(body: Record<string, unknown>, previous: GoogleAdsSettings | undefined): GoogleApi {
+  const value = body.api;
+  if (value === undefined || value === null || value === '') return previous ? apiOf(previous) : 'data_manager';
+  if (typeof value !== 'string' || !(GOOGLE_APIS as readonly string[]).includes(value)) {
+    throw fieldError(
+      'invalid_request',
+      'api',
+      'unknown_value',
+      'api must be data_manager (Google’s Data Manager API: OAuth client only, works for every account) or google_ads_api (the Google Ads API: needs a developer token that already uploads click conversions)',
+    );
+  }
+  return value as GoogleApi;
 }
 
 /** Whether a click, or a conversion's named ids, carried a gclid, gbraid or wbraid. */
@@ -79,94 +123,6 @@ function hasGoogleId(row: { gclid?: string | null; gbraid?: string | null; wbrai
   if (row.gclid || row.gbraid || row.wbraid) return true;
   const refs = row.ref_ids ? (JSON.parse(row.ref_ids) as Record<string, string>) : {};
   return Boolean(refs.gclid || refs.gbraid || refs.wbraid);
-}
-
-/** Access tokens per OAuth client and refresh token, until shortly before they expire. */
-const tokens = new Map<string, { token: string; expiresAt: number }>();
-const tokenKey = (settings: GoogleAdsSettings, secrets: GoogleAdsSecrets) =>
-  sha256(`${settings.oauthClientId}\n${secrets.clientSecret}\n${secrets.refreshToken}`);
-
-async function accessToken(
-  url: string,
-  settings: GoogleAdsSettings,
-  secrets: GoogleAdsSecrets,
-  timeoutMs: number,
-): Promise<{ token: string } | { outcome: Outcome }> {
-  const key = tokenKey(settings, secrets);
-  const cached = tokens.get(key);
-  if (cached && cached.expiresAt > Date.now()) return { token: cached.token };
-  const answer = await post(
-    url,
-    {
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        client_id: settings.oauthClientId,
-        client_secret: secrets.clientSecret,
-        refresh_token: secrets.refreshToken,
-      }).toString(),
-    },
-    timeoutMs,
-    "Google's OAuth server",
-  );
-  const hide = [secrets.clientSecret, secrets.refreshToken];
-  if ('error' in answer) return { outcome: { outcome: 'retry', error: clip(answer.error, hide) } };
-  const body = parseJson(answer.text) as
-    | { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown }
-    | undefined;
-  if (answer.response.ok && typeof body?.access_token === 'string') {
-    const seconds = typeof body.expires_in === 'number' ? body.expires_in : 3600;
-    // Refreshed a minute early: a token must not expire between the check and Google's.
-    tokens.set(key, { token: body.access_token, expiresAt: Date.now() + Math.max(seconds - 60, 1) * 1000 });
-    return { token: body.access_token };
-  }
-  const status = answer.response.status;
-  const detail = `${typeof body?.error === 'string' ? body.error : `HTTP ${status}`}${
-    typeof body?.error_description === 'string' ? `: ${body.error_description}` : ''
-  }`;
-  if (status >= 500 || status === 429) {
-    return { outcome: { outcome: 'retry', error: clip(`Google OAuth error (${detail})`, hide) } };
-  }
-  // invalid_grant (refresh token revoked or expired), invalid_client: only the merchant can fix it.
-  return {
-    outcome: {
-      outcome: 'failed',
-      error: clip(`Google OAuth refused the refresh token (${detail}); set the google_ads destination's oauth again`, hide),
-    },
-  };
-}
-
-interface GoogleAdsError {
-  errorCode?: Record<string, unknown>;
-  message?: unknown;
-  location?: { fieldPathElements?: Array<{ fieldName?: unknown; index?: unknown }> };
-}
-
-function failureErrors(status: { details?: unknown } | undefined): GoogleAdsError[] {
-  const details = Array.isArray(status?.details) ? status.details : [];
-  const errors: GoogleAdsError[] = [];
-  for (const detail of details as Array<{ errors?: unknown }>) {
-    if (Array.isArray(detail?.errors)) errors.push(...(detail.errors as GoogleAdsError[]));
-  }
-  return errors;
-}
-
-function describeError(error: GoogleAdsError): string {
-  const code = error.errorCode ? Object.entries(error.errorCode).map(([k, v]) => `${k}: ${String(v)}`)[0] : undefined;
-  return `${typeof error.message === 'string' ? error.message : 'no message'}${code ? ` (${code})` : ''}`;
-}
-
-/** Errors Google marks as its own or as quota: trying again later may succeed. */
-function isTransient(error: GoogleAdsError): boolean {
-  const code = error.errorCode ?? {};
-  return 'internalError' in code || 'quotaError' in code || code.databaseError === 'CONCURRENT_MODIFICATION';
-}
-
-function rowIndex(error: GoogleAdsError): number | undefined {
-  const first = error.location?.fieldPathElements?.find(
-    (e) => e.fieldName === 'conversions' || e.fieldName === 'conversion_adjustments' || e.fieldName === 'conversionAdjustments',
-  );
-  return typeof first?.index === 'number' ? first.index : undefined;
 }
 
 function settingsFrom(body: Record<string, unknown>, previous: GoogleAdsSettings | undefined): GoogleAdsSettings {
@@ -214,11 +170,29 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
   settingsSchema: GOOGLE_ADS_SETTINGS,
 
   parse(body, previous) {
-    onlyFields(body, ['customerId', 'loginCustomerId', 'conversionAction', 'developerToken', 'oauth']);
+    onlyFields(body, ['api', 'customerId', 'loginCustomerId', 'conversionAction', 'developerToken', 'oauth']);
+    const api = apiFrom(body, previous?.settings);
     const settings = settingsFrom(body, previous?.settings);
     const oauth = (body.oauth ?? {}) as Record<string, unknown>;
+    const given = body.developerToken;
+    if (api === 'data_manager' && given !== undefined && given !== null && given !== '') {
+      throw fieldError(
+        'invalid_request',
+        'developerToken',
+        'unknown_field',
+        'developerToken is for api google_ads_api only: the Data Manager API (api data_manager, the default) needs only the OAuth client. Leave it out, or set api to google_ads_api for a developer token that already uploads click conversions',
+      );
+    }
+    const developerToken =
+      api === 'google_ads_api'
+        ? (text(body, 'developerToken', {
+            required: true,
+            previous: previous?.secrets.developerToken,
+            hint: 'the Google Ads API needs a developer token; new tokens can no longer upload click conversions, so choose api data_manager unless yours already does',
+          }) as string)
+        : previous?.secrets.developerToken;
     const secrets: GoogleAdsSecrets = {
-      developerToken: text(body, 'developerToken', { required: true, previous: previous?.secrets.developerToken }) as string,
+      ...(developerToken !== undefined && { developerToken }),
       clientSecret: text(oauth, 'clientSecret', {
         required: true,
         path: 'oauth.clientSecret',
@@ -231,16 +205,19 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
         previous: previous?.secrets.refreshToken,
       }) as string,
     };
-    return { settings, secrets };
+    return { settings: { api, ...settings, developerTokenSet: developerToken !== undefined }, secrets };
   },
 
   present(settings) {
+    const api = apiOf(settings);
     return {
+      api,
       customerId: settings.customerId,
       loginCustomerId: settings.loginCustomerId ?? null,
       conversionAction: settings.conversionAction,
       oauth: { clientId: settings.oauthClientId, clientSecretConfigured: true, refreshTokenConfigured: true },
-      developerTokenConfigured: true,
+      // Settings saved before `api` always had one.
+      developerTokenConfigured: settings.developerTokenSet ?? api === 'google_ads_api',
     };
   },
 
@@ -286,112 +263,29 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
     if (expiresAt <= conversion.created_at) {
       return { skip: 'expired', message: 'Not sent to Google Ads: Google accepts conversions of clicks up to 90 days old' };
     }
-    const payload: ClickConversion = {
-      [id.kind]: id.value,
+    const google: GoogleConversion = {
+      id,
       conversionAction: action,
-      conversionDateTime: conversionDateTime(conversion.event_time, store.timezone),
-      conversionValue: fromMinorUnits(conversion.value_minor, conversion.currency),
-      currencyCode: conversion.currency,
+      eventTime: conversion.event_time,
+      value: fromMinorUnits(conversion.value_minor, conversion.currency),
+      currency: conversion.currency,
       orderId: conversion.order_id,
-      // Google accepts user identifiers with a gclid only (not with gbraid or wbraid).
-      ...(id.kind === 'gclid' && { userIdentifiers: userIdentifiers(customerData) }),
-      consent: { adUserData: view.adUserData },
+      eventId: conversion.event_id,
+      ...identifiersOf(customerData),
+      adUserData: view.adUserData,
+      adPersonalization: view.consent.adPersonalization === 'granted' ? 'GRANTED' : 'DENIED',
     };
-    if (!payload.userIdentifiers) delete payload.userIdentifiers;
+    const payload = apiOf(settings) === 'data_manager' ? dataManagerPayload(google) : clickConversion(google, store.timezone);
     return { payload, expiresAt };
   },
 
-  planRefund: (input) => planAdjustment(input, conversionDateTime),
+  planRefund: (input) =>
+    apiOf(input.settings) === 'data_manager' ? planDataManagerRefund(input) : planAdjustment(input, conversionDateTime),
 
-  async send({ settings, secrets, live, kind, payloads, env, timeoutMs }) {
-    const hide = [secrets.developerToken, secrets.clientSecret, secrets.refreshToken];
-    const auth = await accessToken(env.googleOauthTokenUrl, settings, secrets, timeoutMs);
-    if ('outcome' in auth) return all(payloads.length, auth.outcome);
-    // A refund is an adjustment of the uploaded conversion (google-ads-adjustments.ts).
-    const method = kind === 'refund' ? 'uploadConversionAdjustments' : 'uploadClickConversions';
-    const url = `${env.googleAdsApiUrl}/${env.googleAdsApiVersion}/customers/${settings.customerId}:${method}`;
-    const answer = await post(
-      url,
-      {
-        headers: {
-          'content-type': 'application/json',
-          authorization: `Bearer ${auth.token}`,
-          'developer-token': secrets.developerToken,
-          ...(settings.loginCustomerId && { 'login-customer-id': settings.loginCustomerId }),
-        },
-        body: JSON.stringify({
-          [kind === 'refund' ? 'conversionAdjustments' : 'conversions']: payloads,
-          partialFailure: true,
-          ...(!live && { validateOnly: true }),
-        }),
-      },
-      timeoutMs,
-      'Google Ads',
-    );
-    hide.push(auth.token);
-    if ('error' in answer) return all(payloads.length, { outcome: 'retry', error: clip(answer.error, hide) });
-    const { response, text: raw } = answer;
-    const body = parseJson(raw) as
-      | { results?: unknown; partialFailureError?: { code?: unknown; message?: unknown; details?: unknown }; jobId?: unknown }
-      | { error?: { code?: unknown; message?: unknown; status?: unknown; details?: unknown } }
-      | undefined;
-    if (response.ok && body && !('error' in body && body.error)) {
-      const ok = body as { partialFailureError?: { details?: unknown; message?: unknown }; jobId?: unknown };
-      const outcomes: Outcome[] = payloads.map(() => ({ outcome: 'sent' }));
-      const failure = ok.partialFailureError;
-      if (failure && (failure as { code?: unknown }).code !== 0) {
-        const errors = failureErrors(failure);
-        const unplaced: string[] = [];
-        for (const error of errors) {
-          const index = rowIndex(error);
-          const message = clip(`Google Ads error: ${describeError(error)}`, hide);
-          if (index === undefined || index >= outcomes.length) {
-            unplaced.push(message);
-            continue;
-          }
-          const previous = outcomes[index];
-          // A row with several errors: a permanent one decides.
-          if (previous?.outcome === 'failed') continue;
-          outcomes[index] = isTransient(error) ? { outcome: 'retry', error: message } : { outcome: 'failed', error: message };
-        }
-        if (errors.length === 0 || unplaced.length === errors.length) {
-          // Not placed on a row: the whole request's problem.
-          const message = clip(
-            `Google Ads error: ${unplaced[0] ?? (typeof failure.message === 'string' ? failure.message : 'partial failure')}`,
-            hide,
-          );
-          return all(payloads.length, { outcome: 'failed', error: message });
-        }
-      }
-      return { outcomes, ...(ok.jobId !== undefined && { traceId: String(ok.jobId) }) };
-    }
-    const error = body && 'error' in body ? body.error : undefined;
-    const status = response.status;
-    const errors = failureErrors(error as { details?: unknown } | undefined);
-    const message = clip(
-      `Google Ads error (HTTP ${status}${typeof error?.status === 'string' ? ` ${error.status}` : ''}): ${
-        errors.length > 0
-          ? errors.map(describeError).join('; ')
-          : typeof error?.message === 'string'
-            ? error.message
-            : 'no message'
-      }`,
-      hide,
-    );
-    if (status === 401) {
-      // The cached token expired early or was revoked: the next attempt exchanges the refresh token again.
-      tokens.delete(tokenKey(settings, secrets));
-      return all(payloads.length, { outcome: 'retry', error: message });
-    }
-    const hint = retryAfterMs(response.headers);
-    if (status === 429 || status >= 500 || (errors.length > 0 && errors.every(isTransient))) {
-      return all(payloads.length, { outcome: 'retry', error: message, ...(hint !== undefined && { retryAfterMs: hint }) });
-    }
-    return all(payloads.length, { outcome: 'failed', error: message });
+  async send(request) {
+    // The payloads are translated when they were planned under the other api (the settings changed meanwhile).
+    if (apiOf(request.settings) === 'data_manager')
+      return sendDataManager(request as SendRequest<GoogleAdsSettings, Required<GoogleAdsSecrets>>);
+    return sendGoogleAdsApi({ ...request, payloads: request.payloads.map(asGoogleAdsApi) });
   },
 };
-
-/** Tests: forget cached access tokens. */
-export function forgetGoogleTokens(): void {
-  tokens.clear();
-}

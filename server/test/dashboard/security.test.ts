@@ -177,6 +177,7 @@ const ROUTES: RouteCase[] = [
     body: () => ({
       customerId: '1234567890',
       conversionAction: 'customers/1234567890/conversionActions/1',
+      api: 'google_ads_api',
       developerToken: 'dev-token',
       oauth: { clientId: 'client', clientSecret: 'secret', refreshToken: 'refresh' },
     }),

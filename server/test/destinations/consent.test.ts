@@ -56,7 +56,13 @@ async function allThree(storeOverrides: Record<string, unknown> = {}): Promise<s
   const storeId = await makeStore(ctx.app, ctx.a.live, { pixelId: PIXEL, capiAccessToken: TOKEN, ...storeOverrides });
   const google = await call(ctx.app, 'PUT', `/v1/stores/${storeId}/destinations/google_ads`, {
     key: ctx.a.live,
-    body: { customerId: '1234567890', conversionAction: ACTION, developerToken: fake.developerToken, oauth: fake.oauthClient },
+    body: {
+      customerId: '1234567890',
+      conversionAction: ACTION,
+      api: 'google_ads_api',
+      developerToken: fake.developerToken,
+      oauth: fake.oauthClient,
+    },
   });
   expect(google.status).toBe(200);
   const tiktok = await call(ctx.app, 'PUT', `/v1/stores/${storeId}/destinations/tiktok`, {

@@ -58,7 +58,8 @@ export class FakePlatforms {
   };
   tokenTtlSeconds = 3600;
   tokenExchanges = 0;
-  private readonly tokens = new Map<string, number>(); // access token → expiry (ms)
+  /** Access token → expiry (ms); public so another fake (fake-data-manager.ts) can honour the same tokens. */
+  readonly tokens = new Map<string, number>();
   // Google Ads
   developerToken = 'dev-token-XYZ';
   readonly uploads: GoogleUpload[] = [];

@@ -65,6 +65,7 @@ function context() {
 const googleBody = (overrides: Record<string, unknown> = {}) => ({
   customerId: '1234567890',
   conversionAction: ACTION,
+  api: 'google_ads_api',
   developerToken: fake.developerToken,
   oauth: { ...fake.oauthClient },
   ...overrides,

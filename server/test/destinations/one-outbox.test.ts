@@ -230,6 +230,7 @@ describe('a store forwarding to all three destinations', () => {
     const google = {
       customerId: '1234567890',
       conversionAction: ACTION,
+      api: 'google_ads_api',
       developerToken: fake.developerToken,
       oauth: fake.oauthClient,
     };

@@ -43,6 +43,7 @@ function context() {
 const googleBody = () => ({
   customerId: '1234567890',
   conversionAction: ACTION,
+  api: 'google_ads_api',
   developerToken: fake.developerToken,
   oauth: { ...fake.oauthClient },
 });

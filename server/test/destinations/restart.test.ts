@@ -41,6 +41,7 @@ describe('destinations survive kill -9 (end to end)', () => {
       body: {
         customerId: '1234567890',
         conversionAction: 'customers/1234567890/conversionActions/1',
+        api: 'google_ads_api',
         developerToken: fake.developerToken,
         oauth: fake.oauthClient,
       },

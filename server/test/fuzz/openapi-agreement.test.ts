@@ -52,6 +52,7 @@ const googleAds = await call(app, 'PUT', `/v1/stores/${storeId}/destinations/goo
   body: {
     customerId: '1234567890',
     conversionAction: 'customers/1234567890/conversionActions/1',
+    api: 'google_ads_api',
     developerToken: 'dev-token',
     oauth: { clientId: 'client', clientSecret: 'secret', refreshToken: 'refresh' },
   },

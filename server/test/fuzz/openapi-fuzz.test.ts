@@ -51,6 +51,7 @@ async function world(): Promise<World> {
     payload: {
       customerId: '1234567890',
       conversionAction: 'customers/1234567890/conversionActions/1',
+      api: 'google_ads_api',
       developerToken: 'dev-token',
       oauth: { clientId: 'client', clientSecret: 'secret', refreshToken: 'refresh' },
     },

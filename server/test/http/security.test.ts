@@ -598,6 +598,7 @@ const ROUTES: RouteCase[] = [
         {
           customerId: '9876543210',
           conversionAction: 'customers/9876543210/conversionActions/1',
+          api: 'google_ads_api',
           developerToken: 'google-security-token',
           oauth: { clientId: 'client', clientSecret: 'google-client-secret', refreshToken: 'google-refresh' },
         },
