@@ -359,3 +359,15 @@ describe('first-party proxy recipes in front of a real server (deploy/first-part
     behaves(() => viaWorker);
   });
 });
+
+describe('docs/first-party.md', () => {
+  it.each([
+    ['nginx', 'nginx.conf'],
+    ['caddyfile', 'Caddyfile'],
+    ['js', 'cloudflare-worker.js'],
+  ])('shows the ```%s recipe exactly as deploy/first-party/%s has it', (language, file) => {
+    const doc = readFileSync(path.join(ROOT, 'docs/first-party.md'), 'utf8');
+    const block = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\`\\n`).exec(doc)?.[1];
+    expect(block).toBe(readFileSync(path.join(RECIPES, file), 'utf8'));
+  });
+});
