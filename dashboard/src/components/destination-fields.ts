@@ -14,6 +14,8 @@ export interface FieldSpec {
   hint?: string;
   /** Google Ads' conversion action: one resource name, or one `EventType = resource name` a line. */
   actions?: true;
+  /** A choice among fixed values (a select; the first is what a new destination gets). */
+  choices?: Array<{ value: string; label: string }>;
 }
 
 export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
@@ -23,6 +25,15 @@ export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
     { path: 'testEventCode', label: 'Test event code', hint: 'Optional: test-mode conversions go to Meta with it.' },
   ],
   google_ads: [
+    {
+      path: 'api',
+      label: 'API',
+      choices: [
+        { value: 'data_manager', label: 'Data Manager API (recommended)' },
+        { value: 'google_ads_api', label: 'Google Ads API (developer token)' },
+      ],
+      hint: 'Data Manager works for every Google Ads account and needs only the OAuth client below. Choose the Google Ads API only if your developer token already uploads click conversions: since 15 June 2026 Google refuses them from new tokens.',
+    },
     { path: 'customerId', label: 'Customer ID', hint: '10 digits, without dashes.' },
     { path: 'loginCustomerId', label: 'Login customer ID', hint: 'Optional: the manager account, 10 digits.' },
     {
@@ -31,7 +42,12 @@ export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
       actions: true,
       hint: 'A resource name customers/<id>/conversionActions/<id>, or one line per event type: Purchase = customers/…/conversionActions/…',
     },
-    { path: 'developerToken', label: 'Developer token', secret: true },
+    {
+      path: 'developerToken',
+      label: 'Developer token',
+      secret: true,
+      hint: 'Google Ads API only: leave blank with Data Manager.',
+    },
     { path: 'oauth.clientId', label: 'OAuth client ID' },
     { path: 'oauth.clientSecret', label: 'OAuth client secret', secret: true },
     { path: 'oauth.refreshToken', label: 'OAuth refresh token', secret: true },
@@ -56,6 +72,7 @@ export function shownValue(settings: Settings, spec: FieldSpec): string {
   if (spec.secret) return '';
   const value = at(settings, spec.path.split('.'));
   if (typeof value === 'string') return value;
+  if (spec.choices) return spec.choices[0]?.value ?? '';
   if (spec.actions && value && typeof value === 'object') {
     return Object.entries(value as Record<string, unknown>)
       .map(([eventType, action]) => `${eventType} = ${String(action)}`)

@@ -61,9 +61,11 @@ function DestinationForm({ storeId, destination, onChange }: FormProps) {
         {DESTINATION_FIELDS[kind].map((spec) => {
           const invalid = errorField === spec.path;
           const hint = spec.secret
-            ? secretConfigured(settings, spec)
-              ? 'Configured. It is never shown again; leave blank to keep it, or type a new one to replace it.'
-              : 'Not configured. Write-only: once saved it is never shown again.'
+            ? `${
+                secretConfigured(settings, spec)
+                  ? 'Configured. It is never shown again; leave blank to keep it, or type a new one to replace it.'
+                  : 'Not configured. Write-only: once saved it is never shown again.'
+              }${spec.hint ? ` ${spec.hint}` : ''}`
             : spec.hint;
           const describedBy = [hint && `${id(spec.path)}-hint`, invalid && `${id(spec.path)}-error`].filter(Boolean).join(' ');
           const common = {
@@ -77,6 +79,15 @@ function DestinationForm({ storeId, destination, onChange }: FormProps) {
               <label for={id(spec.path)}>{spec.label}</label>
               {spec.actions ? (
                 <textarea {...common} rows={3} defaultValue={shownValue(settings, spec)} />
+              ) : spec.choices ? (
+                // The stored choice is the option marked selected (a select has no defaultValue in the DOM).
+                <select {...common}>
+                  {spec.choices.map((choice) => (
+                    <option value={choice.value} key={choice.value} selected={choice.value === shownValue(settings, spec)}>
+                      {choice.label}
+                    </option>
+                  ))}
+                </select>
               ) : spec.secret ? (
                 <input {...common} type="password" autocomplete="off" />
               ) : (

@@ -79,6 +79,9 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
 
     await google.getByLabel('Customer ID', { exact: true }).fill('123-456-7890');
     await google.getByLabel('Conversion action').fill(ACTION);
+    // A developer token is the Google Ads API's: Data Manager (the default) refuses one.
+    await expect(google.getByLabel('API', { exact: true }).inputValue()).resolves.toBe('data_manager');
+    await google.getByLabel('API', { exact: true }).selectOption('google_ads_api');
     await google.getByLabel('Developer token').fill(GOOGLE_SECRETS[0] as string);
     await google.getByLabel('OAuth client ID').fill('1234-abc.apps.googleusercontent.com');
     await google.getByLabel('OAuth client secret').fill(GOOGLE_SECRETS[1] as string);
@@ -121,6 +124,7 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
       expect(stored).toMatchObject({
         configured: true,
         settings: {
+          api: 'google_ads_api',
           customerId: '1234567890',
           conversionAction: { Purchase: ACTION, Lead: 'customers/1234567890/conversionActions/111' },
           developerTokenConfigured: true,

@@ -1458,13 +1458,15 @@ export interface Operations {
       id: string;
     };
     body: {
+      /** Which Google API receives the conversions (api.md §12). `data_manager` (the default for new settings): Google’s Data Manager API, with the OAuth client only; it works for every account. `google_ads_api`: the Google Ads API’s UploadClickConversions with a developer token; since 2026-06-15 Google accepts these only from developer tokens that already used them. Left out, a stored destination keeps its api (one saved before this setting existed is google_ads_api) (null or "" is the same as leaving it out) */
+      api?: 'data_manager' | 'google_ads_api' | null | '';
       /** The Google Ads customer id: 10 digits, without dashes */
       customerId: string;
       /** The manager account’s customer id, when the account is managed: 10 digits (null or "" is the same as leaving it out) */
       loginCustomerId?: string | null | '';
       /** The conversion action (`customers/<id>/conversionActions/<id>`) of every conversion, or an object from eventType to one (an eventType not named is not sent) */
       conversionAction: string | Record<string, string>;
-      /** The Google Ads API developer token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      /** api google_ads_api only (refused with data_manager): the Google Ads API developer token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
       developerToken?: string | null | '';
       /** The OAuth client and the refresh token granted to it (null or "" is the same as leaving it out) */
       oauth?: {

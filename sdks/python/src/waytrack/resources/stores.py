@@ -16,8 +16,9 @@ class Destinations(Resource):
 
     def put(self, store_id: str, kind: str, settings: Mapping[str, Any]) -> ApiObject:
         """Configures one platform; ``settings`` as the API names them (``{"pixelCode": ..., "accessToken": ...}``,
-        ``{"customerId": ..., "conversionAction": ..., "developerToken": ..., "oauth": {...}}``). A secret
-        left out keeps the stored one."""
+        ``{"customerId": ..., "conversionAction": ..., "oauth": {...}}`` for Google through the Data Manager API,
+        ``{"api": "google_ads_api", ..., "developerToken": ...}`` for the Google Ads API). A secret left out keeps
+        the stored one."""
         path = f"/stores/{path_segment(store_id, 'store_id')}/destinations/{path_segment(kind, 'kind')}"
         return self._put(path, dict(settings))
 
