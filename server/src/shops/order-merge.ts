@@ -9,7 +9,7 @@ import { normalizeCurrency, toMinorUnits } from '../money.js';
 import { setMatchQuality } from '../quality/record.js';
 import type { Tenant } from '../tenancy.js';
 import { OTHER_CLICK_ID_KINDS } from '../tracking/click-ids.js';
-import { cluesOf, policyOf, reattributeConversion } from '../tracking/conversion-attribution.js';
+import { applyReattribution, cluesOf, policyOf } from '../tracking/conversion-attribution.js';
 import type { ConversionInput } from '../tracking/conversions.js';
 
 /**
@@ -23,7 +23,8 @@ import type { ConversionInput } from '../tracking/conversions.js';
  * - money, currency, products and customer data: the webhook's replace the pixel's (a browser
  *   can report anything; the shop's figures are the conversion's), once.
  * When the filled-in evidence makes a click more probable than the recorded winner, the
- * conversion is re-attributed (tracking/conversion-attribution.ts moves its rollups once).
+ * conversion is re-attributed (tracking/reattribution.ts: its rollups move once, its match
+ * quality, destination jobs and `conversion.attributed` follow).
  */
 
 /** The browser-evidence columns of a conversion, as the conversion's own input would set them. */
@@ -173,7 +174,9 @@ export async function confirmPixelMoney(
 
 /**
  * Re-attributes the conversion when, with the evidence it has now, a click is more probable than
- * its recorded winner (or it had none and now one reaches minConfidence); an explicit reference
+ * its recorded winner (or it had none and now one reaches minConfidence), through the one
+ * re-attribution function (tracking/reattribution.ts: rollups, match quality, destinations and
+ * `conversion.attributed` follow, decided again under the row's lock); an explicit reference
  * (100) is never replaced. Returns whether it was.
  */
 export async function reattributeIfStronger(
@@ -184,9 +187,7 @@ export async function reattributeIfStronger(
 ): Promise<boolean> {
   if (row.confidence === 100) return false;
   const attribution = await attributeConversion(database.read, cluesOf(row), policyOf(store));
-  const winner = attribution.winner;
-  if (!winner || winner.score <= (row.attributed === 1 ? (row.confidence ?? 0) : -1)) return false;
-  if (winner.clickId === row.attributed_click_id && winner.score === row.confidence) return false;
-  const updated = await reattributeConversion(database, tenant, row.id);
-  return updated.attributed_click_id !== row.attributed_click_id || updated.confidence !== row.confidence;
+  const ref = { accountId: tenant.accountId, livemode: tenant.livemode ? 1 : 0, conversionId: row.id };
+  const applied = await applyReattribution(database, ref, attribution, { when: 'stronger' });
+  return applied?.outcome === 'changed';
 }
