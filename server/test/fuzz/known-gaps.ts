@@ -25,6 +25,9 @@ const STORE_WRITES = ['POST /v1/stores', 'PATCH /v1/stores/{id}'];
 export const KNOWN_GAPS: readonly KnownGap[] = [
   // x-rules one-click-id: at least one of six click ids, in the body or in landingPage's query.
   ...gap(['POST /v1/track/click'], 'fbclid', 'missing_required_field', 'required_field_missing', 'x-rules one-click-id'),
+  // x-rules one-browser-id, one-identity: at least one of visitorId, fbp, ttp, and one of email, phone.
+  ...gap(['POST /v1/track/identify'], 'visitorId', 'missing_required_field', 'required_field_missing', 'x-rules one-browser-id'),
+  ...gap(['POST /v1/track/identify'], 'email', 'missing_required_field', 'required_field_missing', 'x-rules one-identity'),
   // Refunds: the code must exist (x-rules iso-4217), the amount be at least a minor unit
   // (x-rules minor-unit), and the order a recorded conversion's (generated orders are none).
   ...gap(['POST /v1/track/refund'], 'currency', 'invalid_currency', 'invalid_format', 'x-rules iso-4217'),

@@ -253,6 +253,14 @@ function lacksClickId(body: Record<string, unknown>): boolean {
   }
 }
 
+/** x-rules one-browser-id, one-identity (POST /v1/track/identify): the field named when none of a group is given. */
+function lacksIdentifyGroup(body: Record<string, unknown>): string | undefined {
+  const given = (field: string) => typeof body[field] === 'string' && body[field] !== '';
+  if (!['visitorId', 'fbp', 'ttp'].some(given)) return 'visitorId';
+  if (!['email', 'phone'].some(given)) return 'email';
+  return undefined;
+}
+
 const operations: Array<{ name: string; method: 'POST' | 'PATCH'; url: string; schema: Schema }> = [];
 for (const [path, methods] of Object.entries<Record<string, Schema>>(doc.paths)) {
   for (const [method, operation] of Object.entries<Schema>(methods)) {
@@ -308,6 +316,14 @@ describe(`the document and the server agree on request bodies (${ENGINE}, seed $
             counts.ruled++;
             expect(res.status, context).toBe(400);
             expect(res.body.error.details, context).toMatchObject({ field: 'fbclid', reason: 'required_field_missing' });
+            return;
+          }
+          // x-rules: one-browser-id, one-identity on the identify body (no JSON Schema states "one of these, not null nor empty").
+          const lacking = op.name === 'POST /v1/track/identify' ? lacksIdentifyGroup(body as Record<string, unknown>) : undefined;
+          if (valid && lacking) {
+            counts.ruled++;
+            expect(res.status, context).toBe(400);
+            expect(res.body.error.details, context).toMatchObject({ field: lacking, reason: 'required_field_missing' });
             return;
           }
           // x-rules: required-once on a destination's secrets (nothing stored yet, or stored now).

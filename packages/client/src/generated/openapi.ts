@@ -2306,9 +2306,9 @@ export interface Operations {
       fbp?: string | null | '';
       /** TikTok’s browser id, the `_ttp` cookie. (null or "" is the same as leaving it out) */
       ttp?: string | null | '';
-      /** The visitor’s email: trimmed and lower-cased, then SHA-256 hashed (as a conversion’s `customerData.email`). Or its SHA-256 hex (64 hex digits) as the browser tag sends it: taken as it is. Only the hash is stored; it never reaches any ad platform from here. (null or "" is the same as leaving it out) */
+      /** The visitor’s email: trimmed and lower-cased, then SHA-256 hashed (as a conversion’s `customerData.email`); at least one character that is not a space. Or its SHA-256 hex (64 hex digits) as the browser tag sends it: taken as it is. Only the hash is stored; it never reaches any ad platform from here. (null or "" is the same as leaving it out) */
       email?: string | null | '';
-      /** The visitor’s phone: digits only with the country calling code (a leading `00` dropped), then SHA-256 hashed. Or its SHA-256 hex (64 hex digits) as the browser tag sends it: taken as it is. Only the hash is stored; it never reaches any ad platform from here. (null or "" is the same as leaving it out) */
+      /** The visitor’s phone: digits only with the country calling code (a leading `00` dropped), then SHA-256 hashed; at least one digit other than 0. Or its SHA-256 hex (64 hex digits) as the browser tag sends it: taken as it is. Only the hash is stored; it never reaches any ad platform from here. (null or "" is the same as leaving it out) */
       phone?: string | null | '';
     };
     response: {

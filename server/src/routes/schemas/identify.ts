@@ -6,11 +6,13 @@ import { Timestamp } from '../common.js';
 
 const EMAIL_HASH = '3f3b9a4c1e0d6b8f2a7c5e9d1b4a6c8e0f2d4b6a8c0e2f4a6b8d0c2e4f6a8b0c';
 
-const Identity = (description: string, example: string) =>
+/** `pattern`: what the value must hold for anything to be left once normalized (else nothing could be hashed). */
+const Identity = (description: string, example: string, pattern: string) =>
   Type.Optional(
     Type.String({
       minLength: 1,
       maxLength: 256,
+      pattern,
       description: `${description} Or its SHA-256 hex (64 hex digits) as the browser tag sends it: taken as it is. Only the hash is stored; it never reaches any ad platform from here.`,
       examples: [example],
     }),
@@ -43,17 +45,20 @@ export const IdentifyBody = Type.Object(
     ),
     ttp: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'TikTok’s browser id, the `_ttp` cookie.' })),
     email: Identity(
-      'The visitor’s email: trimmed and lower-cased, then SHA-256 hashed (as a conversion’s `customerData.email`).',
+      'The visitor’s email: trimmed and lower-cased, then SHA-256 hashed (as a conversion’s `customerData.email`); at least one character that is not a space.',
       EMAIL_HASH,
+      '\\S',
     ),
     phone: Identity(
-      'The visitor’s phone: digits only with the country calling code (a leading `00` dropped), then SHA-256 hashed.',
+      'The visitor’s phone: digits only with the country calling code (a leading `00` dropped), then SHA-256 hashed; at least one digit other than 0.',
       '+1 (650) 555-1212',
+      '[1-9]',
     ),
   },
   {
     description:
-      'A browser and the person using it. At least one browser id (visitorId, fbp, ttp) and at least one of email and phone. Unknown fields are ignored; a field sent as null or "" counts as absent.',
+      'A browser and the person using it. At least one browser id (visitorId, fbp, ttp: `x-rules: one-browser-id`) and at least one of email and phone (`x-rules: one-identity`), else `missing_required_field` with `details.anyOf`. Unknown fields are ignored; a field sent as null or "" counts as absent.',
+    'x-rules': ['one-browser-id', 'one-identity'],
     'x-examples': {
       fromTag: {
         summary: 'From the browser tag: hashes only',
