@@ -1,6 +1,7 @@
 import { SCOPES } from '../accounts/keys.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
+import { attributionCommands } from './attribution.js';
 import { type Command, json, mode, type Values } from './command.js';
 import { fxCommands } from './fx.js';
 
@@ -213,6 +214,7 @@ export const COMMANDS: Command[] = [
     },
   },
   ...fxCommands(withDatabase),
+  ...attributionCommands(withDatabase),
 ];
 
 /** Whose secrets key to keep with the backups: SECRETS_KEY's, or the generated file's. */

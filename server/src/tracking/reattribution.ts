@@ -12,7 +12,7 @@ import { findConversion, replaceAttribution, touchpointsOf } from '../db/reposit
 import { type ReattributedColumns, updateReattributedColumns } from '../db/repositories/reattribution.js';
 import { lockConversion } from '../db/repositories/rollup-queue.js';
 import { findStore } from '../db/repositories/stores.js';
-import type { ConversionsTable } from '../db/schema.js';
+import type { ConversionsTable, TouchpointsTable } from '../db/schema.js';
 import { conversionAttributedEvent, webhookEvents } from '../webhooks/events.js';
 import { attributionColumns, touchpointRows } from './attribution-columns.js';
 import { type JobChange, recomputeMatchQuality, replanDestinations } from './reattribution-effects.js';
@@ -123,17 +123,31 @@ async function sameResult(
   columns: ReturnType<typeof attributionColumns>,
   touchpoints: ReturnType<typeof touchpointRows>,
 ): Promise<boolean> {
-  if (
-    row.attributed !== columns.attributed ||
-    row.attributed_click_id !== columns.attributed_click_id ||
-    row.confidence !== columns.confidence ||
-    row.attribution_signal !== columns.attribution_signal
-  ) {
-    return false;
-  }
-  const stored = await touchpointsOf(trx, row.id);
-  const key = (t: { click_id: string; score: number; signal: string }) => `${t.click_id}:${t.score}:${t.signal}`;
-  const a = stored.map(key).sort();
-  const b = touchpoints.map(key).sort();
-  return a.length === b.length && a.every((k, i) => k === b[i]);
+  if (!sameColumns(row, columns)) return false;
+  return sameTouchpoints(await touchpointsOf(trx, row.id), touchpoints);
+}
+
+function sameColumns(row: ConversionsTable, columns: ReturnType<typeof attributionColumns>): boolean {
+  return (
+    row.attributed === columns.attributed &&
+    row.attributed_click_id === columns.attributed_click_id &&
+    row.confidence === columns.confidence &&
+    row.attribution_signal === columns.attribution_signal
+  );
+}
+
+function sameTouchpoints(a: TouchpointsTable[], b: TouchpointsTable[]): boolean {
+  const key = (t: TouchpointsTable) => `${t.click_id}:${t.score}:${t.signal}`;
+  const x = a.map(key).sort();
+  const y = b.map(key).sort();
+  return x.length === y.length && x.every((k, i) => k === y[i]);
+}
+
+/**
+ * Whether `attribution` would change the stored conversion (`row` and its `stored` touchpoints):
+ * what `applyReattribution` decides under its lock, for a caller that only reports (a dry run).
+ */
+export function wouldChange(row: ConversionsTable, stored: TouchpointsTable[], attribution: Attribution): boolean {
+  if (row.confidence === 100) return false;
+  return !sameColumns(row, attributionColumns(attribution)) || !sameTouchpoints(stored, touchpointRows(row.id, attribution));
 }

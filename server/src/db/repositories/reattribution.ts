@@ -111,3 +111,26 @@ export async function updateReattributedColumns(db: Writer, conversionId: string
   if (Object.keys(columns).length === 0) return;
   await db.updateTable('conversions').set(columns).where('id', '=', conversionId).execute();
 }
+
+/**
+ * One batch of a store's conversions from `since` (event time), in (event time, id) order after
+ * `after` (the last of the previous batch): `waytrack attribution recompute` walks them so.
+ */
+export async function conversionsSince(
+  db: Reader,
+  query: { storeId: string; since: number; livemode?: number; after?: { eventTime: number; id: string }; limit: number },
+): Promise<ConversionsTable[]> {
+  let select = db
+    .selectFrom('conversions')
+    .selectAll()
+    .where('store_id', '=', query.storeId)
+    .where('event_time', '>=', query.since);
+  if (query.livemode !== undefined) select = select.where('livemode', '=', query.livemode);
+  const after = query.after;
+  if (after) {
+    select = select.where((eb) =>
+      eb.or([eb('event_time', '>', after.eventTime), eb.and([eb('event_time', '=', after.eventTime), eb('id', '>', after.id)])]),
+    );
+  }
+  return select.orderBy('event_time').orderBy('id').limit(query.limit).execute();
+}
