@@ -13,6 +13,7 @@ import {
   type ClickConversion,
   dataManagerPayload,
   type GoogleConversion,
+  isDataManagerPayload,
   planDataManagerRefund,
 } from './google-data-manager-payloads.js';
 import { hashedEmail, hashedPhone } from './hashing.js';
@@ -279,8 +280,15 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
     return { payload, expiresAt };
   },
 
-  planRefund: (input) =>
-    apiOf(input.settings) === 'data_manager' ? planDataManagerRefund(input) : planAdjustment(input, conversionDateTime),
+  planRefund(input) {
+    if (apiOf(input.settings) === 'data_manager') return planDataManagerRefund(input);
+    const plan = planAdjustment(input, conversionDateTime);
+    // A conversion uploaded through Data Manager (before a switch back) is known to Google by its transactionId.
+    if (plan && 'payload' in plan && isDataManagerPayload(input.conversionPayload)) {
+      (plan.payload as { orderId: string }).orderId = input.conversionPayload.event.transactionId;
+    }
+    return plan;
+  },
 
   async send(request) {
     // The payloads are translated when they were planned under the other api (the settings changed meanwhile).

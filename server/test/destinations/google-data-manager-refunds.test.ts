@@ -119,6 +119,31 @@ describe('the Data Manager sender', () => {
     ]);
   });
 
+  it('a refund under the Google Ads API of a conversion uploaded through Data Manager names its transactionId', () => {
+    const conversion = {
+      event_type: 'Purchase',
+      order_id: 'o-1',
+      value_minor: 10_000,
+      currency: 'EUR',
+      event_time: Date.parse('2026-11-28T10:00:00Z'),
+    };
+    const plan = googleAds.planRefund?.({
+      store: { timezone: 'UTC' } as never,
+      settings: { api: 'google_ads_api', customerId: '1234567890', conversionAction: ACTION, oauthClientId: 'c' },
+      conversion: conversion as never,
+      refund: { refunded_after_minor: 3000, refund_time: Date.parse('2026-11-28T12:00:00Z') } as never,
+      conversionPayload: event('gclid-a', 'evt-1'),
+      now: Date.now(),
+    });
+    expect(plan && 'payload' in plan && plan.payload).toMatchObject({
+      conversionAction: ACTION,
+      adjustmentType: 'RESTATEMENT',
+      orderId: 'evt-1',
+      adjustmentDateTime: '2026-11-28 12:00:00+00:00',
+      restatementValue: { adjustedValue: 70, currencyCode: 'EUR' },
+    });
+  });
+
   it('a request-level refusal fails every event with Google’s message; 5xx is retried', async () => {
     dm.faults = [{ type: 'http500' }];
     const request = {
