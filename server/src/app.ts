@@ -214,6 +214,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     secrets,
     env: config,
     syncWaitMs: config.capiSyncWaitMs,
+    alertAfterMs: config.destinationAlertAfterS * 1000,
     registry,
     log: app.log,
     tuning: tuningOf(deps),

@@ -1,3 +1,5 @@
+import { CREDENTIAL_HINTS, networkErrorMessage } from '../destinations/network-errors.js';
+
 /**
  * The Graph API client for `POST /{version}/{pixelId}/events`, and the classification of its
  * answers into the three things the dispatcher acts on: accepted, retry later, or rejected.
@@ -26,7 +28,7 @@ export type GraphResult =
   /** `eventLevel`: the refusal may be caused by some event in the batch (split it); else it is about the request itself. */
   | { outcome: 'rejected'; error: string; fbtraceId: string | null; eventLevel: boolean };
 
-interface GraphError {
+export interface GraphError {
   message?: unknown;
   type?: unknown;
   code?: unknown;
@@ -47,14 +49,16 @@ function isRequestLevel(code: number | undefined, subcode: number | undefined): 
   return code === 100 && subcode === 33; // "object does not exist or missing permissions": a wrong pixel id
 }
 
-function describe(error: GraphError, status: number): string {
+export function describe(error: GraphError, status: number): string {
   const code = typeof error.code === 'number' ? error.code : undefined;
   const subcode = typeof error.error_subcode === 'number' ? error.error_subcode : undefined;
   const type = typeof error.type === 'string' ? ` ${error.type}` : '';
   const label = code === undefined ? `HTTP ${status}` : `code ${code}${subcode === undefined ? '' : `/${subcode}`}`;
   const message = typeof error.message === 'string' ? error.message : 'no message';
   const userMessage = typeof error.error_user_msg === 'string' && error.error_user_msg ? ` — ${error.error_user_msg}` : '';
-  return `Meta error (${label}${type}): ${message}${userMessage}`;
+  const described = `Meta error (${label}${type}): ${message}${userMessage}`;
+  // The token was refused (expired, revoked, changed password): name it and where to renew it.
+  return code === 190 || status === 401 ? `${described} — ${CREDENTIAL_HINTS.meta}` : described;
 }
 
 function clip(text: string, secret: string): string {
@@ -113,13 +117,12 @@ export async function postEvents(request: GraphRequest, timeoutMs = GRAPH_TIMEOU
     });
     text = await response.text();
   } catch (error) {
-    const name = (error as Error).name;
-    if (name === 'TimeoutError' || name === 'AbortError') {
-      return { outcome: 'retry', error: `No answer from Meta within ${timeoutMs} ms`, fbtraceId: null };
-    }
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    const detail = cause?.code ?? cause?.message ?? (error as Error).message;
-    return { outcome: 'retry', error: clip(`Network error reaching Meta: ${detail}`, request.accessToken), fbtraceId: null };
+    // No answer: this server's side (DNS, connect, TLS, timeout), said so with the host.
+    return {
+      outcome: 'retry',
+      error: clip(networkErrorMessage(error, url, 'Meta', timeoutMs), request.accessToken),
+      fbtraceId: null,
+    };
   }
 
   let body: { events_received?: unknown; fbtrace_id?: unknown; error?: GraphError } | undefined;

@@ -26,6 +26,7 @@ export const REUSED_ROUTES = [
   'DELETE /stores/:id/destinations/google_ads',
   'PUT /stores/:id/destinations/tiktok',
   'DELETE /stores/:id/destinations/tiktok',
+  'POST /stores/:id/destinations/:kind/test',
   'GET /analytics/metrics',
   'GET /analytics/timeseries',
   'GET /analytics/match-quality',

@@ -333,6 +333,22 @@ export interface DestinationJobsTable {
   sent_at: number | null;
 }
 
+/** Migration 0028: a destination's health (api.md §12; destinations/health.ts). No row: never attempted. */
+export interface DestinationHealthTable {
+  store_id: string;
+  kind: string;
+  account_id: string;
+  status: 'ok' | 'failing';
+  consecutive_failures: number;
+  last_success_at: number | null;
+  last_failure_at: number | null;
+  last_error: string | null;
+  /** Why it is failing: 'failures' (attempts in a row) or 'stale' (a job pending too long); null while ok. */
+  failing_reason: 'failures' | 'stale' | null;
+  failing_since: number | null;
+  updated_at: number;
+}
+
 export interface SettingsTable {
   name: string;
   value: string;
@@ -372,6 +388,7 @@ export interface DB {
   click_ids: ClickIdsTable;
   store_destinations: StoreDestinationsTable;
   destination_jobs: DestinationJobsTable;
+  destination_health: DestinationHealthTable;
   webhooks: WebhooksTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;

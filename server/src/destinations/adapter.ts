@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import type { CustomerData } from '../capi/pii.js';
 import type { ClicksTable, ConversionsTable, RefundsTable, StoresTable } from '../db/schema.js';
+import { networkErrorMessage } from './network-errors.js';
 
 /**
  * How the shared outbox (dispatcher.ts) sends one platform's jobs: every destination has one,
@@ -32,6 +33,23 @@ export interface Sender<Settings = Record<string, unknown>, Secrets = Record<str
   logFields?(route: string): Record<string, unknown>;
   /** Sends one batch of payloads (same store, mode, destination, kind, route); one outcome per payload, in order. */
   send(request: SendRequest<Settings, Secrets>): Promise<SendResult>;
+  /** Checks the credentials against the platform now, without a live conversion (api.md §12; destinations/check.ts). */
+  check?(request: CheckRequest<Settings, Secrets>): Promise<CheckResult>;
+}
+
+export interface CheckRequest<Settings, Secrets> {
+  settings: Settings;
+  secrets: Secrets;
+  env: DestinationEnv;
+  timeoutMs: number;
+}
+
+/** What a destination check answers (api.md §12, POST /v1/stores/:id/destinations/:kind/test). */
+export interface CheckResult {
+  ok: boolean;
+  message: string;
+  /** The platform's own words, when it answered with an error. */
+  platformMessage?: string;
 }
 
 /**
@@ -174,10 +192,8 @@ export async function post(
     });
     return { response, text: await response.text() };
   } catch (error) {
-    const name = (error as Error).name;
-    if (name === 'TimeoutError' || name === 'AbortError') return { error: `No answer from ${label} within ${timeoutMs} ms` };
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return { error: `Network error reaching ${label}: ${cause?.code ?? cause?.message ?? (error as Error).message}` };
+    // No answer: this server's side (DNS, connect, TLS, timeout), said so with the host.
+    return { error: networkErrorMessage(error, url, label, timeoutMs) };
   }
 }
 

@@ -14,6 +14,7 @@ import type { DestinationJobsTable } from '../db/schema.js';
 import { type SecretBox, SecretError } from '../secrets.js';
 import { webhookEvents } from '../webhooks/events.js';
 import type { DestinationEnv, Outcome, Sender } from './adapter.js';
+import { type AttemptHealth, type HealthTurn, recordAttempt } from './health.js';
 import type { DispatcherMetrics } from './metrics.js';
 import { orderRefundJobs } from './refund-order.js';
 import { senderOf } from './registry.js';
@@ -35,7 +36,25 @@ export interface DeliveryContext {
   running(): boolean;
   /** The outcome of a Meta conversion job was recorded (sync waiters: sent or not). */
   settled(jobs: DestinationJobsTable[], sent: boolean): void;
-  log: { debug?(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  log: {
+    debug?(obj: object, msg: string): void;
+    info?(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
+}
+
+/** The one log line of a destination's turn (api.md §12): a warning when it fails, a note when it recovers. */
+export function logTurn(log: DeliveryContext['log'], turn: HealthTurn): void {
+  const fields = { storeId: turn.storeId, destination: turn.destination, consecutiveFailures: turn.consecutiveFailures };
+  if (turn.turned === 'failing')
+    log.warn(fields, `Destination ${turn.destination} of store ${turn.storeId} is failing: ${turn.message}`);
+  else
+    (log.info ?? log.warn).call(
+      log,
+      fields,
+      `Destination ${turn.destination} of store ${turn.storeId} recovered: ${turn.message}`,
+    );
 }
 
 /** What a recording does: an outcome, or giving jobs back untried (due again at once). */
@@ -77,7 +96,7 @@ export async function deliverBatch(ctx: DeliveryContext, group: JobGroup, jobs: 
       sender.messages?.secretsLost ??
       `The ${label} destination's secrets cannot be decrypted: SECRETS_KEY changed. Restore it or PUT the destination again`;
     ctx.log.error({ storeId: group.store_id, destination: group.destination }, message);
-    return record(ctx, group, live, { outcome: 'retry', error: message }, undefined, 0);
+    return record(ctx, group, live, { outcome: 'retry', error: message }, undefined, 0, { ok: false, error: message });
   }
   if (!destination) {
     const error = sender.messages?.removed ?? `The store's ${label} destination was removed before the conversion could be sent`;
@@ -163,6 +182,12 @@ async function sendPart(
   ctx.metrics.request(group.destination, result.requestOutcome);
   const attempts = prior + 1;
   if (sender.bisect && result.split && jobs.length > 1) return attempts;
+  // The attempt as the destination's health counts it: the platform acknowledged something, or not.
+  const sent = result.outcomes.some((o) => o.outcome === 'sent');
+  const firstError = result.outcomes.find((o) => o.outcome !== 'sent') as { error?: string } | undefined;
+  let health: AttemptHealth | undefined = sent
+    ? { ok: true }
+    : { ok: false, error: firstError?.error ?? `${sender.label} gave no answer` };
   // Jobs with the same outcome are recorded together.
   const byOutcome = new Map<string, { outcome: Outcome; jobs: DestinationJobsTable[] }>();
   jobs.forEach((job, i) => {
@@ -180,7 +205,8 @@ async function sendPart(
         sender.messages?.refused ?? `${sender.label} refused events`,
       );
     }
-    await record(ctx, group, same, outcome, result.traceId, attempts);
+    await record(ctx, group, same, outcome, result.traceId, attempts, health);
+    health = undefined; // counted once per request, with the first of its recordings
   }
   return undefined;
 }
@@ -233,8 +259,10 @@ async function record(
   outcome: Recorded,
   traceId: string | undefined,
   attempts: number,
+  health?: AttemptHealth,
 ): Promise<void> {
   const now = Date.now();
+  let turn: HealthTurn | undefined;
   const { destination } = group;
   const keys = jobs.map(keyOf);
   const owner = ctx.owner;
@@ -274,9 +302,14 @@ async function record(
       }
       await showOnConversions(trx, rows);
       await webhookEvents.jobsFailed(trx, destination, rows); // conversion.forwarding_failed for the rows now failed
+      // The destination's health (api.md §12) in the same transaction as the attempt's outcome.
+      const account = (jobs[0] as DestinationJobsTable).account_id;
+      turn =
+        health && (await recordAttempt(trx, { storeId: group.store_id, kind: destination, accountId: account }, health, now));
       return rows;
     }),
   );
+  if (turn) logTurn(ctx.log, turn);
   ctx.metrics.recorded(destination, changed, outcome.outcome === 'retry');
   if (outcome.outcome === 'sent') {
     const sender = senderOf(destination);

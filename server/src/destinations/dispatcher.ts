@@ -7,8 +7,9 @@ import type { DestinationJobsTable } from '../db/schema.js';
 import { OutboxLoop } from '../outbox-loop.js';
 import type { SecretBox } from '../secrets.js';
 import type { DestinationEnv, Sender } from './adapter.js';
-import { type DeliveryContext, deliverBatch } from './delivery.js';
+import { type DeliveryContext, deliverBatch, logTurn } from './delivery.js';
 import { DeliveryWaiters } from './delivery-waiters.js';
+import { checkStale } from './health.js';
 import { dispatcherMetrics } from './metrics.js';
 import { senderOf } from './registry.js';
 
@@ -34,6 +35,8 @@ export interface DispatcherTuning {
   leaseMs: number;
   /** Longest sleep between looks at the outbox (jobs of other instances, retries falling due). */
   pollMs: number;
+  /** How often the destinations' oldest pending jobs are looked at (api.md §12); unset: a quarter of the alert delay, 1 s to 60 s. */
+  healthCheckMs?: number;
   random: () => number;
 }
 
@@ -50,6 +53,7 @@ export const DEFAULT_TUNING: DispatcherTuning = {
 /** The part of pino the dispatcher uses (domain code does not depend on the HTTP framework). */
 export interface DispatcherLog {
   debug?(obj: object, msg: string): void;
+  info?(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   error(obj: object, msg: string): void;
 }
@@ -61,6 +65,8 @@ export interface DispatcherOptions {
   env: DestinationEnv;
   /** CAPI_SYNC_WAIT_MS: how long a request may wait for its Meta event's first attempt. */
   syncWaitMs: number;
+  /** DESTINATION_ALERT_AFTER_S in ms: a job pending longer turns its destination failing (api.md §12). */
+  alertAfterMs?: number;
   registry?: Registry;
   log?: DispatcherLog;
   tuning?: Partial<DispatcherTuning>;
@@ -98,6 +104,8 @@ export class Dispatcher implements Forwarder {
   private readyCount = 0;
   private readonly waiters = new DeliveryWaiters();
   private readonly context: DeliveryContext;
+  private healthTimer: NodeJS.Timeout | undefined;
+  private healthCheck: Promise<void> | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.tuning = { ...DEFAULT_TUNING, ...options.tuning };
@@ -142,8 +150,32 @@ export class Dispatcher implements Forwarder {
     };
   }
 
+  /** Where the platforms are (a destination check reaches the same hosts as deliveries). */
+  get env(): DestinationEnv {
+    return this.options.env;
+  }
+
   start(): void {
     this.loop.start();
+    this.scheduleHealthCheck();
+  }
+
+  /** The stale-job check (health.ts), on a timer of its own beside the outbox loop. */
+  private scheduleHealthCheck(): void {
+    const alertAfterMs = this.options.alertAfterMs ?? 900_000;
+    const every = this.tuning.healthCheckMs ?? Math.min(60_000, Math.max(1000, alertAfterMs / 4));
+    this.healthTimer = setTimeout(() => {
+      this.healthCheck = checkStale(this.options.database, alertAfterMs)
+        .then((turns) => {
+          for (const turn of turns) logTurn(this.log, turn);
+        })
+        .catch((error) => this.log.error({ err: error }, 'Destination health check failed'))
+        .finally(() => {
+          this.healthCheck = undefined;
+          if (this.loop.isRunning) this.scheduleHealthCheck();
+        });
+    }, every);
+    this.healthTimer.unref();
   }
 
   /**
@@ -152,7 +184,9 @@ export class Dispatcher implements Forwarder {
    * Call before the database closes.
    */
   async stop(): Promise<void> {
+    clearTimeout(this.healthTimer);
     await this.loop.stop();
+    await this.healthCheck;
     const ready = [...this.ready.values()];
     this.ready.clear();
     this.readyCount = 0;

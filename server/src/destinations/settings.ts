@@ -1,4 +1,5 @@
 import type { Database, Reader } from '../db/database.js';
+import { deleteHealth } from '../db/repositories/destination-health.js';
 import {
   deleteStoreDestination,
   findStoreDestination,
@@ -13,6 +14,7 @@ import { requireStore } from '../stores/lookup.js';
 import { presentStore, updateStore } from '../stores/stores.js';
 import type { Tenant } from '../tenancy.js';
 import { storeUpdatedEvent, webhookEvents } from '../webhooks/events.js';
+import { type HealthView, presentHealth, storeHealth } from './health.js';
 import { metaSettings } from './meta.js';
 import { ADAPTERS, adapterOf, DESTINATION_KINDS, type DestinationKind } from './registry.js';
 
@@ -66,10 +68,21 @@ function view(kind: DestinationKind, row: StoreDestinationsTable | undefined): D
   };
 }
 
-export async function listDestinations(database: Database, tenant: Tenant, storeId: string): Promise<DestinationView[]> {
+/** The list shows each destination's health too (api.md §12): `unverified` while not configured. */
+export async function listDestinations(
+  database: Database,
+  tenant: Tenant,
+  storeId: string,
+): Promise<Array<DestinationView & { health: HealthView }>> {
   const store = await requireStore(database.read, tenant, storeId);
   const rows = new Map((await storeDestinations(database.read, store.id)).map((r) => [r.kind, r]));
-  return [metaView(store), ...(Object.keys(ADAPTERS) as DestinationKind[]).map((kind) => view(kind, rows.get(kind)))];
+  const views = [metaView(store), ...(Object.keys(ADAPTERS) as DestinationKind[]).map((kind) => view(kind, rows.get(kind)))];
+  const health = await storeHealth(
+    database,
+    store.id,
+    views.filter((v) => v.configured).map((v) => v.kind),
+  );
+  return views.map((v) => ({ ...v, health: health.get(v.kind) ?? presentHealth(undefined, undefined) }));
 }
 
 export async function putDestination(
@@ -145,6 +158,7 @@ export async function deleteDestination(
   }
   const deleted = await database.write(async (trx) => {
     const removed = await deleteStoreDestination(trx, store.id, kind);
+    await deleteHealth(trx, store.id, kind); // set up again, it starts unverified
     if (removed)
       await webhookEvents.emit(trx, storeUpdatedEvent(tenant.accountId, presentStore(store), [`destinations.${kind}`]));
     return removed;

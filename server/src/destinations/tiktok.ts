@@ -6,6 +6,7 @@ import { fromMinorUnits } from '../money.js';
 import { type Adapter, all, clip, parseJson, post, retryAfterMs } from './adapter.js';
 import { onlyFields, REFUND_EVENT, text } from './fields.js';
 import { hashedPhone } from './hashing.js';
+import { CREDENTIAL_HINTS } from './network-errors.js';
 import { TIKTOK_SETTINGS } from './settings-schemas.js';
 
 /** TikTok Events API 2.0: `POST /open_api/v1.3/event/track/` with the pixel as the web event source. */
@@ -71,6 +72,9 @@ export const TIKTOK_EVENT_NAMES: Record<string, string> = {
  * requests") and 5xxxx its server errors: retried; any other code is about the request or its
  * events (token, pixel, parameters): failed with TikTok's message.
  */
+/** TikTok's answers refusing the access token (no permission, expired, missing, revoked). */
+const TIKTOK_AUTH_CODES = new Set([40001, 40102, 40104, 40105]);
+
 export function isRetryableTikTokCode(code: number): boolean {
   return code === 40100 || (code >= 50000 && code < 60000);
 }
@@ -248,13 +252,14 @@ export const tiktok: Adapter<TikTokSettings, TikTokSecrets> = {
       return { ...all(payloads.length, outcome), ...(traceId && { traceId }) };
     }
     if (body.code === 0 && response.ok) return { ...all(payloads.length, { outcome: 'sent' }), ...(traceId && { traceId }) };
-    const message = clip(
+    let message = clip(
       `TikTok error (code ${body.code}): ${typeof body.message === 'string' ? body.message : 'no message'}${
         traceId ? ` (request_id ${traceId})` : ''
       }`,
       hide,
     );
     const retry = isRetryableTikTokCode(body.code) || response.status >= 500 || response.status === 429;
+    if (!retry && (TIKTOK_AUTH_CODES.has(body.code) || response.status === 401)) message += ` — ${CREDENTIAL_HINTS.tiktok}`;
     return {
       ...all(
         payloads.length,
@@ -264,5 +269,48 @@ export const tiktok: Adapter<TikTokSettings, TikTokSecrets> = {
       ),
       ...(traceId && { traceId }),
     };
+  },
+
+  /**
+   * TikTok's documented test channel: one test event with the destination's testEventCode (it
+   * shows in Events Manager → Test events, never in reports). Without a testEventCode there is
+   * no way to check without a live event, and the answer says how to get one.
+   */
+  async check({ settings, secrets, env, timeoutMs }) {
+    if (!settings.testEventCode) {
+      return {
+        ok: false,
+        message:
+          'TikTok is checked with a test event: set the tiktok destination’s testEventCode (TikTok Events Manager → your pixel → Test events) and test again',
+      };
+    }
+    const now = Math.floor(Date.now() / 1000);
+    const event: TikTokEvent = {
+      event: 'ViewContent',
+      event_time: now,
+      event_id: `waytrack_check_${now}`,
+      user: { user_agent: 'Waytrack destination check' },
+      properties: { value: 0, currency: 'USD', order_id: `waytrack_check_${now}` },
+    };
+    const result = await this.send({
+      settings,
+      secrets,
+      live: false,
+      kind: 'conversion',
+      route: '',
+      payloads: [event],
+      env,
+      timeoutMs,
+    });
+    const outcome = result.outcomes[0];
+    if (outcome?.outcome === 'sent') {
+      return {
+        ok: true,
+        message: `TikTok accepted a test event for pixel ${settings.pixelCode} (test event code ${settings.testEventCode})`,
+      };
+    }
+    const error = outcome && 'error' in outcome ? outcome.error : 'TikTok gave no answer';
+    const platform = /^TikTok error \(code \d+\): (.*?)(?: \(request_id [^)]*\))?(?: — .*)?$/s.exec(error)?.[1];
+    return { ok: false, message: error, ...(platform && { platformMessage: platform }) };
   },
 };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { testDestination } from '../destinations/check.js';
 import { metaSettings } from '../destinations/meta.js';
 import { ADAPTERS, DESTINATION_KINDS, type DestinationKind } from '../destinations/registry.js';
 import { deleteDestination, listDestinations, putDestination, settingsSchemaOf } from '../destinations/settings.js';
@@ -23,8 +24,40 @@ const Destination = Type.Object({
   updatedAt: Nullable(Type.String({ description: 'When the settings last changed; null when not configured' })),
 });
 
+const Health = Type.Object(
+  {
+    status: Type.Union([Type.Literal('unverified'), Type.Literal('ok'), Type.Literal('failing')], {
+      description:
+        'unverified: no attempt recorded yet (or not configured); ok: the last attempts deliver; failing: 5 attempts in a row failed, or a job has waited longer than DESTINATION_ALERT_AFTER_S with nothing delivered meanwhile',
+    }),
+    lastSuccessAt: Type.Optional(Type.String({ description: 'When the platform last acknowledged an attempt' })),
+    lastFailureAt: Type.Optional(Type.String({ description: 'When an attempt last failed' })),
+    lastError: Type.Optional(
+      Type.String({
+        description: 'The last failure: whose side failed (this server’s network, or the platform with its message)',
+      }),
+    ),
+    consecutiveFailures: Type.Integer({ description: 'Attempts in a row that failed (0 after a success)' }),
+    oldestPendingAt: Type.Optional(
+      Type.String({ description: 'When the oldest conversion or refund still waiting for it was queued' }),
+    ),
+  },
+  { description: 'Whether the destination delivers (api.md §12)' },
+);
+
+const ListedDestination = Type.Object({ ...Destination.properties, health: Health });
+
 const DestinationList = Type.Object({
-  destinations: Type.Array(Destination, { description: 'Every platform, configured or not: meta, google_ads, tiktok' }),
+  destinations: Type.Array(ListedDestination, { description: 'Every platform, configured or not: meta, google_ads, tiktok' }),
+});
+
+const CheckAnswer = Type.Object({
+  ok: Type.Boolean({ description: 'true when the platform accepted the credentials' }),
+  message: Type.String({
+    description:
+      'What was checked and what came of it; a network failure names this server and the host, a refused credential what to renew and where',
+  }),
+  platformMessage: Type.Optional(Type.String({ description: 'The platform’s own message, when it answered with an error' })),
 });
 
 /**
@@ -103,7 +136,7 @@ const INVALID_EXAMPLES: Partial<Record<DestinationKind, typeof ID_TOO_LONG>> = {
   },
 };
 
-export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, secrets }) => {
+export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, secrets, forwarding }) => {
   // GET /v1/stores/:id/destinations — every platform's forwarding settings
   app.get(
     '/stores/:id/destinations',
@@ -137,6 +170,55 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
       },
     },
     async (request) => ok(request, { destinations: await listDestinations(database, tenantOf(request), request.params.id) }),
+  );
+
+  // POST /v1/stores/:id/destinations/:kind/test — check the credentials now (api.md §12)
+  app.post(
+    '/stores/:id/destinations/:kind/test',
+    {
+      config: { scope: 'stores:write' },
+      schema: {
+        tags: ['Stores'],
+        operationId: 'testDestination',
+        summary: 'Check a destination’s credentials',
+        description:
+          'Checks the stored credentials against the platform now, without creating a live conversion: Meta reads the pixel with the token (or sends a test event when testEventCode is set), TikTok sends a test event with its testEventCode. Nothing is recorded. `ok: false` is an answer too (200): the message says whose side failed and what to do.',
+        security: bearer,
+        params: KindParams,
+        response: describeResponses(CheckAnswer, {
+          description: 'What the platform said',
+          examples: {
+            ok: {
+              summary: 'Meta accepted the token',
+              data: { ok: true, message: 'Meta accepted the access token for pixel 1234567890 (Shop pixel)' },
+            },
+            dns: {
+              summary: 'This server cannot resolve the platform',
+              data: {
+                ok: false,
+                message:
+                  'This server could not resolve graph.facebook.com (ENOTFOUND): check outbound network, DNS, proxy (not an error of Meta)',
+              },
+            },
+          },
+          write: true,
+          invalid: ID_TOO_LONG,
+          notFound: {
+            ...STORE_NOT_FOUND,
+            notConfigured: {
+              summary: 'The store has no such destination',
+              code: 'not_found',
+              message: `Store ${EXAMPLE.storeId} has no tiktok destination`,
+            },
+          },
+        }),
+      },
+    },
+    async (request) =>
+      ok(
+        request,
+        await testDestination(database, tenantOf(request), request.params.id, request.params.kind, secrets, forwarding.env),
+      ),
   );
 
   const storeIdOf = (request: FastifyRequest) => (request.params as { id: string }).id;

@@ -10,6 +10,8 @@ export const WEBHOOK_EVENTS = [
   'conversion.forwarding_failed',
   'refund.recorded',
   'store.updated',
+  'destination.failing',
+  'destination.recovered',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
@@ -86,6 +88,20 @@ export function refundRecordedEvent(row: RefundsTable, conversionValueMinor: num
 /** `store.updated`: the store as GET shows it and what changed; configuration, so both modes' endpoints get it. */
 export function storeUpdatedEvent(accountId: string, store: { id: string }, changes: string[], now = Date.now()) {
   return eventRow('store.updated', accountId, null, { storeId: store.id, store, changes }, now);
+}
+
+/**
+ * `destination.failing` / `destination.recovered` (api.md §12): a store's destination turned, once
+ * per turn, written in the transaction that turned it. Configuration, like `store.updated`: both
+ * modes' endpoints get it.
+ */
+export function destinationHealthEvent(
+  type: 'destination.failing' | 'destination.recovered',
+  accountId: string,
+  data: { storeId: string; destination: string; message: string; health: object },
+  now = Date.now(),
+) {
+  return eventRow(type, accountId, null, data, now);
 }
 
 /**

@@ -39,8 +39,12 @@ describe('retries', () => {
       /code 1 OAuthException\): Service temporarily unavailable/,
     ],
     ['a non-Graph 502', [{ type: 'bad-gateway' }], /Unexpected answer from Meta: HTTP 502/],
-    ['a timeout', [{ type: 'hang', ms: 60_000 }], /No answer from Meta within 10000 ms/],
-    ['a reset connection', [{ type: 'reset' }], /Network error reaching Meta/],
+    ['a timeout', [{ type: 'hang', ms: 60_000 }], /This server got no answer from 127\.0\.0\.1 within 10000 ms \(timeout\)/],
+    [
+      'a reset connection',
+      [{ type: 'reset' }],
+      /The connection from this server to 127\.0\.0\.1:\d+ was closed without an answer \((ECONNRESET|UND_ERR_SOCKET)\)/,
+    ],
     [
       'throttling codes 4, 17, 32, 613, 80003',
       [4, 17, 32, 613, 80003].map((code) => ({ type: 'throttle' as const, code })),

@@ -83,6 +83,8 @@ export class FakeGraph {
   validTokens: Set<string> | undefined;
   /** Delay before every answer. */
   latencyMs = 0;
+  /** GET /{version}/{pixelId} requests (the destination check). */
+  readonly pixelReads: Array<{ pixelId: string; accessToken: string | undefined; tokenInUrl: boolean }> = [];
   url = '';
   private readonly server: http.Server;
   /** What requests arriving now wait for before they are answered (hold()); undefined: nothing. */
@@ -130,6 +132,7 @@ export class FakeGraph {
   reset(): void {
     this.releaseAll();
     this.requests.length = 0;
+    this.pixelReads.length = 0;
     this.faults = [];
     this.outage = undefined;
     this.latencyMs = 0;
@@ -175,6 +178,19 @@ export class FakeGraph {
       res.writeHead(status, { 'content-type': 'application/json', ...headers });
       res.end(JSON.stringify(body));
     };
+    const pixel = /^\/(v\d+\.\d+)\/(\d+)$/.exec(url.pathname);
+    if (req.method === 'GET' && pixel) {
+      // Reading the pixel with the token (the destination check, api.md §12): {id, name}, or code 190.
+      const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const token = bearer ?? url.searchParams.get('access_token') ?? undefined;
+      this.pixelReads.push({ pixelId: pixel[2] as string, accessToken: token, tokenInUrl: url.searchParams.has('access_token') });
+      if (!token || (this.validTokens && !this.validTokens.has(token))) {
+        send(401, graphError(190, 'Invalid OAuth access token - Cannot parse access token', { error_subcode: 463 }));
+        return;
+      }
+      send(200, { id: pixel[2], name: 'Fake pixel' });
+      return;
+    }
     if (req.method !== 'POST' || !match) {
       send(400, graphError(100, `Unsupported ${req.method} request.`, { error_subcode: 33 }));
       return;

@@ -583,6 +583,27 @@ const ROUTES: RouteCase[] = [
       await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/destinations`, { key: outsider }));
     },
   },
+  {
+    method: 'POST',
+    path: '/v1/stores/:id/destinations/:kind/test',
+    scope: 'stores:write',
+    url: (s) => `/v1/stores/${s.storeId}/destinations/meta/test`,
+    status: 200,
+    // The check reaches the app's Graph address (a port nothing listens on): an answer with ok false.
+    async prepare(app, owner, seed) {
+      const body = { pixelId: '98765432101', accessToken: 'meta-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/meta`, { key: owner, body }));
+    },
+    otherAccount: rejectsForeignId(route('POST', '/v1/stores/:id/destinations/:kind/test'), 'store_not_found'),
+    // Destinations are store configuration, shared by both modes: the other mode's key checks the same one.
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = { pixelId: '98765432101', accessToken: 'meta-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/destinations/meta`, { key: owner, body }));
+      const res = await ok(await call(app, 'POST', `/v1/stores/${seed.storeId}/destinations/meta/test`, { key: outsider }));
+      expect(res.body.data.ok).toBe(false);
+      expect(JSON.stringify(res.body.data)).not.toContain('meta-security-token');
+    },
+  },
   // One row per documented operation: PUT and DELETE of each destination kind.
   ...(
     [

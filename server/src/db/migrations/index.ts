@@ -25,6 +25,7 @@ import * as attributionProbability from './0024_attribution_probability.js';
 import * as idempotencySecrets from './0025_idempotency_secrets.js';
 import * as identityLinks from './0026_identity_links.js';
 import * as conversionSource from './0027_conversion_source.js';
+import * as destinationHealth from './0028_destination_health.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0025_idempotency_secrets': idempotencySecrets,
   '0026_identity_links': identityLinks,
   '0027_conversion_source': conversionSource,
+  '0028_destination_health': destinationHealth,
 };
 
 class CodeMigrationProvider implements MigrationProvider {
