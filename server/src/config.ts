@@ -24,8 +24,6 @@ export interface Config {
   googleDataManagerUrl: string;
   tiktokApiUrl: string;
   capiSyncWaitMs: number;
-  /** DESTINATION_ALERT_AFTER_S: a job pending longer turns its destination `failing` (api.md §12). */
-  destinationAlertAfterS: number;
   /** AES-256 key for secrets at rest (SECRETS_KEY); unset → a key generated into DATA_DIR. */
   secretsKey: Buffer | undefined;
   rateLimitRps: number;
@@ -180,9 +178,9 @@ function destinations(env: Env) {
     googleAdsApiUrl: base('GOOGLE_ADS_API_URL', 'https://googleads.googleapis.com'),
     googleAdsApiVersion,
     googleOauthTokenUrl: url(env, 'GOOGLE_OAUTH_TOKEN_URL', 'https://oauth2.googleapis.com/token', ['http:', 'https:']) as string,
+    googleDataManagerUrl: base('GOOGLE_DATA_MANAGER_URL', 'https://datamanager.googleapis.com'),
     tiktokApiUrl: base('TIKTOK_API_URL', 'https://business-api.tiktok.com'),
   };
-    googleDataManagerUrl: base('GOOGLE_DATA_MANAGER_URL', 'https://datamanager.googleapis.com'),
 }
 
 /** WEBHOOK_RETRY_SCALE: a positive decimal number (0.001 makes the 5 s first retry 5 ms). */
@@ -225,7 +223,6 @@ export function loadConfig(env: Env = process.env): Config {
     metaGraphVersion: graphVersion,
     ...destinations(env),
     capiSyncWaitMs: int(env, 'CAPI_SYNC_WAIT_MS', 1500, 0, 60_000),
-    destinationAlertAfterS: int(env, 'DESTINATION_ALERT_AFTER_S', 900, 1, 30 * 86_400),
     secretsKey: secretsKey(env),
     rateLimitRps: int(env, 'RATE_LIMIT_RPS', 100, 1, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 500, 1, 10_000_000),
