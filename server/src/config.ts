@@ -24,6 +24,8 @@ export interface Config {
   googleDataManagerUrl: string;
   tiktokApiUrl: string;
   capiSyncWaitMs: number;
+  /** DESTINATION_ALERT_AFTER_S: a job pending longer turns its destination `failing` (api.md §12). */
+  destinationAlertAfterS: number;
   /** AES-256 key for secrets at rest (SECRETS_KEY); unset → a key generated into DATA_DIR. */
   secretsKey: Buffer | undefined;
   rateLimitRps: number;
@@ -223,6 +225,7 @@ export function loadConfig(env: Env = process.env): Config {
     metaGraphVersion: graphVersion,
     ...destinations(env),
     capiSyncWaitMs: int(env, 'CAPI_SYNC_WAIT_MS', 1500, 0, 60_000),
+    destinationAlertAfterS: int(env, 'DESTINATION_ALERT_AFTER_S', 900, 1, 30 * 86_400),
     secretsKey: secretsKey(env),
     rateLimitRps: int(env, 'RATE_LIMIT_RPS', 100, 1, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 500, 1, 10_000_000),
