@@ -31,6 +31,10 @@ export type StoreList = Data<'GET /v1/stores'>;
 export type Destination = Data<'PUT /v1/stores/{id}/destinations/google_ads'>;
 export type DestinationList = Data<'GET /v1/stores/{id}/destinations'>;
 export type DestinationKind = Destination['kind'];
+/** A destination's health as listed (api.md §12): unverified, ok or failing, with the last error. */
+export type DestinationHealth = DestinationList['destinations'][number]['health'];
+/** What POST /v1/stores/:id/destinations/:kind/test answers: `{ok, message, platformMessage?}`. */
+export type DestinationTestResult = Data<'POST /v1/stores/{id}/destinations/{kind}/test'>;
 /** The settings of one platform (api.md §8); secrets may be left out to keep the stored ones. */
 export type MetaDestinationParams = Body<'PUT /v1/stores/{id}/destinations/meta'>;
 export type GoogleAdsDestinationParams = Body<'PUT /v1/stores/{id}/destinations/google_ads'>;

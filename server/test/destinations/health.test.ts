@@ -1,6 +1,12 @@
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type DestinationHealth,
+  type DestinationTestResult,
+  type FetchLike,
+  Waytrack,
+} from '../../../packages/client/src/index.ts';
 import { createAccount, createKey } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -357,5 +363,37 @@ describe('POST /v1/stores/:id/destinations/:kind/test', () => {
     expectError(await call(c.app, 'POST', url('meta'), { key: c.otherKey }), 404, 'store_not_found');
     // The test-mode key of the same account checks the same (store) configuration.
     expect((await call(c.app, 'POST', url('meta'), { key: c.testKey })).body.data.ok).toBe(true);
+  });
+});
+
+describe('@waytrack/client', () => {
+  it('wt.stores.destinations.test(storeId, kind) and the listed health', async () => {
+    ctx = await healthApp();
+    const c = ctx;
+    const storeId = await makeStore(c.app, c.key, { pixelId: PIXEL, capiAccessToken: TOKEN });
+    // The client's requests go to the app in process (its fetch option), not over a socket.
+    const fetch: FetchLike = async (url, init) => {
+      const res = await c.app.inject({
+        method: init.method as 'GET' | 'POST',
+        url: new URL(url).pathname,
+        headers: init.headers,
+        ...(init.body !== undefined && { payload: init.body }),
+      });
+      return {
+        status: res.statusCode,
+        headers: { get: (name) => (res.headers[name.toLowerCase()] as string) ?? null },
+        text: async () => res.body,
+      };
+    };
+    const wt = new Waytrack({ apiKey: c.key, baseUrl: 'http://waytrack.test/v1', fetch, maxRetries: 0 });
+    const result: DestinationTestResult = await wt.stores.destinations.test(storeId, 'meta');
+    expect(result).toEqual({ ok: true, message: `Meta accepted the access token for pixel ${PIXEL} (Fake pixel)` });
+    graph.validTokens = new Set(['another-token']);
+    const refused = await wt.stores.destinations.test(storeId, 'meta');
+    expect(refused.ok).toBe(false);
+    expect(refused.platformMessage).toMatch(/Invalid OAuth access token/);
+    const list = await wt.stores.destinations.list(storeId);
+    const health: DestinationHealth | undefined = list.destinations.find((d) => d.kind === 'meta')?.health;
+    expect(health).toEqual({ status: 'unverified', consecutiveFailures: 0 });
   });
 });

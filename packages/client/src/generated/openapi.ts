@@ -1448,6 +1448,21 @@ export interface Operations {
         settings: Record<string, unknown> | null;
         /** When the settings last changed; null when not configured */
         updatedAt: string | null;
+        /** Whether the destination delivers (api.md §12) */
+        health: {
+          /** unverified: no attempt recorded yet (or not configured); ok: the last attempts deliver; failing: 5 attempts in a row failed, or a job has waited longer than DESTINATION_ALERT_AFTER_S with nothing delivered meanwhile */
+          status: 'unverified' | 'ok' | 'failing';
+          /** When the platform last acknowledged an attempt */
+          lastSuccessAt?: string;
+          /** When an attempt last failed */
+          lastFailureAt?: string;
+          /** The last failure: whose side failed (this server’s network, or the platform with its message) */
+          lastError?: string;
+          /** Attempts in a row that failed (0 after a success) */
+          consecutiveFailures: number;
+          /** When the oldest conversion or refund still waiting for it was queued */
+          oldestPendingAt?: string;
+        };
       }>;
     };
   };
@@ -1592,6 +1607,23 @@ export interface Operations {
       settings: Record<string, unknown> | null;
       /** When the settings last changed; null when not configured */
       updatedAt: string | null;
+    };
+  };
+  /** Check a destination’s credentials */
+  'POST /v1/stores/{id}/destinations/{kind}/test': {
+    params: {
+      /** The store’s id */
+      id: string;
+      /** meta, google_ads or tiktok */
+      kind: string;
+    };
+    response: {
+      /** true when the platform accepted the credentials */
+      ok: boolean;
+      /** What was checked and what came of it; a network failure names this server and the host, a refused credential what to renew and where */
+      message: string;
+      /** The platform’s own message, when it answered with an error */
+      platformMessage?: string;
     };
   };
   /** Reconcile conversions with what each destination received */
@@ -2437,7 +2469,7 @@ export interface Operations {
       /** Where events are POSTed: an https URL without user name, password or #fragment whose host is, and resolves to, only public unicast addresses — not private, loopback, link-local, unique-local, site-local, carrier-grade NAT, multicast, documentation or other special-purpose ranges, nor IPv6 forms embedding such an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
       url: string;
       /** The events to receive (at least one) */
-      events: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated'>;
+      events: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated' | 'destination.failing' | 'destination.recovered'>;
       /** For people (null or "" is the same as leaving it out) */
       description?: string | null | '';
     };
@@ -2483,8 +2515,12 @@ export interface Operations {
       conversion?: {
         conversionId: string;
         attributed: boolean;
-        /** The order was recorded before (by an earlier delivery or by your backend) */
+        /** The order was recorded before (by an earlier delivery, by your backend or by the Shopify checkout pixel) */
         duplicate: boolean;
+        /** On a duplicate: what this delivery filled in on the recorded conversion (docs/api.md "Shopify checkout pixel"): the shop’s `eventValue`, `currency`, `products`, `customerData` in place of the pixel’s, and browser evidence it lacked (`ipAddress`, `userAgent`, `fbc`, …) */
+        filled?: string[];
+        /** On a duplicate: whether the evidence it added re-attributed the conversion to a more probable click */
+        reattributed?: boolean;
         /** Shopify: what the buyer paid in their own currency, when it is not the shop’s (recorded beside the order) */
         presentment?: {
           /** Exact, in currency */
@@ -2545,8 +2581,12 @@ export interface Operations {
       conversion?: {
         conversionId: string;
         attributed: boolean;
-        /** The order was recorded before (by an earlier delivery or by your backend) */
+        /** The order was recorded before (by an earlier delivery, by your backend or by the Shopify checkout pixel) */
         duplicate: boolean;
+        /** On a duplicate: what this delivery filled in on the recorded conversion (docs/api.md "Shopify checkout pixel"): the shop’s `eventValue`, `currency`, `products`, `customerData` in place of the pixel’s, and browser evidence it lacked (`ipAddress`, `userAgent`, `fbc`, …) */
+        filled?: string[];
+        /** On a duplicate: whether the evidence it added re-attributed the conversion to a more probable click */
+        reattributed?: boolean;
         /** Shopify: what the buyer paid in their own currency, when it is not the shop’s (recorded beside the order) */
         presentment?: {
           /** Exact, in currency */
@@ -2597,7 +2637,7 @@ export interface Operations {
       /** Where events are POSTed: an https URL without user name, password or #fragment whose host is, and resolves to, only public unicast addresses — not private, loopback, link-local, unique-local, site-local, carrier-grade NAT, multicast, documentation or other special-purpose ranges, nor IPv6 forms embedding such an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
       url?: string;
       /** The events to receive from now on (at least one): replaces the list */
-      events?: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated'>;
+      events?: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated' | 'destination.failing' | 'destination.recovered'>;
       /** For people; null clears it */
       description?: string | null;
       /** true re-enables a disabled endpoint (same secret; disabledReason and disabledAt cleared; events from now on are sent to it); false disables it (its pending messages are given up) */

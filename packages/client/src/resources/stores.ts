@@ -5,6 +5,7 @@ import type {
   DestinationKind,
   DestinationList,
   DestinationParams,
+  DestinationTestResult,
   Store,
   StoreCreateParams,
   StoreList,
@@ -25,6 +26,18 @@ export class Destinations {
   put(storeId: string, kind: DestinationKind, params: DestinationParams, options?: RequestOptions): Promise<Destination> {
     return this.requester.call(
       { method: 'PUT', path: `/stores/${encodeURIComponent(storeId)}/destinations/${encodeURIComponent(kind)}`, body: params },
+      options,
+    );
+  }
+
+  /**
+   * POST /v1/stores/:id/destinations/:kind/test — checks the stored credentials against the
+   * platform now, without a live conversion (api.md §12). `ok: false` is an answer, not an error:
+   * its message says whose side failed (this server's network, or the credential to renew).
+   */
+  test(storeId: string, kind: DestinationKind, options?: RequestOptions): Promise<DestinationTestResult> {
+    return this.requester.call(
+      { method: 'POST', path: `/stores/${encodeURIComponent(storeId)}/destinations/${encodeURIComponent(kind)}/test` },
       options,
     );
   }
