@@ -1,5 +1,5 @@
-// Plays generated traffic (generate.js) into a Waytrack server, in time order: clicks between two
-// orders go out together (a few in flight), each order only once every earlier click is stored
+// Plays generated traffic (generate.js) into a Waytrack server, in time order: clicks and identify
+// calls between two orders go out together (a few in flight), each order only once every earlier one is stored
 // (its candidates and the ambiguity counts must hold them), orders one after the other (an earlier
 // order's identity links a later one). Then each order's explanation is read: its candidates as
 // they were scored. `send(method, path, body)` resolves `{ status, body }` (HTTP or inject).
@@ -32,13 +32,17 @@ export async function playTraffic(traffic, send, storeId) {
   let clicks = [];
   const flush = async () => {
     await inParallel(clicks, async (e) => {
+      if (e.kind === 'identify') {
+        check(await send('POST', '/v1/track/identify', { storeId, ...e.body }), `identify of person ${e.person}`);
+        return;
+      }
       const data = check(await send('POST', '/v1/track/click', { storeId, ...e.body }), `click ${e.ref}`);
       clickIds.set(e.ref, data.clickId);
     });
     clicks = [];
   };
   for (const e of traffic.events) {
-    if (e.kind === 'click') {
+    if (e.kind === 'click' || e.kind === 'identify') {
       clicks.push(e);
       continue;
     }

@@ -7,6 +7,12 @@ export interface ClickEvent {
   person: number;
   body: Record<string, unknown> & { fbclid: string; ipAddress: string; userAgent: string };
 }
+export interface IdentifyEvent {
+  kind: 'identify';
+  at: number;
+  person: number;
+  body: Record<string, unknown> & { email: string };
+}
 export interface OrderEvent {
   kind: 'order';
   at: number;
@@ -23,6 +29,6 @@ export interface Traffic {
   people: number;
   start: number;
   end: number;
-  events: Array<ClickEvent | OrderEvent>;
+  events: Array<ClickEvent | IdentifyEvent | OrderEvent>;
 }
 export function generateTraffic(options: { seed: number; people: number; days?: number; end?: number }): Traffic;

@@ -79,6 +79,22 @@ function runTag(d, browser, jar, t, fbclid) {
   return { visitorId: jar.vid.value, fbp: jar.fbp?.value, fbc: jar.fbc?.value };
 }
 
+/** What the tag's `waytrack('identify', {email, phone})` sends (POST /v1/track/identify): the browser's ids and the person. */
+function identifyEvent(t, person, ids) {
+  return {
+    kind: 'identify',
+    at: t,
+    person: person.id,
+    body: {
+      visitorId: ids.visitorId,
+      ...(ids.fbp && { fbp: ids.fbp }),
+      email: person.email,
+      ...(person.phone && { phone: person.phone }),
+      timestamp: new Date(t).toISOString(),
+    },
+  };
+}
+
 /** The browser of a later (not same-session) order after a click in `clicked`. */
 function laterBrowser(d, person, clicked) {
   const { phone, app, computer } = person.browsers;
@@ -135,7 +151,7 @@ function schedule(d, people, start, end) {
 
 /**
  * A month of one store's traffic ending at `end`: `events` in time order, each `{ kind: 'click' |
- * 'order', at, person, body }` (the request body, without storeId); a click carries `ref` (its index
+ * 'identify' | 'order', at, person, body }` (the request body, without storeId); a click carries `ref` (its index
  * among recorded clicks); an order carries `truth` (the ref of the buyer's most recent recorded ad click
  * in the window, or null) and `mechanism`, `network`, `repeat`, `ltp`.
  */
@@ -166,6 +182,8 @@ export function generateTraffic({ seed, people: count, days = 30, end = Date.now
         stripped.set(person.id, [...(stripped.get(person.id) ?? []), t]);
         continue;
       }
+      // A newsletter sign-up on the landing: the tag links this browser to the person's email.
+      if (unit(`${seed}|${e.n}|signup`) < RATES.newsletterSignup) events.push(identifyEvent(t, person, ids));
       const ref = refs++;
       const list = recorded.get(person.id) ?? [];
       list.push({ ref, t, browser, visitorId: ids.visitorId });
@@ -190,6 +208,8 @@ export function generateTraffic({ seed, people: count, days = 30, end = Date.now
       continue;
     }
     const ids = runTag(d, browser, jar, t, undefined);
+    // At checkout the shop knows the email: the tag identifies the buying browser, then the order is sent.
+    events.push(identifyEvent(t, person, ids));
     const mine = (recorded.get(person.id) ?? []).filter((c) => c.t <= t && t - c.t <= WINDOW);
     const truth = mine[mine.length - 1] ?? null;
     const earlier = orders.get(person.id) ?? 0;

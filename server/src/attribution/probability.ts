@@ -54,13 +54,13 @@ export interface ProbabilityParams {
 
 export const PARAMS: ProbabilityParams = {
   odds: {
-    ip_user_agent: [2.1, 1.9, 4, 1.8],
-    ip_device: [19, 17, 2.3, 1.3],
-    ip: [1, 2.9, 0.47, 0.5],
-    fingerprint: [0.046, 0.0023, 0.04, 0.017],
+    ip_user_agent: [2.1, 0.97, 2.8, 1.5],
+    ip_device: [19, 20, 2.4, 1.4],
+    ip: [0.61, 2.2, 0.5, 0.47],
+    fingerprint: [0.05, 0.0023, 0.034, 0.017],
   },
-  identity: { factor: 16, alone: [20, 33, 7.6, 2.8] },
-  sharedNetwork: 0.52,
+  identity: { factor: 12, alone: [24, 30, 9, 2.9] },
+  sharedNetwork: 0.35,
 };
 
 /** Same-browser evidence for that browser's most recent click in the window (api.md §13: at least 90). */
@@ -101,24 +101,24 @@ export function shareOf(weights: number[], taken: number): number[] {
  */
 export const CALIBRATION: ReadonlyArray<readonly [number, number]> = [
   [0.003, 0.013],
-  [0.017, 0.017],
-  [0.02, 0.033],
-  [0.046, 0.038],
-  [0.168, 0.197],
-  [0.278, 0.293],
-  [0.316, 0.295],
-  [0.324, 0.316],
-  [0.334, 0.351],
-  [0.389, 0.442],
-  [0.446, 0.482],
-  [0.546, 0.535],
-  [0.57, 0.594],
-  [0.676, 0.719],
-  [0.735, 0.737],
-  [0.743, 0.76],
-  [0.812, 0.867],
-  [0.885, 0.887],
-  [0.946, 0.911],
+  [0.017, 0.018],
+  [0.035, 0.025],
+  [0.122, 0.15],
+  [0.174, 0.214],
+  [0.311, 0.324],
+  [0.326, 0.331],
+  [0.362, 0.415],
+  [0.444, 0.446],
+  [0.468, 0.532],
+  [0.522, 0.611],
+  [0.583, 0.62],
+  [0.658, 0.644],
+  [0.684, 0.645],
+  [0.692, 0.674],
+  [0.742, 0.758],
+  [0.843, 0.881],
+  [0.926, 0.913],
+  [0.967, 0.978],
 ];
 
 function calibrated(probability: number): number {
