@@ -8,14 +8,19 @@ import type {
   ConversionDetail,
   ConversionList,
   Destination,
+  DestinationHealth,
   DestinationKind,
+  DestinationList,
+  DestinationTestResult,
   Metrics,
   Operations,
   Store,
   Timeseries,
 } from '@waytrack/client';
 
-export type { Conversion, Destination, DestinationKind, Metrics, Store, Timeseries };
+export type { Conversion, Destination, DestinationHealth, DestinationKind, DestinationTestResult, Metrics, Store, Timeseries };
+/** A destination as GET /v1/stores/:id/destinations lists it: with its health (api.md §12). */
+export type ListedDestination = DestinationList['destinations'][number];
 
 /** GET /v1/conversions/:id: a conversion with the explanation of its attribution. */
 export type ExplainedConversion = ConversionDetail;

@@ -2,9 +2,10 @@ import { useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { formatDateTime } from '../format.js';
 import { BASE, Link } from '../router.js';
-import type { Destination, DestinationKind, Store } from '../types.js';
+import type { Destination, DestinationKind, ListedDestination, Store } from '../types.js';
 import { useApi } from '../use-api.js';
 import { bodyOf, DESTINATION_FIELDS, FieldProblem, fieldOf, secretConfigured, shownValue } from './destination-fields.js';
+import { DestinationHealthStatus } from './destination-health.js';
 import { DESTINATION_NAMES } from './destinations-status.js';
 import { ErrorMessage, Loading } from './status.js';
 
@@ -142,7 +143,7 @@ function DestinationForm({ storeId, destination, onChange }: FormProps) {
  */
 export function DestinationsPanel({ store, onMetaChange }: { store: Store; onMetaChange(): void }) {
   const loaded = useApi(`destinations ${store.id}`, () =>
-    api.get<{ destinations: Destination[] }>(`/stores/${store.id}/destinations`),
+    api.get<{ destinations: ListedDestination[] }>(`/stores/${store.id}/destinations`),
   );
   const [changed, setChanged] = useState<Partial<Record<DestinationKind, Destination>>>({});
   const [notice, setNotice] = useState<{ kind: DestinationKind; message: string }>();
@@ -165,7 +166,8 @@ export function DestinationsPanel({ store, onMetaChange }: { store: Store; onMet
         platform is on its page (<Link href={`${BASE}/conversions?store=${store.id}`}>conversions of this store</Link>).
       </p>
       {KINDS.map((kind) => {
-        const destination = changed[kind] ?? listed.find((d) => d.kind === kind);
+        const fromList = listed.find((d) => d.kind === kind);
+        const destination = changed[kind] ?? fromList;
         if (!destination) return null;
         const name = DESTINATION_NAMES[kind];
         return (
@@ -177,6 +179,9 @@ export function DestinationsPanel({ store, onMetaChange }: { store: Store; onMet
               </span>
               {destination.updatedAt && ` Last changed ${formatDateTime(destination.updatedAt)}.`}
             </p>
+            {destination.configured && (
+              <DestinationHealthStatus storeId={store.id} kind={kind} health={changed[kind] ? undefined : fromList?.health} />
+            )}
             {notice?.kind === kind && (
               <p class="notice" role="status">
                 {notice.message}

@@ -1,6 +1,7 @@
 import { api, query } from '../api.js';
 import { useApp } from '../app-state.js';
 import { DailyChart } from '../components/daily-chart.js';
+import { FailingDestinationsBanner } from '../components/destination-health.js';
 import { PageTitle } from '../components/page-title.js';
 import { Empty, ErrorMessage, Loading } from '../components/status.js';
 import { StoreSelect } from '../components/store-select.js';
@@ -120,6 +121,7 @@ export function Overview() {
   return (
     <section>
       <PageTitle>Overview</PageTitle>
+      <FailingDestinationsBanner stores={stores.data} />
       <form class="filters" onSubmit={(e) => e.preventDefault()}>
         <StoreSelect
           id="overview-store"

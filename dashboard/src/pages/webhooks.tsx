@@ -13,6 +13,11 @@ const EVENTS: Array<{ type: WebhookEventType; hint: string }> = [
   { type: 'conversion.forwarding_failed', hint: 'a conversion could not be sent to an ad platform' },
   { type: 'refund.recorded', hint: 'a refund was recorded' },
   { type: 'store.updated', hint: 'a store’s settings changed' },
+  {
+    type: 'destination.failing',
+    hint: 'a store’s destination stopped delivering (5 failures in a row, or a conversion waiting too long)',
+  },
+  { type: 'destination.recovered', hint: 'a failing destination delivers again' },
 ];
 const PAGE_SIZE = 20;
 

@@ -171,6 +171,15 @@ const ROUTES: RouteCase[] = [
     otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/destinations/meta')),
   },
   {
+    // After the PUT above: Meta is configured; the check meets the app's Graph address (nothing
+    // listens there) and answers ok: false, a 200.
+    method: 'POST',
+    path: '/stores/:id/destinations/:kind/test',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/meta/test`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('POST', '/stores/:id/destinations/:kind/test')),
+  },
+  {
     method: 'PUT',
     path: '/stores/:id/destinations/google_ads',
     url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/google_ads`,
