@@ -39,6 +39,7 @@ import { identifyRoutes } from './routes/identify.js';
 import { reconciliationRoutes } from './routes/reconciliation.js';
 import { refundRoutes } from './routes/refunds.js';
 import { shopWebhookRoutes } from './routes/shop-webhooks.js';
+import { shopifyPixelRoutes } from './routes/shopify-pixel.js';
 import { spendRoutes } from './routes/spend.js';
 import { storeRoutes } from './routes/stores.js';
 import { tagRoutes } from './routes/tag.js';
@@ -201,6 +202,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const limiter = deps.limiter ?? new MemoryRateLimiter();
   await app.register(healthRoutes, { database, registry, limiter });
   await app.register(tagRoutes);
+  await app.register(shopifyPixelRoutes);
 
   const keys = deps.keys ?? new KeyStore(database);
   const cursors = new CursorCodec(await getOrCreateSecret(database, 'cursor_secret'));

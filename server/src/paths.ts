@@ -30,3 +30,6 @@ export const DASHBOARD_DIST = fileURLToPath(new URL('../dashboard/dist/', SERVER
 
 /** Where `npm run build` puts the browser tag (packages/tag/dist at the repository root). */
 export const TAG_FILE = fileURLToPath(new URL('../packages/tag/dist/tag.js', SERVER_ROOT));
+
+/** Where `npm run build` puts the Shopify checkout pixel (served filled in at GET /shopify-pixel.js). */
+export const PIXEL_FILE = fileURLToPath(new URL('../packages/tag/dist/shopify-pixel.js', SERVER_ROOT));

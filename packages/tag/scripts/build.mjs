@@ -31,3 +31,26 @@ if (gzipped >= BUDGET_GZIPPED) {
   console.error(`packages/tag: the tag is over its ${BUDGET_GZIPPED}-byte gzipped budget`);
   process.exit(1);
 }
+
+// The Shopify checkout pixel (src/shopify-pixel.ts): pasted by the merchant into Shopify's Customer
+// events, or fetched filled in from GET /shopify-pixel.js. Its two settings are plain constants at
+// the top, where a merchant sees them; the server replaces the placeholders when it serves it.
+const pixelFile = path.join(root, 'dist', 'shopify-pixel.js');
+await build({
+  entryPoints: [path.join(root, 'src', 'shopify-pixel.ts')],
+  outfile: pixelFile,
+  bundle: true,
+  minify: true,
+  format: 'iife',
+  target: ['es2017'],
+  legalComments: 'none',
+  banner: {
+    js: [
+      '// Waytrack checkout pixel for Shopify: Settings → Customer events → Add custom pixel (docs/integrations.md)',
+      "const WAYTRACK_ENDPOINT = 'https://WAYTRACK_HOST/v1/track/checkout';",
+      "const WAYTRACK_KEY = 'wt_pk_live_REPLACE_ME';",
+    ].join('\n'),
+  },
+  logLevel: 'warning',
+});
+console.log(`packages/tag: dist/shopify-pixel.js ${readFileSync(pixelFile).length} bytes`);
