@@ -196,6 +196,8 @@ export interface ConversionsTable {
   attribution_evidence?: string | null;
   /** Migration 0027: `pixel` while its money is the Shopify checkout pixel's, `pixel_confirmed` once the order webhook's; null otherwise. */
   source?: 'pixel' | 'pixel_confirmed' | null;
+  /** Migration 0029: JSON of the credited click's ids by kind ({fbclid?, gclid?, …}); null when not attributed or attributed before it. */
+  attributed_click_ids?: string | null;
 }
 
 /** Migration 0026: a hashed email or phone linked to a browser by POST /v1/track/identify ('' for an absent id). */

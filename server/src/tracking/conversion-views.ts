@@ -12,6 +12,7 @@ import { conversionNotFound } from '../http/not-found.js';
 import { fromMinorUnits } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { presentAttributedTo } from './click-channel.js';
 import { explainAttribution, reattributeConversion } from './conversion-attribution.js';
 import { normalizeEventType } from './event-types.js';
 import { type ForwardingQuery, forwardingFilterOf } from './forwarding-filter.js';
@@ -28,13 +29,7 @@ export interface StoredProduct {
 /** `attributedTo` of a conversion the API shows (none when not attributed). */
 export function attributedTo(row: ConversionsTable) {
   if (row.attributed !== 1 || !row.attributed_click_id) return {};
-  return {
-    attributedTo: {
-      clickId: row.attributed_click_id,
-      fbclid: row.attributed_fbclid ?? '',
-      confidenceScore: row.confidence ?? 0,
-    },
-  };
+  return { attributedTo: presentAttributedTo(row) };
 }
 
 export async function getConversion(database: Database, tenant: Tenant, conversionId: string): Promise<ConversionsTable> {

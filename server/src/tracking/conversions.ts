@@ -17,6 +17,7 @@ import { setMatchQuality } from '../quality/record.js';
 import { requireActiveStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { conversionAttributedEvent } from '../webhooks/events.js';
+import { attributedClickIdsColumn, type presentAttributedTo } from './click-channel.js';
 import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
 import { type ConsentFields, checkLimitedDataUse, consentColumns } from './consent-input.js';
 import { attributionColumns, cluesOf, NOT_ATTRIBUTED, policyOf, touchpointRows } from './conversion-attribution.js';
@@ -65,7 +66,7 @@ export interface ConversionResult {
   conversionId: string;
   eventType: string;
   attributed: boolean;
-  attributedTo?: { clickId: string; fbclid: string; confidenceScore: number };
+  attributedTo?: ReturnType<typeof presentAttributedTo>;
   capiSent: boolean;
   timestamp: string;
   duplicate: boolean;
@@ -250,8 +251,10 @@ export async function recordConversion(
   const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store));
   const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };
   const touchpoints = touchpointRows(id, attribution);
-  // Meta's event, the other destinations' and match quality all use the attributed click: one read.
+  // Meta's event, the other destinations', match quality and `attributedTo.clickIds` (stored with
+  // the result: api.md §12) all use the attributed click: one primary-key read, when attributed.
   const attributedClick = attributedClickOf(database.read, row);
+  if (row.attributed === 1) row.attributed_click_ids = attributedClickIdsColumn(await attributedClick());
   const plan = await planDelivery(database.read, store, row, now, attributedClick);
   // Google Ads, TikTok, …: their jobs commit with the conversion too (destinations/routing.ts).
   const destinations = await planDestinations(database.read, store, row, input.customerData, now, attributedClick);

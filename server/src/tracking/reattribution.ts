@@ -15,6 +15,7 @@ import { findStore } from '../db/repositories/stores.js';
 import type { ConversionsTable, TouchpointsTable } from '../db/schema.js';
 import { conversionAttributedEvent, webhookEvents } from '../webhooks/events.js';
 import { attributionColumns, touchpointRows } from './attribution-columns.js';
+import { attributedClickIdsColumn } from './click-channel.js';
 import { type JobChange, recomputeMatchQuality, replanDestinations } from './reattribution-effects.js';
 
 /** Which conversion: its account and mode, as every lookup of a conversion takes them. */
@@ -88,12 +89,14 @@ export async function applyReattribution(
     const cluesChanged = Object.entries(clues).some(([key, value]) => before[key as keyof ConversionsTable] !== value);
     if (!cluesChanged && (await sameResult(trx, before, columns, touchpoints))) return keep('unchanged');
 
-    await withConversionRollup(trx, before.id, () => replaceAttribution(trx, before.id, columns, touchpoints));
-    const after: ConversionsTable = { ...before, ...clues, ...columns };
-    const store = await findStore(trx, before.account_id, before.store_id);
-    const click = after.attributed_click_id
-      ? await findClick(trx, after.account_id, after.livemode, after.attributed_click_id)
+    const click = columns.attributed_click_id
+      ? await findClick(trx, before.account_id, before.livemode, columns.attributed_click_id)
       : undefined;
+    // The new click's ids are stored with the result (api.md §12 attributedTo.clickIds).
+    const result = { ...columns, attributed_click_ids: attributedClickIdsColumn(click) };
+    await withConversionRollup(trx, before.id, () => replaceAttribution(trx, before.id, result, touchpoints));
+    const after: ConversionsTable = { ...before, ...clues, ...result };
+    const store = await findStore(trx, before.account_id, before.store_id);
     let jobs: Record<string, JobChange> = {};
     if (store) {
       const planned = await replanDestinations(trx, { store, after, click, now });

@@ -3,6 +3,7 @@ import { fanOut, type WebhookEventRow } from '../db/repositories/webhooks.js';
 import type { ConversionsTable, RefundsTable } from '../db/schema.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits } from '../money.js';
+import { presentAttributedTo } from '../tracking/click-channel.js';
 
 /** The events an endpoint can subscribe to (api.md §9). */
 export const WEBHOOK_EVENTS = [
@@ -41,6 +42,7 @@ function eventRow(
 
 /** `conversion.attributed`: a conversion recorded with an attributed click (written with the conversion). */
 export function conversionAttributedEvent(row: ConversionsTable, now = row.created_at): WebhookEventRow {
+  const attributedTo = presentAttributedTo(row);
   return eventRow(
     'conversion.attributed',
     row.account_id,
@@ -54,7 +56,10 @@ export function conversionAttributedEvent(row: ConversionsTable, now = row.creat
       currency: row.currency,
       eventTime: iso(row.event_time),
       attributedClickId: row.attributed_click_id,
-      fbclid: row.attributed_fbclid,
+      // As the API's attributedTo (api.md §12): fbclid only when the click has one, its ids, its channel.
+      ...(attributedTo.fbclid !== undefined && { fbclid: attributedTo.fbclid }),
+      clickIds: attributedTo.clickIds,
+      ...(attributedTo.channel !== undefined && { channel: attributedTo.channel }),
       confidence: row.confidence,
       signal: row.attribution_signal,
     },

@@ -55,7 +55,13 @@ describe('attribution evidence (api.md §13)', () => {
     for (const id of [{ visitorId: 'wt.visitor-1' }, { fbp: 'fb.1.1700000000000.123456789' }, { ttp: 'ttp-browser-1' }]) {
       const clickId = await click(storeId, { ...id, timestamp: iso(now - 2 * DAY) });
       const result = await convert(storeId, { ...id, timestamp: iso(now) });
-      expect(result.attributedTo).toEqual({ clickId, fbclid: expect.any(String), confidenceScore: SAME_BROWSER_CONFIDENCE });
+      expect(result.attributedTo).toEqual({
+        clickId,
+        fbclid: expect.any(String),
+        clickIds: { fbclid: expect.any(String) },
+        channel: 'meta',
+        confidenceScore: SAME_BROWSER_CONFIDENCE,
+      });
       expect(await explain(result.conversionId)).toMatchObject({
         signal: 'same_browser',
         score: SAME_BROWSER_CONFIDENCE,

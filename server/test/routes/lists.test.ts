@@ -80,7 +80,13 @@ describe('GET /v1/conversions and GET /v1/clicks', () => {
         eventValue: 249.98,
         currency: 'USD',
         attributed: true,
-        attributedTo: { clickId: c.clickId, fbclid: 'fb_items', confidenceScore: 100 },
+        attributedTo: {
+          clickId: c.clickId,
+          fbclid: 'fb_items',
+          clickIds: { fbclid: 'fb_items' },
+          channel: 'meta',
+          confidenceScore: 100,
+        },
         capiSent: false,
         capi: { status: 'skipped', attempts: 0, reason: 'not_configured', message: expect.any(String) },
         forwarding: {}, // no destination configured: none receives it (api.md §8)

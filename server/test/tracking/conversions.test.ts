@@ -342,7 +342,13 @@ describe('POST /v1/track/conversion — idempotency', () => {
     // The re-send carries no click reference and another value: the stored result still wins.
     const second = await trackConversion(conversionBody(storeId, { orderId: 'dup-1', eventValue: 100 }));
     expect(first.body.data.duplicate).toBe(false);
-    expect(first.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'dedup_click', confidenceScore: 100 });
+    expect(first.body.data.attributedTo).toEqual({
+      clickId: click.clickId,
+      fbclid: 'dedup_click',
+      clickIds: { fbclid: 'dedup_click' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
     expect(second.status).toBe(200);
     expect(second.body.data.duplicate).toBe(true);
     const { duplicate: _a, ...firstRest } = first.body.data;
@@ -415,11 +421,23 @@ describe('POST /v1/track/conversion — attribution', () => {
     const res = await trackConversion(conversionBody(storeId, { fbclid: 'attr_by_fbclid' }));
     expect(res.status).toBe(200);
     expect(res.body.data.attributed).toBe(true);
-    expect(res.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'attr_by_fbclid', confidenceScore: 100 });
+    expect(res.body.data.attributedTo).toEqual({
+      clickId: click.clickId,
+      fbclid: 'attr_by_fbclid',
+      clickIds: { fbclid: 'attr_by_fbclid' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
 
     const got = await getConversion(res.body.data.conversionId);
     expect(got.body.data.attributed).toBe(true);
-    expect(got.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'attr_by_fbclid', confidenceScore: 100 });
+    expect(got.body.data.attributedTo).toEqual({
+      clickId: click.clickId,
+      fbclid: 'attr_by_fbclid',
+      clickIds: { fbclid: 'attr_by_fbclid' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
     const touchpoints = await ctx.database.read
       .selectFrom('touchpoints')
       .selectAll()
@@ -434,7 +452,13 @@ describe('POST /v1/track/conversion — attribution', () => {
     const click = await trackClick(storeId, { fbclid: 'attr_by_click_id' });
     const res = await trackConversion(conversionBody(storeId, { clickId: click.clickId }));
     expect(res.body.data.attributed).toBe(true);
-    expect(res.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'attr_by_click_id', confidenceScore: 100 });
+    expect(res.body.data.attributedTo).toEqual({
+      clickId: click.clickId,
+      fbclid: 'attr_by_click_id',
+      clickIds: { fbclid: 'attr_by_click_id' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
   });
 
   it('attributes by fbc (fb.1.<click ms>.<fbclid>)', async () => {
@@ -443,7 +467,13 @@ describe('POST /v1/track/conversion — attribution', () => {
     const click = await trackClick(storeId, { fbclid: 'Attr_By_FBC.x-1', timestamp: iso(clickTime) });
     const res = await trackConversion(conversionBody(storeId, { fbc: `fb.1.${clickTime}.Attr_By_FBC.x-1` }));
     expect(res.body.data.attributed).toBe(true);
-    expect(res.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'Attr_By_FBC.x-1', confidenceScore: 100 });
+    expect(res.body.data.attributedTo).toEqual({
+      clickId: click.clickId,
+      fbclid: 'Attr_By_FBC.x-1',
+      clickIds: { fbclid: 'Attr_By_FBC.x-1' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
   });
 
   it('does not attribute an fbclid or fbc that names no recorded click', async () => {
@@ -479,7 +509,13 @@ describe('POST /v1/track/conversion — attribution', () => {
     const inside = await trackConversion(
       conversionBody(storeId, { orderId: 'edge-in', fbclid: 'window_edge', timestamp: iso(conversionTime) }),
     );
-    expect(inside.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'window_edge', confidenceScore: 100 });
+    expect(inside.body.data.attributedTo).toEqual({
+      clickId: click.clickId,
+      fbclid: 'window_edge',
+      clickIds: { fbclid: 'window_edge' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
     expectNotAttributed(
       await trackConversion(
         conversionBody(storeId, { orderId: 'edge-out', fbclid: 'window_edge', timestamp: iso(conversionTime + 1) }),
@@ -491,7 +527,13 @@ describe('POST /v1/track/conversion — attribution', () => {
     const storeId = await makeStore(ctx.app, ctx.a.live, { attributionWindowDays: 30 });
     const click = await trackClick(storeId, { fbclid: 'thirty_day_window', timestamp: iso(Date.now() - 8 * DAY) });
     const res = await trackConversion(conversionBody(storeId, { fbclid: 'thirty_day_window' }));
-    expect(res.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'thirty_day_window', confidenceScore: 100 });
+    expect(res.body.data.attributedTo).toEqual({
+      clickId: click.clickId,
+      fbclid: 'thirty_day_window',
+      clickIds: { fbclid: 'thirty_day_window' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
 
     // A window shortened later applies to the next conversion.
     await call(ctx.app, 'PATCH', `/v1/stores/${storeId}`, { key: ctx.a.live, body: { attributionWindowDays: 1 } });
@@ -548,7 +590,13 @@ describe('POST /v1/track/conversion — attribution', () => {
     const storeId = await makeStore(ctx.app, ctx.a.live, { minConfidence: 100 });
     const click = await trackClick(storeId, { fbclid: 'strict_store' });
     const res = await trackConversion(conversionBody(storeId, { fbclid: 'strict_store' }));
-    expect(res.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'strict_store', confidenceScore: 100 });
+    expect(res.body.data.attributedTo).toEqual({
+      clickId: click.clickId,
+      fbclid: 'strict_store',
+      clickIds: { fbclid: 'strict_store' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
   });
 
   it('keeps a click referenced several ways as one touchpoint', async () => {
@@ -562,7 +610,13 @@ describe('POST /v1/track/conversion — attribution', () => {
         fbc: `fb.1.${clickTime}.referenced_thrice`,
       }),
     );
-    expect(res.body.data.attributedTo).toEqual({ clickId: click.clickId, fbclid: 'referenced_thrice', confidenceScore: 100 });
+    expect(res.body.data.attributedTo).toEqual({
+      clickId: click.clickId,
+      fbclid: 'referenced_thrice',
+      clickIds: { fbclid: 'referenced_thrice' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
     const touchpoints = await ctx.database.read
       .selectFrom('touchpoints')
       .selectAll()
@@ -577,7 +631,13 @@ describe('POST /v1/track/conversion — attribution', () => {
     const older = await trackClick(storeId, { fbclid: 'older_ref', timestamp: iso(Date.now() - 2 * DAY) });
     const newer = await trackClick(storeId, { fbclid: 'newer_ref', timestamp: iso(Date.now() - HOUR) });
     const res = await trackConversion(conversionBody(storeId, { clickId: older.clickId, fbclid: 'newer_ref' }));
-    expect(res.body.data.attributedTo).toEqual({ clickId: newer.clickId, fbclid: 'newer_ref', confidenceScore: 100 });
+    expect(res.body.data.attributedTo).toEqual({
+      clickId: newer.clickId,
+      fbclid: 'newer_ref',
+      clickIds: { fbclid: 'newer_ref' },
+      channel: 'meta',
+      confidenceScore: 100,
+    });
     const touchpoints = await ctx.database.read
       .selectFrom('touchpoints')
       .select('click_id')

@@ -26,6 +26,7 @@ import * as idempotencySecrets from './0025_idempotency_secrets.js';
 import * as identityLinks from './0026_identity_links.js';
 import * as conversionSource from './0027_conversion_source.js';
 import * as destinationHealth from './0028_destination_health.js';
+import * as attributedClickIds from './0029_attributed_click_ids.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -61,6 +62,7 @@ const migrations: Record<string, Migration> = {
   '0026_identity_links': identityLinks,
   '0027_conversion_source': conversionSource,
   '0028_destination_health': destinationHealth,
+  '0029_attributed_click_ids': attributedClickIds,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -217,7 +217,13 @@ export async function replaceAttribution(
   conversionId: string,
   result: Pick<
     ConversionsTable,
-    'attributed' | 'attributed_click_id' | 'attributed_fbclid' | 'confidence' | 'attribution_signal' | 'attribution_evidence'
+    | 'attributed'
+    | 'attributed_click_id'
+    | 'attributed_fbclid'
+    | 'attributed_click_ids'
+    | 'confidence'
+    | 'attribution_signal'
+    | 'attribution_evidence'
   >,
   touchpoints: TouchpointsTable[],
 ): Promise<void> {

@@ -198,7 +198,38 @@ export const ConversionBody = Type.Object(
 export const AttributedTo = Type.Object(
   {
     clickId: Type.String({ description: 'The winning click', examples: [EXAMPLE.clickId] }),
-    fbclid: Type.String({ description: 'Its fbclid', examples: [EXAMPLE.fbclid] }),
+    fbclid: Type.Optional(
+      Type.String({
+        description: 'Its fbclid, only when the click has one (a Google, TikTok, … click has none: see clickIds)',
+        examples: [EXAMPLE.fbclid],
+      }),
+    ),
+    clickIds: Type.Object(
+      {
+        fbclid: Type.Optional(Type.String()),
+        gclid: Type.Optional(Type.String()),
+        gbraid: Type.Optional(Type.String()),
+        wbraid: Type.Optional(Type.String()),
+        ttclid: Type.Optional(Type.String()),
+        msclkid: Type.Optional(Type.String()),
+      },
+      {
+        additionalProperties: Type.String(),
+        description:
+          'Each click id of the credited click by kind. Conversions attributed before this field existed show the one id their click was keyed by',
+        examples: [{ gclid: 'Cj0KCQiA4L67BhDUARIsADWrl7E' }],
+      },
+    ),
+    channel: Type.Optional(
+      Type.Union(
+        ['meta', 'google_ads', 'tiktok', 'microsoft', 'pinterest', 'snapchat', 'reddit', 'linkedin'].map((c) => Type.Literal(c)),
+        {
+          description:
+            'The platform of the credited click (as the channel report): the kind of click id the conversion named, when the click has it; else its first of fbclid, gclid, gbraid, wbraid, ttclid, msclkid',
+          examples: ['google_ads'],
+        },
+      ),
+    ),
     confidenceScore: Type.Integer({
       minimum: 0,
       maximum: 100,
