@@ -18,6 +18,7 @@ import { listPartitions } from '../../src/db/postgres/partitions.js';
 import { countSharedBrowsers, rebuildAmbiguityRows } from '../../src/db/repositories/attribution-keys.js';
 import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
 import { findConversionByKey, identityLinks, listConversions } from '../../src/db/repositories/conversions.js';
+import { oldestPendingAt } from '../../src/db/repositories/destination-health.js';
 import { claimJobs, dueJobGroups, nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
 import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js';
@@ -662,6 +663,13 @@ const CASES: Case[] = [
         { owner: 'me', now: s.now, leaseUntil: s.now + 60_000, limit: 100 },
       ),
     index: { sqlite: 'destination_jobs_store_due', postgres: 'destination_jobs_store_due' },
+  },
+  {
+    // Destination health (api.md §12): the stale check and `oldestPendingAt`, one seek each.
+    name: 'outbox: a destination\'s oldest pending job',
+    run: (db, s) => oldestPendingAt(db, s.storeId, 'meta'),
+    index: { sqlite: 'destination_jobs_store_pending', postgres: 'destination_jobs_store_pending' },
+    ordered: true,
   },
   {
     name: 'analytics: totals (metrics)',

@@ -52,6 +52,7 @@ async function healthApp(env: Record<string, string> = {}, tuning: Partial<Dispa
     META_GRAPH_URL: graph.url,
     TIKTOK_API_URL: fake.url,
     CAPI_SYNC_WAIT_MS: '10000',
+    SECRETS_KEY,
     ...env,
   });
   const store = await openTestDatabase(dataDir, { migrated: true });
@@ -91,6 +92,9 @@ async function closedPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+/** One key for every instance of a test (a second instance must open the first one's sealed tokens). */
+const SECRETS_KEY = 'ab'.repeat(32);
 
 type HealthApp = Awaited<ReturnType<typeof healthApp>>;
 let ctx: HealthApp | undefined;
@@ -206,6 +210,58 @@ describe('failing after 5 attempts in a row, recovered by a success', () => {
     events = await healthEvents(c);
     expect(events.map((e) => e.type)).toEqual(['destination.failing', 'destination.recovered']);
     expect(events[1]?.data).toMatchObject({ storeId, destination: 'meta', health: { status: 'ok', consecutiveFailures: 0 } });
+  });
+});
+
+describe('several instances on one database', () => {
+  it('count every failed attempt of both, and one of them turns the destination: one line, one webhook', async () => {
+    ctx = await healthApp();
+    const c = ctx;
+    // A second instance: its own app and dispatcher (its own lease owner) on the same database.
+    const lines: LogLine[] = [];
+    const otherDir = tempDir();
+    const other = await buildApp({
+      config: loadConfig({
+        DATA_DIR: otherDir,
+        LOG_LEVEL: 'info',
+        META_GRAPH_URL: graph.url,
+        CAPI_SYNC_WAIT_MS: '10000',
+        SECRETS_KEY, // instances sharing a database share the key (else each sees the other's tokens as lost)
+      }),
+      database: c.database,
+      logger: { level: 'info', stream: { write: (line: string) => lines.push(JSON.parse(line) as LogLine) } },
+      forwarding: { ...FAST, ...RELAXED },
+    });
+    await other.ready();
+    try {
+      await subscribe(c);
+      const storeId = await makeStore(c.app, c.key, { pixelId: PIXEL, capiAccessToken: TOKEN });
+      graph.outage = { type: 'error', status: 401, code: 190, message: 'Error validating access token' };
+      const send = (app: typeof c.app) =>
+        call(app, 'POST', '/v1/track/conversion', { key: c.key, body: conversionBody(storeId) }).then((r) =>
+          expect(r.status).toBe(200),
+        );
+      // Both instances at once, until there were 6 requests or more: their recordings interleave.
+      for (let round = 0; round < 10 && graph.requests.length < 6; round++) {
+        await Promise.all([c.app, other, c.app, other, c.app, other].map(send));
+      }
+      // Every job ended (a refused token fails them at once): nothing left in flight.
+      await until(
+        async () =>
+          (await c.database.read.selectFrom('destination_jobs').select('status').where('status', '=', 'pending').execute())
+            .length,
+        (n) => n === 0,
+      );
+      const health = await healthOf(c, storeId);
+      expect(health.consecutiveFailures).toBe(graph.requests.length);
+      expect(graph.requests.length).toBeGreaterThanOrEqual(5);
+      const turned = [...c.healthLines(), ...lines.filter((l) => /^Destination meta of store /.test(l.msg))];
+      expect(turned).toHaveLength(1);
+      expect((await healthEvents(c)).map((e) => e.type)).toEqual(['destination.failing']);
+    } finally {
+      await other.close();
+      rmSync(otherDir, { recursive: true, force: true });
+    }
   });
 });
 

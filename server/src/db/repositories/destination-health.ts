@@ -7,18 +7,6 @@ export async function healthOfStore(db: Reader, storeId: string): Promise<Destin
   return db.selectFrom('destination_health').selectAll().where('store_id', '=', storeId).execute();
 }
 
-/** The health rows of many stores at once (the dashboard's overview banner). */
-export async function failingOfAccount(db: Reader, accountId: string): Promise<DestinationHealthTable[]> {
-  return db
-    .selectFrom('destination_health')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('status', '=', 'failing')
-    .orderBy('store_id')
-    .orderBy('kind')
-    .execute();
-}
-
 export interface HealthKey {
   storeId: string;
   kind: string;
