@@ -2,6 +2,7 @@ import { withConversionRollup } from '../analytics/rollups.js';
 import { attributeConversion } from '../attribution/evidence.js';
 import { hashCustomerData } from '../capi/pii.js';
 import type { Database } from '../db/database.js';
+import { findClick } from '../db/repositories/clicks.js';
 import { findConversion } from '../db/repositories/conversions.js';
 import type { ConversionsTable, StoresTable } from '../db/schema.js';
 import { fxFor } from '../fx/record.js';
@@ -11,6 +12,7 @@ import type { Tenant } from '../tenancy.js';
 import { OTHER_CLICK_ID_KINDS } from '../tracking/click-ids.js';
 import { applyReattribution, cluesOf, policyOf } from '../tracking/conversion-attribution.js';
 import type { ConversionInput } from '../tracking/conversions.js';
+import { replanDestinations } from '../tracking/reattribution-effects.js';
 
 /**
  * One order, two reports (api.md §13 "Shopify checkout"; docs/api.md "Shopify checkout pixel"):
@@ -114,7 +116,8 @@ export async function fillEvidence(database: Database, tenant: Tenant, id: strin
  * The webhook's money, currency, products and customer data in place of the pixel's, when the
  * conversion still holds the pixel's (`source = 'pixel'`); marks it `pixel_confirmed`. The
  * analytics rollups move with the value (withConversionRollup subtracts what was folded and adds
- * the new row); the day's exchange rate and the match quality follow the new currency and data.
+ * the new row); the day's exchange rate and the match quality follow the new currency and data;
+ * destination jobs still pending are planned again with them (reattribution-effects.ts).
  */
 export async function confirmPixelMoney(
   database: Database,
@@ -159,6 +162,15 @@ export async function confirmPixelMoney(
       // Another delivery of the order confirmed it first: nothing more to do.
       if (current?.source !== 'pixel') return false;
       await trx.updateTable('conversions').set(money).where('id', '=', id).execute();
+      // Jobs still pending go with the shop's value and customer hashes; one a platform already received is not sent again.
+      const after: ConversionsTable = { ...current, ...money };
+      const click = after.attributed_click_id
+        ? await findClick(trx, after.account_id, after.livemode, after.attributed_click_id)
+        : undefined;
+      const planned = await replanDestinations(trx, { store, after, click, now: Date.now() });
+      if (planned.forwarding !== (current.forwarding ?? null)) {
+        await trx.updateTable('conversions').set({ forwarding: planned.forwarding }).where('id', '=', id).execute();
+      }
       return true;
     }),
   );

@@ -295,3 +295,64 @@ describe('POST /v1/track/checkout: who may send it', () => {
     expect(row).toEqual({ ip_address: null, source: 'pixel', order_id: orderId });
   });
 });
+
+describe('pixel first, Meta job still pending: the webhook’s money and customer reach Meta', () => {
+  let meta: TestContext;
+  beforeAll(async () => {
+    // A failed send waits ten minutes before its retry: the job stays pending while the webhook arrives.
+    meta = await createTestContext({ forwarding: { backoffBaseMs: 600_000, backoffCapMs: 600_000 } });
+  });
+  afterAll(() => meta?.close());
+
+  it('re-plans the pending job with the shop’s value and hashes; the conversion is one', async () => {
+    const storeId = await makeStore(meta.app, meta.a.live, {
+      shopifyWebhookSecret: SHOPIFY_SECRET,
+      pixelId: '123456789012345',
+      capiAccessToken: 'EAAB-token-pixel',
+    });
+    const { key } = await createPublishableKey(meta.database, meta.a.accountId, { storeId, mode: 'live' });
+    const orderId = String(9_000_000_000_000 + ++seq);
+    const first = await call(meta.app, 'POST', '/v1/track/checkout', {
+      key,
+      headers: { origin: SHOP },
+      body: { orderId, eventValue: 150, currency: 'USD', eventSourceUrl: `${SHOP}/checkouts/c/1/thank-you` },
+    });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const conversionId = first.body.data.conversionId as string;
+    const job = () =>
+      meta.database.read
+        .selectFrom('destination_jobs')
+        .select(['status', 'payload', 'claimed_by', 'attempts'])
+        .where('conversion_id', '=', conversionId)
+        .where('destination', '=', 'meta')
+        .executeTakeFirstOrThrow();
+    // The dispatcher's first attempt (to a port nothing listens on) is over: pending, unclaimed, retry far off.
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const j = await job();
+      if (j.status === 'pending' && j.claimed_by === null && Number(j.attempts) >= 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const before = await job();
+    expect(before).toMatchObject({ status: 'pending', claimed_by: null });
+    expect(JSON.parse(before.payload).custom_data.value).toBe(150);
+    expect(JSON.parse(before.payload).user_data.em).toBeUndefined();
+
+    const hooks = shopDeliveries(meta, storeId);
+    const later = await hooks.shopify(
+      shopifyOrderJson({ id: orderId, total: '199.65', processedAt: new Date(Date.now() - 60_000).toISOString() }),
+      'orders/paid',
+    );
+    expect(later.status, JSON.stringify(later.body)).toBe(200);
+    expect(later.body.data.conversion).toMatchObject({ conversionId, duplicate: true });
+    const after = JSON.parse((await job()).payload);
+    expect(after.custom_data.value).toBe(199.65);
+    expect(after.user_data.em).toEqual([expect.stringMatching(/^[0-9a-f]{64}$/)]);
+    const jobs = await meta.database.read
+      .selectFrom('destination_jobs')
+      .select('destination')
+      .where('conversion_id', '=', conversionId)
+      .execute();
+    expect(jobs).toEqual([{ destination: 'meta' }]);
+  });
+});
