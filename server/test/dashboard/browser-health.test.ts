@@ -68,10 +68,9 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destination health
   async function tabTo(page: Page, name: RegExp, max = 60) {
     for (let i = 0; i < max; i++) {
       await page.keyboard.press('Tab');
-      const focused = await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement | null;
-        return el ? `${el.tagName} ${el.textContent || el.getAttribute('aria-label') || ''}` : '';
-      });
+      const focused = await page.evaluate<string>(
+        "(() => { const el = document.activeElement; return el ? el.tagName + ' ' + (el.textContent || el.getAttribute('aria-label') || '') : ''; })()",
+      );
       if (name.test(focused)) return;
     }
     throw new Error(`${name} never had the focus`);
@@ -85,14 +84,14 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destination health
     const reason = meta.locator('.health-failing').first();
     expect(await text(reason)).toMatch(/Meta is failing\. .*This server could not resolve nonexistent\.invalid/s);
     // Red: the danger colour, not only words.
-    expect(await reason.evaluate((el) => getComputedStyle(el).color)).toBe('rgb(185, 28, 28)');
+    expect(await reason.evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).color)).toBe('rgb(185, 28, 28)');
 
     await tabTo(page, /^BUTTON Test connection/);
     await page.keyboard.press('Enter');
     const result = meta.getByRole('status').filter({ hasText: /nonexistent/ });
     await eventually(async () => expect(await text(result)).toMatch(/^✗ This server could not resolve nonexistent\.invalid/));
     // Nothing wider than the phone's screen.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
     await screenshot(page, 'destination-health-store');
   });
 
@@ -106,6 +105,6 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destination health
     await tabTo(page, /^A Open Harbor Supply's destinations/);
     await page.keyboard.press('Enter');
     await page.waitForURL(new RegExp(`/dashboard/stores/${storeId}`));
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   });
 });

@@ -666,7 +666,7 @@ const CASES: Case[] = [
   },
   {
     // Destination health (api.md §12): the stale check and `oldestPendingAt`, one seek each.
-    name: 'outbox: a destination\'s oldest pending job',
+    name: "outbox: a destination's oldest pending job",
     run: (db, s) => oldestPendingAt(db, s.storeId, 'meta'),
     index: { sqlite: 'destination_jobs_store_pending', postgres: 'destination_jobs_store_pending' },
     ordered: true,
