@@ -23,3 +23,23 @@ export const CAPI_STATUS: Record<CapiStatus, string> = {
 
 /** Resend exists for what did not reach Meta: failed, or skipped while forwarding was not configured. */
 export const canResend = (status: CapiStatus) => status === 'failed' || status === 'skipped';
+
+/** The click id kinds of each channel (api.md §11, §12): which of a click's ids its channel came from. */
+const KINDS_OF_CHANNEL: Record<string, string[]> = {
+  meta: ['fbclid'],
+  google_ads: ['gclid', 'gbraid', 'wbraid'],
+  tiktok: ['ttclid'],
+  microsoft: ['msclkid'],
+  pinterest: ['epik'],
+  snapchat: ['ScCid'],
+  reddit: ['rdt_cid'],
+  linkedin: ['li_fat_id'],
+};
+
+/** The credited click's id as the Click column shows it: the kind of its channel and the value ("gclid", "Cj0K…"). */
+export function creditedClickId(attributedTo: { clickIds: Record<string, string | undefined>; channel?: string }) {
+  const ids = Object.entries(attributedTo.clickIds).filter((e): e is [string, string] => e[1] !== undefined);
+  const kinds = KINDS_OF_CHANNEL[attributedTo.channel ?? ''] ?? [];
+  const [kind, value] = ids.find(([k]) => kinds.includes(k)) ?? ids[0] ?? ['click', ''];
+  return { kind, value };
+}

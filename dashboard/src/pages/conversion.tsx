@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { useApp } from '../app-state.js';
+import { ClickId } from '../components/click-id.js';
 import { ConsentPanel } from '../components/consent-panel.js';
 import { DestinationsStatus } from '../components/destinations-status.js';
 import { PageTitle } from '../components/page-title.js';
@@ -19,7 +20,7 @@ function Attribution({ conversion, store }: { conversion: ExplainedConversion; s
       <h2 id="attribution-heading">Attribution</h2>
       {attributedTo && signal ? (
         <p>
-          Attributed to click <code>{attributedTo.clickId}</code> (fbclid <code class="clip">{attributedTo.fbclid}</code>) with{' '}
+          Attributed to click <code>{attributedTo.clickId}</code> (<ClickId attributedTo={attributedTo} />) with{' '}
           <strong>{attributedTo.confidenceScore}% confidence</strong>. Signal: <strong>{signal.name}</strong> — {signal.meaning}.
         </p>
       ) : attribution.message ? (

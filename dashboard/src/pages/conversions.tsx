@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { useApp } from '../app-state.js';
+import { ClickId } from '../components/click-id.js';
 import { DestinationBadges } from '../components/destinations-status.js';
 import { PageTitle } from '../components/page-title.js';
 import { Empty, ErrorMessage, Loading } from '../components/status.js';
@@ -102,7 +103,7 @@ export function Conversions() {
                   <th scope="col" class="number">
                     Value
                   </th>
-                  <th scope="col">Attributed to</th>
+                  <th scope="col">Click</th>
                   <th scope="col">Forwarding</th>
                 </tr>
               </thead>
@@ -126,10 +127,7 @@ export function Conversions() {
                     <td>
                       {c.attributedTo ? (
                         <>
-                          <code class="clip" title={c.attributedTo.fbclid}>
-                            {c.attributedTo.fbclid}
-                          </code>{' '}
-                          · {c.attributedTo.confidenceScore}% confidence
+                          <ClickId attributedTo={c.attributedTo} /> · {c.attributedTo.confidenceScore}% confidence
                         </>
                       ) : (
                         'Not attributed'

@@ -253,12 +253,30 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
   });
 
   it('lists conversions with filters, and explains a conversion: signal, score, touchpoints, forwarding, Resend', async () => {
+    // A Google click's conversion: the Click column names its kind, not an fbclid (api.md §12).
+    const gclid = `Cj0KCQ${Date.now()}`;
+    const googleClick = await request(server, 'POST', '/v1/track/click', {
+      key: createdKey,
+      body: { gclid, storeId, landingPage: `https://shop.acme.example/?gclid=${gclid}` },
+    });
+    expect(googleClick.status).toBe(200);
+    const google = await request(server, 'POST', '/v1/track/conversion', {
+      key: createdKey,
+      body: { storeId, eventType: 'Purchase', orderId: 'order-1002', eventValue: 10, currency: 'USD', gclid },
+    });
+    expect(google.body.data.attributedTo).toMatchObject({ clickIds: { gclid }, channel: 'google_ads' });
     const page = await newPage();
     await open(page, '/dashboard/conversions', page.getByRole('link', { name: 'order-1001' }));
+    await expect(text(page.getByRole('columnheader', { name: 'Click', exact: true }))).resolves.toBe('Click');
     const row = page.getByRole('row', { name: /order-1001/ });
     // The store column shows the store's name once the store list has arrived (its id until then).
     await eventually(async () =>
-      expect(await text(row)).toMatch(/Acme Outdoor\s+Purchase\s+order-1001\s+\$49\.99\s+IwAR\d+\s+· 100% confidence\s+Skipped/),
+      expect(await text(row)).toMatch(
+        /Acme Outdoor\s+Purchase\s+order-1001\s+\$49\.99\s+fbclid · IwAR\d+\s+· 100% confidence\s+Skipped/,
+      ),
+    );
+    await expect(text(page.getByRole('row', { name: /order-1002/ }))).resolves.toMatch(
+      new RegExp(`order-1002\\s+\\$10\\.00\\s+gclid · ${gclid}\\s+· 100% confidence`),
     );
     await page.getByLabel('Attribution').selectOption('false');
     await page.getByRole('heading', { name: 'No conversions match' }).waitFor();

@@ -448,8 +448,12 @@ export interface Operations {
         attributedTo?: {
           /** The winning click */
           clickId: string;
-          /** Its fbclid */
-          fbclid: string;
+          /** Its fbclid, only when the click has one (a Google, TikTok, … click has none: see clickIds) */
+          fbclid?: string;
+          /** Each click id of the credited click by kind (fbclid, gclid, gbraid, wbraid, ttclid, msclkid). Conversions attributed before this field existed show the one id their click was keyed by */
+          clickIds: Record<string, string>;
+          /** The platform of the credited click (as the channel report): the kind of click id the conversion named, when the click has it; else its first of fbclid, gclid, gbraid, wbraid, ttclid, msclkid */
+          channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
           /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
           confidenceScore: number;
         };
@@ -627,8 +631,12 @@ export interface Operations {
       attributedTo?: {
         /** The winning click */
         clickId: string;
-        /** Its fbclid */
-        fbclid: string;
+        /** Its fbclid, only when the click has one (a Google, TikTok, … click has none: see clickIds) */
+        fbclid?: string;
+        /** Each click id of the credited click by kind (fbclid, gclid, gbraid, wbraid, ttclid, msclkid). Conversions attributed before this field existed show the one id their click was keyed by */
+        clickIds: Record<string, string>;
+        /** The platform of the credited click (as the channel report): the kind of click id the conversion named, when the click has it; else its first of fbclid, gclid, gbraid, wbraid, ttclid, msclkid */
+        channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
         /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
       };
@@ -858,8 +866,12 @@ export interface Operations {
       attributedTo?: {
         /** The winning click */
         clickId: string;
-        /** Its fbclid */
-        fbclid: string;
+        /** Its fbclid, only when the click has one (a Google, TikTok, … click has none: see clickIds) */
+        fbclid?: string;
+        /** Each click id of the credited click by kind (fbclid, gclid, gbraid, wbraid, ttclid, msclkid). Conversions attributed before this field existed show the one id their click was keyed by */
+        clickIds: Record<string, string>;
+        /** The platform of the credited click (as the channel report): the kind of click id the conversion named, when the click has it; else its first of fbclid, gclid, gbraid, wbraid, ttclid, msclkid */
+        channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
         /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
       };
@@ -2022,8 +2034,12 @@ export interface Operations {
           attributedTo?: {
             /** The winning click */
             clickId: string;
-            /** Its fbclid */
-            fbclid: string;
+            /** Its fbclid, only when the click has one (a Google, TikTok, … click has none: see clickIds) */
+            fbclid?: string;
+            /** Each click id of the credited click by kind (fbclid, gclid, gbraid, wbraid, ttclid, msclkid). Conversions attributed before this field existed show the one id their click was keyed by */
+            clickIds: Record<string, string>;
+            /** The platform of the credited click (as the channel report): the kind of click id the conversion named, when the click has it; else its first of fbclid, gclid, gbraid, wbraid, ttclid, msclkid */
+            channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
             /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
             confidenceScore: number;
           };
@@ -2119,6 +2135,98 @@ export interface Operations {
           };
         };
       }>;
+    };
+  };
+  /** Record a completed Shopify checkout from the buyer’s browser */
+  'POST /v1/track/checkout': {
+    body: {
+      /** The store (active, of the key’s account). With a publishable key it may be left out: the key’s store. */
+      storeId: string;
+      /** The Shopify order id, `event.data.checkout.order.id`: its decimal digits or a `gid://shopify/Order/<id>` / `gid://shopify/OrderIdentity/<id>` (the digits are kept). With the store it is the Purchase’s key: the order webhook’s conversion for it is the same conversion. */
+      orderId: string;
+      /** The value in `currency`, 0 ≤ value ≤ 1e12; stored exactly in the currency’s minor units (49.90 EUR is 4990 cents) */
+      eventValue: number;
+      /** ISO 4217 code of eventValue (also accepted in lower case; stored upper-case), else `invalid_currency` */
+      currency: string;
+      /** (Extension) The event id the browser pixel used for the same event, so Meta deduplicates pixel and server events; default orderId. (null or "" is the same as leaving it out) */
+      eventId?: string | null | '';
+      /** (Extension) The tag’s first-party visitor id (`_wt_vid`, from `window.waytrack.identifiers()`): with `fbp` and `ttp`, same-browser evidence for that browser’s clicks (api.md §13). (null or "" is the same as leaving it out) */
+      visitorId?: string | null | '';
+      /** (Extension) The `_fbc` cookie (fb.1.<ms>.<fbclid>) from the buyer’s browser, e.g. from `window.waytrack.identifiers()`: its fbclid is an explicit reference (confidence 100). (null or "" is the same as leaving it out) */
+      fbc?: string | null | '';
+      /** (Extension) The `_fbp` cookie (Meta browser id) from the buyer’s browser; forwarded to Meta for matching. (null or "" is the same as leaving it out) */
+      fbp?: string | null | '';
+      /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
+      ttp?: string | null | '';
+      /** (Extension) The fbclid of the click that led to this conversion, if the store kept it: an explicit reference (confidence 100). (null or "" is the same as leaving it out) */
+      fbclid?: string | null | '';
+      /** Google Ads click id (`gclid` of the landing URL): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      gclid?: string | null | '';
+      /** Google Ads app-to-web click id on iOS (`gbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      gbraid?: string | null | '';
+      /** Google Ads web-to-app click id on iOS (`wbraid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      wbraid?: string | null | '';
+      /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      ttclid?: string | null | '';
+      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      msclkid?: string | null | '';
+      /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */
+      userAgent?: string | null | '';
+      /** (Extension) The page where the conversion happened (absolute http(s) URL), sent to Meta as event_source_url; default the attributed click’s landing page. (null or "" is the same as leaving it out) */
+      eventSourceUrl?: string | null | '';
+      /** When the conversion happened: ISO 8601 with an offset; default now. More than 5 minutes in the future is `invalid_request`. Only clicks before it (within the store’s attribution window) can win it. (null or "" is the same as leaving it out) */
+      timestamp?: string | null | '';
+      /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
+      consent?: {
+        /** Ad storage (Consent Mode `ad_storage`): denied → the click ids of this event are used for attribution but never sent to an ad platform, nor inside a page URL sent: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adStorage?: 'granted' | 'denied' | null | '';
+        /** Ad user data (Consent Mode `ad_user_data`): denied → no hashed customer data, IP, user agent, fbp, ttp or fingerprint of this event is sent to any ad platform; Google gets `consent.adUserData: DENIED`: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adUserData?: 'granted' | 'denied' | null | '';
+        /** Ad personalization (Consent Mode `ad_personalization`): stored and shown; no destination of this version has a field for it: `granted` or `denied` (null or "" is the same as leaving it out) */
+        adPersonalization?: 'granted' | 'denied' | null | '';
+      } | null | '';
+    };
+    response: {
+      /** The conversion’s id; the original one for a duplicate */
+      conversionId: string;
+      /** As stored (a standard name in Meta’s spelling) */
+      eventType: string;
+      /** true when a click scored at least the store’s minConfidence */
+      attributed: boolean;
+      /** Only when attributed: the click that caused the conversion */
+      attributedTo?: {
+        /** The winning click */
+        clickId: string;
+        /** Its fbclid, only when the click has one (a Google, TikTok, … click has none: see clickIds) */
+        fbclid?: string;
+        /** Each click id of the credited click by kind (fbclid, gclid, gbraid, wbraid, ttclid, msclkid). Conversions attributed before this field existed show the one id their click was keyed by */
+        clickIds: Record<string, string>;
+        /** The platform of the credited click (as the channel report): the kind of click id the conversion named, when the click has it; else its first of fbclid, gclid, gbraid, wbraid, ttclid, msclkid */
+        channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
+        /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
+        confidenceScore: number;
+      };
+      /** true only if Meta acknowledged the event before this response */
+      capiSent: boolean;
+      /** Event time */
+      timestamp: string;
+      /** true when this (store, eventType, orderId) was already recorded: the original result */
+      duplicate: boolean;
+      /** Only on a duplicate whose request differs from the original: the differing field names (eventValue, currency, …); the original is kept */
+      differences?: string[];
+      /** Only when no click reference attributed the conversion and its clickId, fbclid or fbc names a click of the store in the other mode (a test key sending a live click’s fbclid): which reference, and that mode; nothing else of the click */
+      clickInOtherMode?: {
+        /** The reference that names the click */
+        field: 'clickId' | 'fbclid' | 'fbc';
+        reason: 'exists_in_other_mode';
+        /** The mode the click was recorded in */
+        mode: 'live' | 'test';
+        message: string;
+      };
+      /** Only on a duplicate (the order was recorded before, e.g. by its webhook): the browser evidence this event added to it (visitorId, fbp, fbc, clickIds, …); the recorded money stays */
+      filled?: string[];
+      /** true when the evidence this event added re-attributed the recorded conversion to a more probable click */
+      reattributed: boolean;
     };
   };
   /** Record an ad click */
@@ -2303,8 +2411,12 @@ export interface Operations {
       attributedTo?: {
         /** The winning click */
         clickId: string;
-        /** Its fbclid */
-        fbclid: string;
+        /** Its fbclid, only when the click has one (a Google, TikTok, … click has none: see clickIds) */
+        fbclid?: string;
+        /** Each click id of the credited click by kind (fbclid, gclid, gbraid, wbraid, ttclid, msclkid). Conversions attributed before this field existed show the one id their click was keyed by */
+        clickIds: Record<string, string>;
+        /** The platform of the credited click (as the channel report): the kind of click id the conversion named, when the click has it; else its first of fbclid, gclid, gbraid, wbraid, ttclid, msclkid */
+        channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
         /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
       };

@@ -204,22 +204,11 @@ export const AttributedTo = Type.Object(
         examples: [EXAMPLE.fbclid],
       }),
     ),
-    clickIds: Type.Object(
-      {
-        fbclid: Type.Optional(Type.String()),
-        gclid: Type.Optional(Type.String()),
-        gbraid: Type.Optional(Type.String()),
-        wbraid: Type.Optional(Type.String()),
-        ttclid: Type.Optional(Type.String()),
-        msclkid: Type.Optional(Type.String()),
-      },
-      {
-        additionalProperties: Type.String(),
-        description:
-          'Each click id of the credited click by kind. Conversions attributed before this field existed show the one id their click was keyed by',
-        examples: [{ gclid: 'Cj0KCQiA4L67BhDUARIsADWrl7E' }],
-      },
-    ),
+    clickIds: Type.Record(Type.String(), Type.String(), {
+      description:
+        'Each click id of the credited click by kind (fbclid, gclid, gbraid, wbraid, ttclid, msclkid). Conversions attributed before this field existed show the one id their click was keyed by',
+      examples: [{ gclid: 'Cj0KCQiA4L67BhDUARIsADWrl7E' }],
+    }),
     channel: Type.Optional(
       Type.Union(
         ['meta', 'google_ads', 'tiktok', 'microsoft', 'pinterest', 'snapchat', 'reddit', 'linkedin'].map((c) => Type.Literal(c)),
