@@ -177,6 +177,30 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'POST',
+    path: '/v1/track/checkout',
+    scope: 'clicks:write',
+    url: () => '/v1/track/checkout',
+    body: (s) => ({ storeId: s.storeId, orderId: '820982911946154508', eventValue: 59.9, currency: 'USD', fbclid: s.fbclid }),
+    status: 200,
+    otherAccount: rejectsForeignId(route('POST', '/v1/track/checkout'), 'store_not_found'),
+    // The same order in the other mode is a new conversion, which the owner's click cannot attribute.
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = {
+        storeId: seed.storeId,
+        orderId: '820982911946154599',
+        eventValue: 59.9,
+        currency: 'USD',
+        fbclid: seed.fbclid,
+      };
+      const first = await ok(await call(app, 'POST', '/v1/track/checkout', { key: owner, body }));
+      const res = await ok(await call(app, 'POST', '/v1/track/checkout', { key: outsider, body }));
+      expect(res.body.data.duplicate).toBe(false);
+      expect(res.body.data.conversionId).not.toBe(first.body.data.conversionId);
+      expect(res.body.data.attributed).toBe(false);
+    },
+  },
+  {
+    method: 'POST',
     path: '/v1/track/conversion',
     scope: 'conversions:write',
     url: () => '/v1/track/conversion',
@@ -875,13 +899,13 @@ describe('every /v1 route, each with two accounts of its own', () => {
       expectError(await send(headers), 401, 'unauthorized');
     });
 
-    // api.md §6, §13: a publishable key (made for web pages) works on POST /v1/track/click and
-    // /v1/track/identify only, and only from its store's pages; everywhere else it is refused even from those pages.
+    // api.md §6, §13: a publishable key (made for web pages) works on POST /v1/track/click,
+    // /v1/track/identify and /v1/track/checkout only, and only from its store's pages; everywhere else it is refused even from those pages.
     it("a publishable key of the seed's store: 403 unless the tag's POST from the store's page", async () => {
       const seed = await seedWith(ctx.app, ctx.a.live);
       const { key } = await createPublishableKey(ctx.database, ctx.a.accountId, { storeId: seed.storeId, mode: 'live' });
       const storePage = { authorization: `Bearer ${key}`, origin: 'https://shop.acme.test' };
-      if (r.path === '/v1/track/click' || r.path === '/v1/track/identify') {
+      if (r.path === '/v1/track/click' || r.path === '/v1/track/identify' || r.path === '/v1/track/checkout') {
         // The tag's body: the IP comes from the connection, not from the page.
         const { ipAddress: _ip, ...body } = (r.body?.(seed) ?? {}) as Record<string, unknown>;
         await ok(await call(ctx.app, r.method, r.url(seed), { headers: storePage, body }));
