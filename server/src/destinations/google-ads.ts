@@ -7,6 +7,7 @@ import type { Adapter, SendRequest } from './adapter.js';
 import { object, onlyFields, text } from './fields.js';
 import { planAdjustment } from './google-ads-adjustments.js';
 import { sendGoogleAdsApi } from './google-ads-api.js';
+import { checkGoogleAds } from './google-check.js';
 import { DATA_MANAGER_MAX_EVENTS, sendDataManager } from './google-data-manager.js';
 import {
   asGoogleAdsApi,
@@ -288,6 +289,13 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
       (plan.payload as { orderId: string }).orderId = input.conversionPayload.event.transactionId;
     }
     return plan;
+  },
+
+  /** The credentials checked now without a live conversion (google-check.ts): OAuth, then a validateOnly upload. */
+  check(request) {
+    return checkGoogleAds(request, (checked) =>
+      this.send(checked as typeof checked & SendRequest<GoogleAdsSettings, GoogleAdsSecrets>),
+    );
   },
 
   async send(request) {

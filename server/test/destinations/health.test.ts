@@ -11,10 +11,12 @@ import { createAccount, createKey } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { DispatcherTuning } from '../../src/destinations/dispatcher.js';
+import { forgetGoogleTokens } from '../../src/destinations/google-ads.js';
 import { FakeGraph } from '../capi/fake-graph.js';
 import { FAST, PIXEL, RELAXED, TOKEN } from '../capi/setup.js';
 import { openTestDatabase } from '../engine.js';
 import { call, conversionBody, expectError, makeStore, tempDir } from '../helpers.js';
+import { FakeDataManager } from './fake-data-manager.js';
 import { FakePlatforms } from './fake-platforms.js';
 
 /**
@@ -25,13 +27,17 @@ import { FakePlatforms } from './fake-platforms.js';
 
 let graph: FakeGraph;
 let fake: FakePlatforms;
+let dm: FakeDataManager;
 beforeAll(async () => {
   graph = await FakeGraph.start();
   fake = await FakePlatforms.start();
+  // One token endpoint for both Google APIs (as google-data-manager.test.ts): its tokens are good at both fakes.
+  dm = await FakeDataManager.start({ shareTokensWith: fake.tokens });
 });
 afterAll(async () => {
   await graph.close();
   await fake.close();
+  await dm.close();
 });
 
 interface LogLine {
@@ -51,6 +57,9 @@ async function healthApp(env: Record<string, string> = {}, tuning: Partial<Dispa
     RATE_LIMIT_BURST: '100000',
     META_GRAPH_URL: graph.url,
     TIKTOK_API_URL: fake.url,
+    GOOGLE_ADS_API_URL: fake.url,
+    GOOGLE_DATA_MANAGER_URL: dm.url,
+    GOOGLE_OAUTH_TOKEN_URL: dm.tokenUrl,
     CAPI_SYNC_WAIT_MS: '10000',
     SECRETS_KEY,
     ...env,
@@ -103,6 +112,8 @@ afterEach(async () => {
   ctx = undefined;
   graph.reset();
   fake.reset();
+  dm.reset();
+  forgetGoogleTokens();
 });
 
 async function healthOf(c: HealthApp, storeId: string, kind = 'meta') {
@@ -404,6 +415,40 @@ describe('POST /v1/stores/:id/destinations/:kind/test', () => {
     expect(bad.body.data.ok).toBe(false);
     expect(bad.body.data.message).toMatch(/code 40105.*Events API access token/);
     expect(bad.body.data.platformMessage).toBe('Access token is incorrect or has been revoked.');
+    expect(await c.database.read.selectFrom('conversions').select('id').execute()).toEqual([]);
+  });
+
+  it('Google: the refresh token exchanged now and a validateOnly upload, on both APIs; a revoked token says so', async () => {
+    ctx = await healthApp();
+    const c = ctx;
+    const storeId = await makeStore(c.app, c.key);
+    const action = 'customers/1234567890/conversionActions/555';
+    const put = (body: Record<string, unknown>) =>
+      call(c.app, 'PUT', `/v1/stores/${storeId}/destinations/google_ads`, {
+        key: c.key,
+        body: { customerId: '1234567890', conversionAction: action, oauth: { ...dm.oauthClient }, ...body },
+      });
+    const test = () => call(c.app, 'POST', `/v1/stores/${storeId}/destinations/google_ads/test`, { key: c.key });
+
+    expect((await put({ api: 'data_manager' })).status).toBe(200);
+    const dataManager = await test();
+    expect(dataManager.body.data).toEqual({
+      ok: true,
+      message: expect.stringMatching(/validateOnly upload \(Data Manager API\)/),
+    });
+    expect(dm.requests.map((r) => r.body.validateOnly)).toEqual([true]);
+    expect(dm.conversions.size).toBe(0);
+
+    expect((await put({ api: 'google_ads_api', developerToken: fake.developerToken })).status).toBe(200);
+    const adsApi = await test();
+    expect(adsApi.body.data.ok).toBe(true);
+    expect(fake.uploads.map((u) => u.validateOnly)).toEqual([true]);
+
+    expect((await put({ api: 'data_manager', oauth: { ...dm.oauthClient, refreshToken: '1//revoked' } })).status).toBe(200);
+    const revoked = await test();
+    expect(revoked.body.data.ok).toBe(false);
+    expect(revoked.body.data.message).toMatch(/invalid_grant|refresh token/i);
+    expect(JSON.stringify(revoked.body)).not.toContain(dm.oauthClient.clientSecret);
     expect(await c.database.read.selectFrom('conversions').select('id').execute()).toEqual([]);
   });
 
