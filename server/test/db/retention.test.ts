@@ -389,7 +389,7 @@ describe(`retention (${ENGINE})`, () => {
       });
     });
     expect(await done).toEqual({ clicks: 5, conversions: 0 });
-    expect(writes).toBe(3); // 2 + 2 + 1
+    expect(writes).toBe(4); // events 2 + 2 + 1, then identity links: one write that finds none
     expect(await ids('clicks')).toHaveLength(1);
   });
 
