@@ -25,6 +25,9 @@ import { parseSent, withSent } from './sent.js';
  * `identifiers()`. `waytrack('identify', {email, phone})` hashes them here and sends only the
  * hashes to POST /v1/track/identify with this browser's ids, when ad storage and ad user data
  * are both allowed (with `data-consent="wait"`, once consent is given).
+ *
+ * `waytrack('eventId')` returns a fresh event id (api.md §12) for a purchase's browser pixel call
+ * and its conversion call to share (docs/integrations.md "One event id for pixel and server").
  */
 
 interface Identifiers {
@@ -44,7 +47,8 @@ interface Identifiers {
 }
 
 interface WaytrackGlobal {
-  (command: string, value?: unknown): void;
+  /** `waytrack('eventId')` returns a fresh event id; the other commands return nothing. */
+  (command: string, value?: unknown): string | undefined;
   identifiers(): Identifiers;
   /** Commands queued by the snippet's stub before the tag loaded. */
   q?: ArrayLike<unknown>[];
@@ -119,6 +123,13 @@ function randomInt(n: number): number {
   if (cryptoApi?.getRandomValues) return (cryptoApi.getRandomValues(new Uint32Array(1))[0] ?? 0) % n;
   return Math.floor(Math.random() * n);
 }
+
+/**
+ * `waytrack('eventId')` (api.md §12 "Pixel and server, counted once"): a fresh id per call, 16
+ * random bytes as base64url, for the shop to give the platform's browser pixel (Meta's eventID,
+ * TikTok's event_id, …) and its conversion call (`eventId`), so each platform counts the purchase once.
+ */
+const newEventId = () => visitorIdOf(Array.from({ length: 16 }, () => randomInt(256)));
 
 function setCookie(name: string, value: string, maxAge?: number): void {
   // biome-ignore lint/suspicious/noDocumentCookie: the Cookie Store API is missing from browsers still in use
@@ -248,7 +259,8 @@ function start(): void {
   };
   const api = ((command: string, value?: unknown) =>
     attempt(() => {
-      if (command === 'identify') return identify(value);
+      if (command === 'eventId') return newEventId();
+      if (command === 'identify') return void identify(value);
       if (command !== 'consent') return;
       given = mergeConsent(given, consentOf(value));
       consentGiven = true;

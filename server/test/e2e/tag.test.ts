@@ -275,6 +275,12 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
     await page.waitForFunction('"waytrack" in window');
     expect(await identifiersOf(page)).toEqual(identifiers);
     expect(clickRequests).toHaveLength(0);
+
+    // waytrack('eventId') (api.md §12): a fresh id per call, for the pixel and the conversion to share.
+    const eventIds = (await page.evaluate("[window.waytrack('eventId'), window.waytrack('eventId')]")) as string[];
+    for (const id of eventIds) expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(eventIds[0]).not.toBe(eventIds[1]);
+    expect(await page.evaluate("window.waytrack('consent', {adStorage: 'granted'})")).toBeUndefined();
     expect(pageErrors).toEqual([]);
   });
 
