@@ -101,6 +101,15 @@ async function backTo0019(database: Database): Promise<void> {
     // 0026 (identity links): its table (its function went with 0024's).
     await sql`drop table identity_links`.execute(db);
     await sql`delete from kysely_migration where name = '0026_identity_links'`.execute(db);
+    // 0027 (conversion source), 0028 (destination health), 0029 (attributed click ids).
+    for (const column of ['source', 'attributed_click_ids']) {
+      await sql`alter table conversions drop column ${sql.ref(column)}`.execute(db);
+    }
+    await sql`drop table destination_health`.execute(db);
+    await sql`drop index destination_jobs_store_pending`.execute(db);
+    for (const name of ['0027_conversion_source', '0028_destination_health', '0029_attributed_click_ids']) {
+      await sql`delete from kysely_migration where name = ${name}`.execute(db);
+    }
   });
 }
 
@@ -159,6 +168,9 @@ describe('migration 0020 (one outbox)', () => {
       '0024_attribution_probability',
       '0025_idempotency_secrets',
       '0026_identity_links',
+      '0027_conversion_source',
+      '0028_destination_health',
+      '0029_attributed_click_ids',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')
