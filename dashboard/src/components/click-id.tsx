@@ -10,3 +10,18 @@ export function ClickId({ attributedTo }: { attributedTo: NonNullable<Conversion
     </span>
   );
 }
+
+/**
+ * A touchpoint's click by its key (the explanation's `fbclid`): a real fbclid, or `kind:value`
+ * for a click without one (docs/api.md "Idempotency per id"), shown as the Click column does.
+ */
+export function KeyedClickId({ keyValue }: { keyValue: string }) {
+  const colon = keyValue.indexOf(':');
+  const kind = colon < 0 ? 'fbclid' : keyValue.slice(0, colon);
+  const value = keyValue.slice(colon + 1);
+  return (
+    <span class="click-id" title={`${kind} ${value}`}>
+      {kind} · <code class="clip">{value}</code>
+    </span>
+  );
+}

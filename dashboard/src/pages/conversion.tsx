@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { ApiError, api } from '../api.js';
 import { useApp } from '../app-state.js';
-import { ClickId } from '../components/click-id.js';
+import { ClickId, KeyedClickId } from '../components/click-id.js';
 import { ConsentPanel } from '../components/consent-panel.js';
 import { DestinationsStatus } from '../components/destinations-status.js';
 import { PageTitle } from '../components/page-title.js';
@@ -39,7 +39,7 @@ function Attribution({ conversion, store }: { conversion: ExplainedConversion; s
             <thead>
               <tr>
                 <th scope="col">Click</th>
-                <th scope="col">fbclid</th>
+                <th scope="col">Click id</th>
                 <th scope="col">Signal</th>
                 <th scope="col" class="number">
                   Score
@@ -54,9 +54,7 @@ function Attribution({ conversion, store }: { conversion: ExplainedConversion; s
                     <code>{t.clickId}</code>
                   </td>
                   <td>
-                    <code class="clip" title={t.fbclid}>
-                      {t.fbclid}
-                    </code>
+                    <KeyedClickId keyValue={t.fbclid} />
                   </td>
                   <td>{SIGNALS[t.signal].name}</td>
                   <td class="number">{t.score}</td>

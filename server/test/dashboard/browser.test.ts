@@ -333,6 +333,15 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     );
     await expect(page.getByRole('button', { name: 'Resend' }).count()).resolves.toBe(0);
     await screenshot(page, 'conversion');
+
+    // The Google click's conversion names its click by kind, in the sentence and the touchpoints.
+    await page.goto(`${base}/dashboard/conversions/${google.body.data.conversionId}`);
+    await heading(page, 'Purchase · order order-1002').waitFor();
+    await expect(text(page.getByRole('region', { name: 'Attribution' }))).resolves.toContain(
+      `(gclid · ${gclid}) with 100% confidence`,
+    );
+    await expect(text(page.getByRole('table', { name: /Touchpoints/ }))).resolves.toMatch(new RegExp(`gclid · ${gclid}`));
+    expect(await page.content()).not.toContain(`gclid:${gclid}`);
   });
 
   it('deactivates and reactivates a store', async () => {
