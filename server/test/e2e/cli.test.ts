@@ -85,6 +85,8 @@ describe('waytrack CLI and server (end to end)', () => {
     expect(conversion.body.data.attributedTo).toEqual({
       clickId: click.body.data.clickId,
       fbclid: 'E2E.click-1',
+      clickIds: { fbclid: 'E2E.click-1' },
+      channel: 'meta',
       confidenceScore: 100,
     });
     // The compiled server folds them into the analytics rollups in the background (a worker
