@@ -51,6 +51,12 @@ const DestinationList = Type.Object({
   destinations: Type.Array(ListedDestination, { description: 'Every platform, configured or not: meta, google_ads, tiktok' }),
 });
 
+/** The check's kind is one Waytrack has (the document says so: an unknown one is the params' 400). */
+const TestParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64, description: 'The store’s id', examples: [EXAMPLE.storeId] }),
+  kind: KIND,
+});
+
 const CheckAnswer = Type.Object({
   ok: Type.Boolean({ description: 'true when the platform accepted the credentials' }),
   message: Type.String({
@@ -182,9 +188,9 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         operationId: 'testDestination',
         summary: 'Check a destination’s credentials',
         description:
-          'Checks the stored credentials against the platform now, without creating a live conversion: Meta reads the pixel with the token (or sends a test event when testEventCode is set), TikTok sends a test event with its testEventCode. Nothing is recorded. `ok: false` is an answer too (200): the message says whose side failed and what to do.',
+          'Checks the stored credentials against the platform now, without creating a live conversion: Meta reads the pixel with the token (or sends a test event when testEventCode is set), Google exchanges the refresh token and uploads a made-up conversion with validateOnly, TikTok sends a test event with its testEventCode. Nothing is recorded. `ok: false` is an answer too (200): the message says whose side failed and what to do.',
         security: bearer,
-        params: KindParams,
+        params: TestParams,
         response: describeResponses(CheckAnswer, {
           description: 'What the platform said',
           examples: {

@@ -161,6 +161,29 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     reason: undefined,
     why: 'the store has no such destination',
   })),
+  // Checking a destination the store does not have is 404 too (api.md §12; the fuzzer cannot know which are set).
+  {
+    operation: 'POST /v1/stores/{id}/destinations/{kind}/test',
+    field: undefined,
+    code: 'not_found',
+    reason: undefined,
+    why: 'the store has no such destination',
+  },
+  // G9 for the bodiless check.
+  ...gap(
+    ['POST /v1/stores/{id}/destinations/{kind}/test'],
+    'Content-Type',
+    'invalid_request',
+    'unsupported_media_type',
+    'G9 a bodiless operation refuses a Content-Type header',
+  ),
+  {
+    operation: 'POST /v1/stores/{id}/destinations/{kind}/test',
+    field: undefined,
+    code: 'invalid_request',
+    reason: 'malformed_json',
+    why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
+  },
   // G9 for the destinations' DELETE (bodiless) too.
   ...['meta', 'google_ads', 'tiktok'].flatMap((kind) => [
     ...gap(

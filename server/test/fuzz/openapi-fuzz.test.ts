@@ -101,6 +101,7 @@ async function world(): Promise<World> {
     patchStoreIds,
     inactiveStoreId,
     otherAccountStoreId,
+    forwardingStoreId,
     clickId: click.body.data.clickId,
     otherAccountClickId: otherClick.body.data.clickId,
     conversionId: conversion.body.data.conversionId,

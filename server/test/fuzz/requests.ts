@@ -28,6 +28,8 @@ export interface World {
   patchStoreIds: string[];
   inactiveStoreId: string;
   otherAccountStoreId: string;
+  /** A store with Meta configured (pixelId, token): the destination check has something to check there. */
+  forwardingStoreId?: string;
   clickId: string;
   otherAccountClickId: string;
   conversionId: string;
@@ -123,6 +125,10 @@ function pathIds(world: World, op: Operation): { own: string[]; foreign: string 
   if (op.path.startsWith('/v1/clicks/')) return { own: [world.clickId], foreign: world.otherAccountClickId };
   if (op.path.startsWith('/v1/conversions/')) return { own: [world.conversionId], foreign: world.otherAccountConversionId };
   if (op.method === 'PATCH') return { own: world.patchStoreIds, foreign: world.otherAccountStoreId };
+  // The destination check (its `{kind}` is the document's first, meta): the store that has Meta.
+  if (op.path.endsWith('/destinations/{kind}/test') && world.forwardingStoreId) {
+    return { own: [world.forwardingStoreId], foreign: world.otherAccountStoreId };
+  }
   return { own: [world.storeId], foreign: world.otherAccountStoreId };
 }
 
@@ -411,7 +417,13 @@ function build(
         pathId = pick(['a%2Fb', '%2E%2Ex', 'x.', 'a%00b', '%20', 'a;b', 'a%23b', 'a%3Fb'], plan.pick) as string;
     }
   }
-  const path = op.path.replace(/\{[^}]+\}/g, () => pathId);
+  // The id is what is fuzzed; a path's other parameter (a destination's `{kind}`) takes a value
+  // the document allows, so the request reaches the id's checks.
+  const allowed = (name: string) => {
+    const schema = op.parameters.find((p) => p.in === 'path' && p.name === name)?.schema as { enum?: unknown[] } | undefined;
+    return name !== 'id' && Array.isArray(schema?.enum) && schema.enum.length > 0 ? String(schema.enum[0]) : undefined;
+  };
+  const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => allowed(name) ?? pathId);
 
   // --- query
   const pairs: Array<[string, string]> = [];

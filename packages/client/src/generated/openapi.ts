@@ -1626,8 +1626,8 @@ export interface Operations {
     params: {
       /** The store’s id */
       id: string;
-      /** meta, google_ads or tiktok */
-      kind: string;
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok';
     };
     response: {
       /** true when the platform accepted the credentials */
