@@ -37,7 +37,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
   ...gap(['POST /v1/track/refund'], 'currency', 'invalid_request', 'currency_mismatch', 'the order is in another currency'),
   // G1: `timestamp` is `string, maxLength 64`; the server wants an ISO 8601 date-time with a zone.
   ...gap(
-    ['POST /v1/track/click', 'POST /v1/track/conversion', 'POST /v1/track/refund'],
+    ['POST /v1/track/click', 'POST /v1/track/conversion', 'POST /v1/track/checkout', 'POST /v1/track/refund'],
     'timestamp',
     'invalid_request',
     'invalid_format',
@@ -45,7 +45,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
   ),
   // G2: `currency` is `string, maxLength 16`; the server wants an ISO 4217 code.
   ...gap(
-    ['POST /v1/track/conversion', ...STORE_WRITES],
+    ['POST /v1/track/conversion', 'POST /v1/track/checkout', ...STORE_WRITES],
     'currency',
     'invalid_currency',
     'invalid_format',
@@ -58,7 +58,13 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     'invalid_format',
     'G2 currency is not constrained to ISO 4217',
   ),
-  ...gap(['POST /v1/track/conversion'], 'currency', 'missing_required_field', 'required_field_missing', 'G2 currency allows ""'),
+  ...gap(
+    ['POST /v1/track/conversion', 'POST /v1/track/checkout'],
+    'currency',
+    'missing_required_field',
+    'required_field_missing',
+    'G2 currency allows ""',
+  ),
   ...gap(
     ['POST /v1/stores/{id}/ad-spend'],
     'entries[].currency',
@@ -72,7 +78,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
   // G3b: the other URL fields (`referrer`, `eventSourceUrl`) have no URL format either.
   ...gap(['POST /v1/track/click'], 'referrer', 'invalid_request', 'invalid_url', 'G3 referrer has no URL format'),
   ...gap(
-    ['POST /v1/track/conversion'],
+    ['POST /v1/track/conversion', 'POST /v1/track/checkout'],
     'eventSourceUrl',
     'invalid_request',
     'invalid_url',
@@ -108,7 +114,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
   // more than 5 minutes in the future (api.md §2); the document should say so in the descriptions.
   ...gap(['POST /v1/track/click'], 'timestamp', 'invalid_fbclid', 'expired', 'G10 click timestamp older than 90 days'),
   ...gap(
-    ['POST /v1/track/click', 'POST /v1/track/conversion', 'POST /v1/track/refund'],
+    ['POST /v1/track/click', 'POST /v1/track/conversion', 'POST /v1/track/checkout', 'POST /v1/track/refund'],
     'timestamp',
     'invalid_request',
     'out_of_range',

@@ -18,6 +18,8 @@ export const CheckoutBody = Type.Object(
     orderId: Type.String({
       minLength: 1,
       maxLength: 255,
+      // The same rule as shops/pixel-checkout.ts shopifyOrderId (surrounding spaces are trimmed there).
+      pattern: '^\\s*(?:\\d{1,40}|gid://shopify/(?:Order|OrderIdentity)/\\d{1,40})\\s*$',
       description:
         'The Shopify order id, `event.data.checkout.order.id`: its decimal digits or a `gid://shopify/Order/<id>` / `gid://shopify/OrderIdentity/<id>` (the digits are kept). With the store it is the Purchase’s key: the order webhook’s conversion for it is the same conversion.',
       examples: ['820982911946154508'],
