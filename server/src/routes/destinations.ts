@@ -86,15 +86,18 @@ const KindParams = Type.Object({
   kind: Type.String({ maxLength: 32, description: 'meta, google_ads or tiktok', examples: ['google_ads'] }),
 });
 
+const UNVERIFIED = { status: 'unverified', consecutiveFailures: 0 };
+
 const EXAMPLE_GOOGLE = {
   kind: 'google_ads' as const,
   configured: true,
   settings: {
+    api: 'data_manager',
     customerId: '1234567890',
     loginCustomerId: null,
     conversionAction: 'customers/1234567890/conversionActions/987654321',
     oauth: { clientId: '1234-abc.apps.googleusercontent.com', clientSecretConfigured: true, refreshTokenConfigured: true },
-    developerTokenConfigured: true,
+    developerTokenConfigured: false,
   },
   updatedAt: EXAMPLE.recordedAt,
 };
@@ -163,9 +166,12 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
               summary: 'Google Ads configured, Meta and TikTok not',
               data: {
                 destinations: [
-                  { kind: 'meta', configured: false, settings: null, updatedAt: null },
-                  EXAMPLE_GOOGLE,
-                  { kind: 'tiktok', configured: false, settings: null, updatedAt: null },
+                  { kind: 'meta', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
+                  {
+                    ...EXAMPLE_GOOGLE,
+                    health: { status: 'ok', lastSuccessAt: EXAMPLE.recordedAt, consecutiveFailures: 0 },
+                  },
+                  { kind: 'tiktok', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
                 ],
               },
             },
