@@ -1,12 +1,18 @@
 import { creditedClickId } from '../labels.js';
 import type { Conversion } from '../types.js';
 
-/** The credited click's id with its kind ("gclid · Cj0K…"): a Google click has no fbclid to show (api.md §12). */
+/**
+ * The credited click's id with its kind ("gclid · Cj0K…"): a Google click has no fbclid to show
+ * (api.md §12). The id is clipped in narrow columns: its title holds it whole.
+ */
 export function ClickId({ attributedTo }: { attributedTo: NonNullable<Conversion['attributedTo']> }) {
   const { kind, value } = creditedClickId(attributedTo);
   return (
-    <span class="click-id" title={`${kind} ${value}`}>
-      {kind} · <code class="clip">{value}</code>
+    <span class="click-id">
+      {kind} ·{' '}
+      <code class="clip" title={value}>
+        {value}
+      </code>
     </span>
   );
 }
@@ -20,8 +26,11 @@ export function KeyedClickId({ keyValue }: { keyValue: string }) {
   const kind = colon < 0 ? 'fbclid' : keyValue.slice(0, colon);
   const value = keyValue.slice(colon + 1);
   return (
-    <span class="click-id" title={`${kind} ${value}`}>
-      {kind} · <code class="clip">{value}</code>
+    <span class="click-id">
+      {kind} ·{' '}
+      <code class="clip" title={value}>
+        {value}
+      </code>
     </span>
   );
 }
