@@ -1,5 +1,4 @@
-import type { CheckResult } from '../destinations/adapter.js';
-import { networkErrorMessage } from '../destinations/network-errors.js';
+import { type CheckResult, networkErrorMessage } from '../network-errors.js';
 import { describe, type GraphError, postEvents } from './graph.js';
 
 export interface MetaCheck {

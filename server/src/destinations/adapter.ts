@@ -1,7 +1,9 @@
 import type { TSchema } from 'typebox';
 import type { CustomerData } from '../capi/pii.js';
 import type { ClicksTable, ConversionsTable, RefundsTable, StoresTable } from '../db/schema.js';
-import { networkErrorMessage } from './network-errors.js';
+import { type CheckResult, networkErrorMessage } from '../network-errors.js';
+
+export type { CheckResult };
 
 /**
  * How the shared outbox (dispatcher.ts) sends one platform's jobs: every destination has one,
@@ -42,14 +44,6 @@ export interface CheckRequest<Settings, Secrets> {
   secrets: Secrets;
   env: DestinationEnv;
   timeoutMs: number;
-}
-
-/** What a destination check answers (api.md §12, POST /v1/stores/:id/destinations/:kind/test). */
-export interface CheckResult {
-  ok: boolean;
-  message: string;
-  /** The platform's own words, when it answered with an error. */
-  platformMessage?: string;
 }
 
 /**

@@ -3,13 +3,13 @@ import { Type } from 'typebox';
 import { tenantOf } from '../http/auth.js';
 import { answerPreflight } from '../http/cors.js';
 import { ok } from '../http/envelope.js';
-import { setFirstPartyCookies } from '../http/first-party.js';
 import { describeResponses, EXAMPLE, ID_TOO_LONG, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
 import { getClick, listClicksOf, presentClick, trackClick } from '../tracking/clicks.js';
 import { clickBrowserIds } from '../tracking/first-party-cookies.js';
 import { fillClickStore, publishableClick } from '../tracking/publishable-click.js';
 import { bearer, Query, type RouteDeps } from './common.js';
+import { setFirstPartyCookies } from './first-party.js';
 import { CLICK_NOT_FOUND, Click, ClickBody, ClickList, ClickParams, ClickResult, EXAMPLE_CLICK } from './schemas/clicks.js';
 
 export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database, cursors }) => {

@@ -2,11 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { tenantOf } from '../http/auth.js';
 import { answerPreflight } from '../http/cors.js';
 import { ok } from '../http/envelope.js';
-import { setFirstPartyCookies } from '../http/first-party.js';
 import { describeResponses, EXAMPLE, STORE_NOT_FOUND } from '../http/openapi.js';
 import { identify } from '../tracking/identify.js';
 import { fillClickStore, requireKeyStore } from '../tracking/publishable-click.js';
 import { bearer, type RouteDeps } from './common.js';
+import { setFirstPartyCookies } from './first-party.js';
 import { IdentifyBody, IdentifyResult } from './schemas/identify.js';
 
 export const identifyRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { database }) => {

@@ -60,7 +60,4 @@ export function keyOfClickWithoutFbclid(ids: ClickIds): string {
   throw new Error('a click has at least one id');
 }
 
-/** The fbclid of a stored click, or undefined when its `fbclid` column holds another id's key. */
-export function realFbclid(stored: string | null | undefined): string | undefined {
-  return stored && !stored.includes(':') ? stored : undefined;
-}
+export { realFbclid } from '../click-channel.js';

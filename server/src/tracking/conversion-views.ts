@@ -1,5 +1,6 @@
 import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
 import { presentForwarding } from '../capi/forwarding.js';
+import { presentAttributedTo } from '../click-channel.js';
 import { presentConsent } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
 import { type ConversionFilter, findConversion, listConversions } from '../db/repositories/conversions.js';
@@ -12,7 +13,6 @@ import { conversionNotFound } from '../http/not-found.js';
 import { fromMinorUnits } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { presentAttributedTo } from './click-channel.js';
 import { explainAttribution, reattributeConversion } from './conversion-attribution.js';
 import { normalizeEventType } from './event-types.js';
 import { type ForwardingQuery, forwardingFilterOf } from './forwarding-filter.js';

@@ -6,6 +6,7 @@
  */
 import { withConversionRollup } from '../analytics/rollups.js';
 import type { Attribution } from '../attribution/model.js';
+import { attributedClickIdsColumn } from '../click-channel.js';
 import type { Database } from '../db/database.js';
 import { findClick } from '../db/repositories/clicks.js';
 import { findConversion, replaceAttribution, touchpointsOf } from '../db/repositories/conversions.js';
@@ -15,7 +16,6 @@ import { findStore } from '../db/repositories/stores.js';
 import type { ConversionsTable, TouchpointsTable } from '../db/schema.js';
 import { conversionAttributedEvent, webhookEvents } from '../webhooks/events.js';
 import { attributionColumns, touchpointRows } from './attribution-columns.js';
-import { attributedClickIdsColumn } from './click-channel.js';
 import { type JobChange, recomputeMatchQuality, replanDestinations } from './reattribution-effects.js';
 
 /** Which conversion: its account and mode, as every lookup of a conversion takes them. */

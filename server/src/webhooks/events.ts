@@ -1,9 +1,9 @@
+import { presentAttributedTo } from '../click-channel.js';
 import type { Writer } from '../db/database.js';
 import { fanOut, type WebhookEventRow } from '../db/repositories/webhooks.js';
 import type { ConversionsTable, RefundsTable } from '../db/schema.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits } from '../money.js';
-import { presentAttributedTo } from '../tracking/click-channel.js';
 
 /** The events an endpoint can subscribe to (api.md §9). */
 export const WEBHOOK_EVENTS = [

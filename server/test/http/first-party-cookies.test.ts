@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublishableKey } from '../../src/accounts/publishable.js';
 import { ALL_GRANTED } from '../../src/consent/consent.js';
-import { forwardedHost } from '../../src/http/first-party.js';
+import { forwardedHost } from '../../src/routes/first-party.js';
 import { FIRST_PARTY_COOKIE_MAX_AGE_S, firstPartyCookies, hostnameOf } from '../../src/tracking/first-party-cookies.js';
 import { type ApiResponse, call, clickBody, createTestContext, makeStore, type TestContext } from '../helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { networkErrorMessage } from '../../src/destinations/network-errors.js';
+import { networkErrorMessage } from '../../src/network-errors.js';
 
 // Messages that say whose side failed (api.md §12): fetch's errors as undici throws them (a
 // TypeError 'fetch failed' whose cause carries the socket's code), and the timeout's.

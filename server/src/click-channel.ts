@@ -3,8 +3,7 @@
  * channels): a click's ids by kind, as stored with the conversion credited to it
  * (`conversions.attributed_click_ids`, migration 0029), and the channel they name.
  */
-import type { ClicksTable, ConversionsTable } from '../db/schema.js';
-import { CLICK_ID_KINDS, realFbclid } from './click-ids.js';
+import type { ClicksTable, ConversionsTable } from './db/schema.js';
 
 /** The channel (§11) of each click id kind; kinds added later (epik, ScCid, …) are listed already. */
 const CHANNEL_OF_KIND: Record<string, string> = {
@@ -20,11 +19,19 @@ const CHANNEL_OF_KIND: Record<string, string> = {
   li_fat_id: 'linkedin',
 };
 
+/** The kinds in the order a click's ids are listed (tracking/click-ids.ts CLICK_ID_KINDS first). */
+const KINDS = Object.keys(CHANNEL_OF_KIND);
+
+/** The fbclid of a stored click, or undefined when its `fbclid` column holds another id's key. */
+export function realFbclid(stored: string | null | undefined): string | undefined {
+  return stored && !stored.includes(':') ? stored : undefined;
+}
+
 /** A click's ids by kind, in CLICK_ID_KINDS order: its real fbclid and each other id it carries. */
 export function clickIdsOfClick(click: ClicksTable): Record<string, string> {
   const ids: Record<string, string> = {};
   const fbclid = realFbclid(click.fbclid);
-  for (const kind of CLICK_ID_KINDS) {
+  for (const kind of KINDS) {
     const value = kind === 'fbclid' ? fbclid : (click as unknown as Record<string, string | null | undefined>)[kind];
     if (value) ids[kind] = value;
   }

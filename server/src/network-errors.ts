@@ -84,3 +84,11 @@ export const CREDENTIAL_HINTS = {
   tiktok:
     'renew the Events API access token (TikTok Events Manager → your pixel → Settings → Events API → Generate Access Token) and set it as the tiktok destination’s accessToken',
 } as const;
+
+/** What a destination check answers (api.md §12, POST /v1/stores/:id/destinations/:kind/test). */
+export interface CheckResult {
+  ok: boolean;
+  message: string;
+  /** The platform's own words, when it answered with an error. */
+  platformMessage?: string;
+}

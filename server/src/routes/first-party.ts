@@ -1,9 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ConsentInput, resolveConsent, storeDefaultOf } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
+import type { AuthContext } from '../http/auth.js';
 import { requireActiveStoreCached } from '../stores/lookup.js';
 import { type BrowserIds, firstPartyCookies } from '../tracking/first-party-cookies.js';
-import type { AuthContext } from './auth.js';
 
 /**
  * The tag's requests through the shop's own origin (docs/first-party.md): the shop's proxy
