@@ -13,7 +13,7 @@ import { type BatchItem, CLICK_EVENT, CONVERSION_EVENT, type EventKind, REFUND_E
 import { bearer, type RouteDeps } from './common.js';
 import { RefundBody, RefundResult } from './refunds.js';
 import { ClickBody, ClickResult } from './schemas/clicks.js';
-import { ConversionBody, ConversionResult } from './schemas/conversions.js';
+import { ConversionBody, ConversionResult, EXAMPLE_ATTRIBUTED_TO } from './schemas/conversions.js';
 
 export const MAX_EVENTS = 500;
 
@@ -218,13 +218,7 @@ export const batchRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
                       conversionId: EXAMPLE.conversionId,
                       eventType: 'Purchase',
                       attributed: true,
-                      attributedTo: {
-                        clickId: EXAMPLE.clickId,
-                        fbclid: EXAMPLE.fbclid,
-                        clickIds: { fbclid: EXAMPLE.fbclid },
-                        channel: 'meta',
-                        confidenceScore: 100,
-                      },
+                      attributedTo: EXAMPLE_ATTRIBUTED_TO,
                       capiSent: false,
                       timestamp: EXAMPLE.conversionTime,
                       duplicate: false,

@@ -8,6 +8,7 @@ import { checkSandboxedPage, recordPixelCheckout } from '../shops/pixel-checkout
 import { fillClickStore, requireKeyStore } from '../tracking/publishable-click.js';
 import { bearer, type RouteDeps } from './common.js';
 import { CheckoutBody, CheckoutResult } from './schemas/checkout.js';
+import { EXAMPLE_ATTRIBUTED_TO } from './schemas/conversions.js';
 
 /**
  * The preflight of the Shopify pixel's request: from its sandboxed frame the Origin is `null`,
@@ -52,13 +53,7 @@ export const checkoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, 
                 conversionId: EXAMPLE.conversionId,
                 eventType: 'Purchase',
                 attributed: true,
-                attributedTo: {
-                  clickId: EXAMPLE.clickId,
-                  fbclid: EXAMPLE.fbclid,
-                  clickIds: { fbclid: EXAMPLE.fbclid },
-                  channel: 'meta',
-                  confidenceScore: 100,
-                },
+                attributedTo: EXAMPLE_ATTRIBUTED_TO,
                 capiSent: false,
                 timestamp: EXAMPLE.conversionTime,
                 duplicate: false,
@@ -71,13 +66,7 @@ export const checkoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, 
                 conversionId: EXAMPLE.conversionId,
                 eventType: 'Purchase',
                 attributed: true,
-                attributedTo: {
-                  clickId: EXAMPLE.clickId,
-                  fbclid: EXAMPLE.fbclid,
-                  clickIds: { fbclid: EXAMPLE.fbclid },
-                  channel: 'meta',
-                  confidenceScore: 100,
-                },
+                attributedTo: EXAMPLE_ATTRIBUTED_TO,
                 capiSent: false,
                 timestamp: EXAMPLE.conversionTime,
                 duplicate: true,

@@ -14,6 +14,7 @@ import {
   ConversionParams,
   ConversionResult,
   EVENT_TYPE,
+  EXAMPLE_ATTRIBUTED_TO,
   EXAMPLE_CONVERSION,
 } from './schemas/conversions.js';
 import { EXAMPLE_EXPLAINED, ExplainedConversion } from './schemas/explanation.js';
@@ -47,13 +48,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
                 conversionId: EXAMPLE.conversionId,
                 eventType: 'Purchase',
                 attributed: true,
-                attributedTo: {
-                  clickId: EXAMPLE.clickId,
-                  fbclid: EXAMPLE.fbclid,
-                  clickIds: { fbclid: EXAMPLE.fbclid },
-                  channel: 'meta',
-                  confidenceScore: 100,
-                },
+                attributedTo: EXAMPLE_ATTRIBUTED_TO,
                 capiSent: true,
                 timestamp: EXAMPLE.conversionTime,
                 duplicate: false,
@@ -76,13 +71,7 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
                 conversionId: EXAMPLE.conversionId,
                 eventType: 'Purchase',
                 attributed: true,
-                attributedTo: {
-                  clickId: EXAMPLE.clickId,
-                  fbclid: EXAMPLE.fbclid,
-                  clickIds: { fbclid: EXAMPLE.fbclid },
-                  channel: 'meta',
-                  confidenceScore: 100,
-                },
+                attributedTo: EXAMPLE_ATTRIBUTED_TO,
                 capiSent: true,
                 timestamp: EXAMPLE.conversionTime,
                 duplicate: true,

@@ -315,6 +315,15 @@ export const ConversionList = Type.Object({
   nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page' })),
 });
 
+/** An explicit reference's result in the examples: a Meta click, its fbclid named. */
+export const EXAMPLE_ATTRIBUTED_TO = {
+  clickId: EXAMPLE.clickId,
+  fbclid: EXAMPLE.fbclid,
+  clickIds: { fbclid: EXAMPLE.fbclid },
+  channel: 'meta',
+  confidenceScore: 100,
+};
+
 export const EXAMPLE_CONVERSION = {
   conversionId: EXAMPLE.conversionId,
   storeId: EXAMPLE.storeId,
@@ -325,13 +334,7 @@ export const EXAMPLE_CONVERSION = {
   currency: 'EUR',
   refundedTotal: 0,
   attributed: true,
-  attributedTo: {
-    clickId: EXAMPLE.clickId,
-    fbclid: EXAMPLE.fbclid,
-    clickIds: { fbclid: EXAMPLE.fbclid },
-    channel: 'meta',
-    confidenceScore: 100,
-  },
+  attributedTo: EXAMPLE_ATTRIBUTED_TO,
   capiSent: true,
   capi: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' },
   forwarding: { meta: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' } },
