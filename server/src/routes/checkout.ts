@@ -5,8 +5,8 @@ import { answerPreflight, CORS_ALLOWED_HEADERS, CORS_ALLOWED_METHODS, CORS_MAX_A
 import { ok } from '../http/envelope.js';
 import { describeResponses, EXAMPLE, STORE_NOT_FOUND } from '../http/openapi.js';
 import { checkSandboxedPage, recordPixelCheckout } from '../shops/pixel-checkout.js';
-import { fillClickStore, requireKeyStore } from '../tracking/publishable-click.js';
-import { bearer, type RouteDeps } from './common.js';
+import { requireKeyStore } from '../tracking/publishable-click.js';
+import { bearer, fillKeyStore, type RouteDeps } from './common.js';
 import { CheckoutBody, CheckoutResult } from './schemas/checkout.js';
 import { EXAMPLE_ATTRIBUTED_TO } from './schemas/conversions.js';
 
@@ -98,10 +98,7 @@ export const checkoutRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, 
           notFound: STORE_NOT_FOUND,
         }),
       },
-      preValidation: async (request) => {
-        const store = request.auth?.publishable?.storeId;
-        if (store) fillClickStore(request.body, store);
-      },
+      preValidation: fillKeyStore,
     },
     async (request) => {
       const auth = tenantOf(request);

@@ -7,8 +7,8 @@ import { describeResponses, EXAMPLE, ID_TOO_LONG, PAGE_ERRORS, STORE_NOT_FOUND }
 import { listContext, PageQuery } from '../http/pagination.js';
 import { getClick, listClicksOf, presentClick, trackClick } from '../tracking/clicks.js';
 import { clickBrowserIds } from '../tracking/first-party-cookies.js';
-import { fillClickStore, publishableClick } from '../tracking/publishable-click.js';
-import { bearer, Query, type RouteDeps } from './common.js';
+import { publishableClick } from '../tracking/publishable-click.js';
+import { bearer, fillKeyStore, ORIGIN_NOT_ALLOWED, Query, type RouteDeps } from './common.js';
 import { setFirstPartyCookies } from './first-party.js';
 import { CLICK_NOT_FOUND, Click, ClickBody, ClickList, ClickParams, ClickResult, EXAMPLE_CLICK } from './schemas/clicks.js';
 
@@ -101,21 +101,12 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
             },
           },
           forbidden: {
-            originNotAllowed: {
-              summary: 'A publishable key used from another site',
-              code: 'forbidden',
-              message:
-                "This publishable key is accepted only from pages on its store's domain (or its extra origins), over https",
-              details: { reason: 'origin_not_allowed' },
-            },
+            originNotAllowed: ORIGIN_NOT_ALLOWED,
           },
           notFound: STORE_NOT_FOUND,
         }),
       },
-      preValidation: async (request) => {
-        const store = request.auth?.publishable?.storeId;
-        if (store) fillClickStore(request.body, store);
-      },
+      preValidation: fillKeyStore,
     },
     async (request, reply) => {
       const auth = tenantOf(request);

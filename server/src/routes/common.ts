@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { type TProperties, type TSchema, Type } from 'typebox';
 import type { Database } from '../db/database.js';
 import type { Dispatcher } from '../destinations/dispatcher.js';
@@ -5,6 +6,7 @@ import { Envelope, ErrorEnvelope } from '../http/envelope.js';
 import { DATE_TIME } from '../http/openapi.js';
 import type { CursorCodec } from '../http/pagination.js';
 import type { SecretBox } from '../secrets.js';
+import { fillClickStore } from '../tracking/publishable-click.js';
 
 /** What route modules are given: the database, the shared HTTP helpers and the Meta forwarding. No globals. */
 export interface RouteDeps {
@@ -65,4 +67,18 @@ export const ForwardingState = {
     ),
     message: Type.Optional(Type.String({ description: 'Only when skipped: the reason in a sentence' })),
   }),
+};
+
+/** preValidation of the tag's endpoints: a publishable key's request may leave `storeId` out (the key's store). */
+export async function fillKeyStore(request: FastifyRequest): Promise<void> {
+  const store = request.auth?.publishable?.storeId;
+  if (store) fillClickStore(request.body, store);
+}
+
+/** The 403 example of the endpoints a publishable key may call from its store's pages. */
+export const ORIGIN_NOT_ALLOWED = {
+  summary: 'A publishable key used from another site',
+  code: 'forbidden' as const,
+  message: "This publishable key is accepted only from pages on its store's domain (or its extra origins), over https",
+  details: { reason: 'origin_not_allowed' as const },
 };

@@ -4,8 +4,8 @@ import { answerPreflight } from '../http/cors.js';
 import { ok } from '../http/envelope.js';
 import { describeResponses, EXAMPLE, STORE_NOT_FOUND } from '../http/openapi.js';
 import { identify } from '../tracking/identify.js';
-import { fillClickStore, requireKeyStore } from '../tracking/publishable-click.js';
-import { bearer, type RouteDeps } from './common.js';
+import { requireKeyStore } from '../tracking/publishable-click.js';
+import { bearer, fillKeyStore, ORIGIN_NOT_ALLOWED, type RouteDeps } from './common.js';
 import { setFirstPartyCookies } from './first-party.js';
 import { IdentifyBody, IdentifyResult } from './schemas/identify.js';
 
@@ -63,21 +63,12 @@ export const identifyRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, 
             },
           },
           forbidden: {
-            originNotAllowed: {
-              summary: 'A publishable key used from another site',
-              code: 'forbidden',
-              message:
-                "This publishable key is accepted only from pages on its store's domain (or its extra origins), over https",
-              details: { reason: 'origin_not_allowed' },
-            },
+            originNotAllowed: ORIGIN_NOT_ALLOWED,
           },
           notFound: STORE_NOT_FOUND,
         }),
       },
-      preValidation: async (request) => {
-        const store = request.auth?.publishable?.storeId;
-        if (store) fillClickStore(request.body, store);
-      },
+      preValidation: fillKeyStore,
     },
     async (request, reply) => {
       const auth = tenantOf(request);
