@@ -5,8 +5,27 @@
  */
 import type { ClicksTable, ConversionsTable } from './db/schema.js';
 
-/** The channel (§11) of each click id kind; kinds added later (epik, ScCid, …) are listed already. */
-const CHANNEL_OF_KIND: Record<string, string> = {
+/** The click ids a click may carry (api.md §8, §12), in the order a duplicate is looked up by. */
+export const CLICK_ID_KINDS = [
+  'fbclid',
+  'gclid',
+  'gbraid',
+  'wbraid',
+  'ttclid',
+  'msclkid',
+  'epik',
+  'ScCid',
+  'rdt_cid',
+  'li_fat_id',
+] as const;
+/** The kinds kept in `click_ids` and a column each (an fbclid has its own key: the click's `fbclid` column). */
+export const OTHER_CLICK_ID_KINDS = CLICK_ID_KINDS.filter((kind) => kind !== 'fbclid') as Exclude<
+  (typeof CLICK_ID_KINDS)[number],
+  'fbclid'
+>[];
+
+/** The channel (§11) of each click id kind. */
+export const CHANNEL_OF_KIND: Record<(typeof CLICK_ID_KINDS)[number], string> = {
   fbclid: 'meta',
   gclid: 'google_ads',
   gbraid: 'google_ads',
@@ -19,9 +38,6 @@ const CHANNEL_OF_KIND: Record<string, string> = {
   li_fat_id: 'linkedin',
 };
 
-/** The kinds in the order a click's ids are listed (tracking/click-ids.ts CLICK_ID_KINDS first). */
-const KINDS = Object.keys(CHANNEL_OF_KIND);
-
 /** The fbclid of a stored click, or undefined when its `fbclid` column holds another id's key. */
 export function realFbclid(stored: string | null | undefined): string | undefined {
   return stored && !stored.includes(':') ? stored : undefined;
@@ -31,7 +47,7 @@ export function realFbclid(stored: string | null | undefined): string | undefine
 export function clickIdsOfClick(click: ClicksTable): Record<string, string> {
   const ids: Record<string, string> = {};
   const fbclid = realFbclid(click.fbclid);
-  for (const kind of KINDS) {
+  for (const kind of CLICK_ID_KINDS) {
     const value = kind === 'fbclid' ? fbclid : (click as unknown as Record<string, string | null | undefined>)[kind];
     if (value) ids[kind] = value;
   }
@@ -74,8 +90,8 @@ export function channelOf(row: ConversionsTable, ids: Record<string, string>): s
   const named: string[] = [];
   if (row.ref_fbclid || row.ref_fbc) named.push('fbclid');
   if (row.ref_ids) named.push(...Object.keys(JSON.parse(row.ref_ids) as Record<string, string>));
-  const kind = named.find((k) => ids[k] !== undefined) ?? Object.keys(ids).find((k) => CHANNEL_OF_KIND[k]);
-  return kind ? CHANNEL_OF_KIND[kind] : undefined;
+  const kind = named.find((k) => ids[k] !== undefined) ?? Object.keys(ids).find((k) => k in CHANNEL_OF_KIND);
+  return kind ? CHANNEL_OF_KIND[kind as keyof typeof CHANNEL_OF_KIND] : undefined;
 }
 
 /** `attributedTo` (api.md §2, §12) of an attributed conversion: `fbclid` only when the click has a real one. */

@@ -4,9 +4,23 @@
  * - `gclid` → `_gcl_aw` = `GCL.<seconds>.<gclid>` (Google's own format), `gbraid` → `_gcl_gb`.
  * - `wbraid`, `ttclid` → `_wt_wbraid`, `_wt_ttclid` (ours: the platforms keep none readable).
  * - `msclkid` → `_uetmsclkid` = `_uet<msclkid>` (Microsoft's UET format).
+ * - `epik` → `_epik`, `ScCid` → `_scclid`, `rdt_cid` → `_rdt_cid`, `li_fat_id` → `li_fat_id`: the
+ *   cookie each platform's own tag keeps its click id in, as the id itself (api.md §12).
+ * - `_scid` and `_rdt_uuid`, Snapchat's and Reddit's browser ids, are their pixels' cookies: read, never invented.
  * - `_ttp`, TikTok's browser id, is TikTok's pixel's own cookie: read, never invented.
  */
-export const CLICK_ID_KINDS = ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid'] as const;
+export const CLICK_ID_KINDS = [
+  'fbclid',
+  'gclid',
+  'gbraid',
+  'wbraid',
+  'ttclid',
+  'msclkid',
+  'epik',
+  'ScCid',
+  'rdt_cid',
+  'li_fat_id',
+] as const;
 export type ClickIdKind = (typeof CLICK_ID_KINDS)[number];
 export type ClickIds = Partial<Record<ClickIdKind, string>>;
 
@@ -41,6 +55,10 @@ export const ID_COOKIES: Record<
       return value && CLICK_ID.test(value) ? value : null;
     },
   },
+  epik: plain('_epik'),
+  ScCid: plain('_scclid'),
+  rdt_cid: plain('_rdt_cid'),
+  li_fat_id: plain('li_fat_id'),
 };
 
 function gclStyle(name: string) {

@@ -8,7 +8,7 @@ import { parseSent, withSent } from './sent.js';
 /**
  * The Waytrack browser tag (api.md §6), included by a shop's pages as
  *   <script async src="https://WAYTRACK_HOST/tag.js" data-key="wt_pk_live_…"></script>
- * On a page whose URL has a click id (`fbclid`, `gclid`, `gbraid`, `wbraid`, `ttclid`, `msclkid`)
+ * On a page whose URL has a click id (`fbclid`, `gclid`, `gbraid`, `wbraid`, `ttclid`, `msclkid`, `epik`, `ScCid`, `rdt_cid`, `li_fat_id`)
  * it sets the matching first-party cookies (`_fbc`/`_fbp`, `_gcl_aw`, … click-ids.ts) and sends
  * the click to the server the script came from, once per click per browser. `window.waytrack.identifiers()`
  * gives a checkout what its backend needs for POST /v1/track/conversion. Nothing here may
@@ -38,7 +38,14 @@ interface Identifiers {
   wbraid: string | null;
   ttclid: string | null;
   msclkid: string | null;
+  epik: string | null;
+  ScCid: string | null;
+  rdt_cid: string | null;
+  li_fat_id: string | null;
   ttp: string | null;
+  /** Snapchat's and Reddit's browser ids (their pixels' `_scid`, `_rdt_uuid`), when set. */
+  scid: string | null;
+  rdtUuid: string | null;
   /** This browser's `_wt_vid`: pass it with the conversion (same-browser evidence). */
   visitorId: string | null;
   fingerprint: string | null;
@@ -63,26 +70,29 @@ const NO_IDENTIFIERS: Identifiers = {
   wbraid: null,
   ttclid: null,
   msclkid: null,
+  epik: null,
+  ScCid: null,
+  rdt_cid: null,
+  li_fat_id: null,
   ttp: null,
+  scid: null,
+  rdtUuid: null,
   visitorId: null,
   fingerprint: null,
   consent: {},
 };
 
-/** The click ids this browser holds in first-party cookies (the last ad click of each platform). */
-function cookieIds(): Omit<Identifiers, 'fbc' | 'fbp' | 'fingerprint' | 'ttp' | 'visitorId' | 'consent'> {
+type CookieIds = Record<keyof typeof ID_COOKIES, string | null>;
+
+/** The click ids this browser holds in first-party cookies (the last ad click of each platform); all null when storage is denied. */
+function cookieIds(allowed: boolean): CookieIds {
   const cookies = document.cookie;
-  const read = (kind: keyof typeof ID_COOKIES) => {
-    const raw = readCookie(cookies, ID_COOKIES[kind].name);
-    return raw === null ? null : ID_COOKIES[kind].read(raw);
-  };
-  return {
-    gclid: read('gclid'),
-    gbraid: read('gbraid'),
-    wbraid: read('wbraid'),
-    ttclid: read('ttclid'),
-    msclkid: read('msclkid'),
-  };
+  const ids = {} as CookieIds;
+  for (const kind of Object.keys(ID_COOKIES) as (keyof typeof ID_COOKIES)[]) {
+    const raw = allowed ? readCookie(cookies, ID_COOKIES[kind].name) : null;
+    ids[kind] = raw === null ? null : ID_COOKIES[kind].read(raw);
+  }
+  return ids;
 }
 
 function attempt<T>(work: () => T, fallback: T): T {
@@ -275,8 +285,10 @@ function start(): void {
       () => ({
         fbc: cookie('_fbc'),
         fbp: cookie('_fbp'),
-        ...(storage() ? cookieIds() : { gclid: null, gbraid: null, wbraid: null, ttclid: null, msclkid: null }),
+        ...cookieIds(storage()),
         ttp: cookie('_ttp'),
+        scid: cookie('_scid'),
+        rdtUuid: cookie('_rdt_uuid'),
         visitorId: cookie(VISITOR_COOKIE),
         fingerprint: fingerprintNow(),
         consent: consent(),

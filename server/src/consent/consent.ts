@@ -1,3 +1,4 @@
+import { OTHER_CLICK_ID_KINDS } from '../click-channel.js';
 import type { ClicksTable, ConversionsTable } from '../db/schema.js';
 
 /**
@@ -106,7 +107,21 @@ export function metaProcessingOptions(value: LimitedDataUse | undefined): MetaPr
 }
 
 /** Query parameters that carry an ad click id (or a cross-domain copy of one): removed from URLs sent without ad storage. */
-export const CLICK_ID_PARAMETERS = ['fbclid', 'gclid', 'gbraid', 'wbraid', 'dclid', 'gclsrc', 'ttclid', 'msclkid', '_gl'];
+export const CLICK_ID_PARAMETERS = [
+  'fbclid',
+  'gclid',
+  'gbraid',
+  'wbraid',
+  'dclid',
+  'gclsrc',
+  'ttclid',
+  'msclkid',
+  'epik',
+  'ScCid',
+  'rdt_cid',
+  'li_fat_id',
+  '_gl',
+];
 
 /** The URL without its click-id parameters (anything else is kept as written); a URL that does not parse is dropped. */
 export function withoutClickIds(url: string): string | null {
@@ -199,9 +214,9 @@ export function consentView<CustomerData>(
       });
     }
     if (!clickIds) {
-      withheld ||= Boolean(clickRow.fbc || clickRow.gclid || clickRow.gbraid || clickRow.wbraid || clickRow.ttclid);
+      withheld ||= Boolean(clickRow.fbc || OTHER_CLICK_ID_KINDS.some((kind) => clickRow[kind]));
       // fbclid and fbc are NOT NULL columns: blanked, which every builder reads as none.
-      Object.assign(click, { fbclid: '', fbc: '', gclid: null, gbraid: null, wbraid: null, ttclid: null, msclkid: null });
+      Object.assign(click, { fbclid: '', fbc: '' }, Object.fromEntries(OTHER_CLICK_ID_KINDS.map((kind) => [kind, null])));
     }
     if (stripUrls) click.landing_page = withoutClickIds(click.landing_page) ?? '';
   }

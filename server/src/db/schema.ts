@@ -123,6 +123,11 @@ export interface ClicksTable {
   ttclid?: string | null;
   msclkid?: string | null;
   ttp?: string | null;
+  /** Migration 0030: Pinterest's, Snapchat's, Reddit's and LinkedIn's click ids (api.md §12). */
+  epik?: string | null;
+  ScCid?: string | null;
+  rdt_cid?: string | null;
+  li_fat_id?: string | null;
   /** Migration 0016: the click's resolved consent as JSON (consent/consent.ts); null = all granted. */
   consent?: string | null;
   /** Migration 0016: limited data use asked for with the click: `true` or JSON `{country, state}`; null = not asked. */
@@ -175,6 +180,9 @@ export interface ConversionsTable {
   ref_ids?: string | null;
   /** Migration 0010: TikTok's `_ttp` browser id, when sent. */
   ttp?: string | null;
+  /** Migration 0030: Snapchat's `_scid` and Reddit's `_rdt_uuid` browser ids, when sent. */
+  scid?: string | null;
+  rdt_uuid?: string | null;
   /** Migration 0010: JSON of the state per destination other than Meta ({google_ads?, tiktok?}); null when none. */
   forwarding?: string | null;
   /** Sum of the conversion's refunds, in its minor units (migration 0011); left out on insert (default 0). */

@@ -62,11 +62,12 @@ export const clickRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app, { d
             missingFbclid: {
               summary: 'No click id at all (in the body or the landing page)',
               code: 'missing_required_field',
-              message: 'At least one click id is required: fbclid, gclid, gbraid, wbraid, ttclid, msclkid',
+              message:
+                'At least one click id is required: fbclid, gclid, gbraid, wbraid, ttclid, msclkid, epik, ScCid, rdt_cid, li_fat_id',
               details: {
                 field: 'fbclid',
                 reason: 'required_field_missing',
-                anyOf: ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid'],
+                anyOf: ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id'],
               },
             },
             badClickId: {

@@ -1,10 +1,9 @@
+import { CLICK_ID_KINDS, OTHER_CLICK_ID_KINDS } from '../click-channel.js';
 import { ApiError, fieldError } from '../http/errors.js';
 
-/** The click ids a click may carry (api.md §8), in the order a duplicate is looked up by. */
-export const CLICK_ID_KINDS = ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid'] as const;
+/** The click ids a click may carry (api.md §8, §12), in the order a duplicate is looked up by; click-channel.ts lists them. */
+export { CLICK_ID_KINDS, OTHER_CLICK_ID_KINDS };
 export type ClickIdKind = (typeof CLICK_ID_KINDS)[number];
-/** The kinds kept in `click_ids` (an fbclid has its own key: the click's `fbclid` column). */
-export const OTHER_CLICK_ID_KINDS = ['gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid'] as const;
 export type OtherClickIdKind = (typeof OTHER_CLICK_ID_KINDS)[number];
 export type ClickIds = Partial<Record<ClickIdKind, string>>;
 

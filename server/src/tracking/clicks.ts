@@ -26,13 +26,17 @@ import { checkHttpUrl, checkIpAddress, parseEventTime } from './input.js';
 export const CLICK_MAX_AGE_MS = 90 * 24 * 60 * 60 * 1000;
 
 export interface ClickInput extends ConsentFields {
-  /** At least one of fbclid, gclid, gbraid, wbraid, ttclid, msclkid (here or in landingPage's query). */
+  /** At least one of fbclid, gclid, gbraid, wbraid, ttclid, msclkid, epik, ScCid, rdt_cid, li_fat_id (here or in landingPage's query). */
   fbclid?: string;
   gclid?: string;
   gbraid?: string;
   wbraid?: string;
   ttclid?: string;
   msclkid?: string;
+  epik?: string;
+  ScCid?: string;
+  rdt_cid?: string;
+  li_fat_id?: string;
   /** TikTok's `_ttp` browser id. */
   ttp?: string;
   /** The tag's first-party visitor id (`_wt_vid`): same-browser evidence (api.md §13). */
@@ -229,6 +233,10 @@ export function presentClick(row: ClicksTable) {
     wbraid: row.wbraid ?? null,
     ttclid: row.ttclid ?? null,
     msclkid: row.msclkid ?? null,
+    epik: row.epik ?? null,
+    ScCid: row.ScCid ?? null,
+    rdt_cid: row.rdt_cid ?? null,
+    li_fat_id: row.li_fat_id ?? null,
     ttp: row.ttp ?? null,
     visitorId: row.visitor_id ?? null,
     landingPage: row.landing_page,

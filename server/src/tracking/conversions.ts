@@ -52,7 +52,14 @@ export interface ConversionInput extends ConsentFields {
   wbraid?: string;
   ttclid?: string;
   msclkid?: string;
+  epik?: string;
+  ScCid?: string;
+  rdt_cid?: string;
+  li_fat_id?: string;
   ttp?: string;
+  /** Snapchat's `_scid` and Reddit's `_rdt_uuid` browser ids (the tag's identifiers()). */
+  scid?: string;
+  rdtUuid?: string;
   /** The tag's first-party visitor id (`_wt_vid`): same-browser evidence (api.md §13). */
   visitorId?: string;
   ipAddress?: string;
@@ -115,8 +122,8 @@ function validate(input: ConversionInput, now: number) {
 
 type Validated = ReturnType<typeof validate>;
 
-/** `ref_ids`, `ttp` and `visitor_id`, present only when the conversion has them. */
-function refColumns(input: ConversionInput): Pick<ConversionsTable, 'ref_ids' | 'ttp' | 'visitor_id'> {
+/** `ref_ids`, the browser ids and `visitor_id`, present only when the conversion has them. */
+function refColumns(input: ConversionInput): Pick<ConversionsTable, 'ref_ids' | 'ttp' | 'scid' | 'rdt_uuid' | 'visitor_id'> {
   const refs: Record<string, string> = {};
   for (const kind of OTHER_CLICK_ID_KINDS) {
     const value = input[kind];
@@ -125,6 +132,8 @@ function refColumns(input: ConversionInput): Pick<ConversionsTable, 'ref_ids' | 
   return {
     ...(Object.keys(refs).length > 0 && { ref_ids: JSON.stringify(refs) }),
     ...(input.ttp !== undefined && { ttp: input.ttp }),
+    ...(input.scid !== undefined && { scid: input.scid }),
+    ...(input.rdtUuid !== undefined && { rdt_uuid: input.rdtUuid }),
     ...(input.visitorId !== undefined && { visitor_id: input.visitorId }),
   };
 }
@@ -157,6 +166,8 @@ function differencesFrom(original: ConversionsTable, input: ConversionInput, giv
   compare('fbc', input.fbc, original.ref_fbc);
   compare('fbp', input.fbp, original.fbp);
   compare('ttp', input.ttp, original.ttp ?? undefined);
+  compare('scid', input.scid, original.scid ?? undefined);
+  compare('rdtUuid', input.rdtUuid, original.rdt_uuid ?? undefined);
   compare('visitorId', input.visitorId, original.visitor_id ?? undefined);
   const refs = original.ref_ids ? (JSON.parse(original.ref_ids) as Record<string, string>) : {};
   for (const kind of OTHER_CLICK_ID_KINDS) compare(kind, input[kind], refs[kind]);

@@ -34,7 +34,7 @@ describe('click ids (api.md §8)', () => {
     expect(list.body.data.clicks[0].gclid).toBe('Cj0KCQ-abc_1');
   });
 
-  it('requires at least one id, naming the six; validates each with its own code', async () => {
+  it('requires at least one id, naming the ten; validates each with its own code', async () => {
     ctx = await createTestContext();
     const storeId = await makeStore(ctx.app, ctx.a.live);
     const none = await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, body: click(storeId, {}) });
@@ -42,9 +42,9 @@ describe('click ids (api.md §8)', () => {
     expect(none.body.error.code).toBe('missing_required_field');
     expect(none.body.error.details).toMatchObject({
       field: 'fbclid',
-      anyOf: ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid'],
+      anyOf: ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id'],
     });
-    for (const kind of ['gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid']) {
+    for (const kind of ['gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id']) {
       const bad = await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, body: click(storeId, { [kind]: 'a b' }) });
       expect(bad.status).toBe(400);
       expect(bad.body.error.code).toBe('invalid_click_id');
@@ -109,6 +109,62 @@ describe('click ids (api.md §8)', () => {
     );
     expect(new Set(same.map((r) => r.body.data.clickId)).size).toBe(1);
     expect(same.filter((r) => r.body.data.duplicate === false)).toHaveLength(1);
+  });
+
+  it('takes Pinterest, Snapchat, Reddit and LinkedIn ids (api.md §12) from the body or the page, each its own key', async () => {
+    ctx = await createTestContext();
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    const page = 'https://shop.example.com/p?epik=dj0yJnU9Q-1&ScCid=5c1d-ab&li_fat_id=9c1e-2b';
+    const res = await call(ctx.app, 'POST', '/v1/track/click', {
+      key: ctx.a.live,
+      body: click(storeId, { rdt_cid: '1700000000.t2_abc' }, page),
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({
+      epik: 'dj0yJnU9Q-1',
+      ScCid: '5c1d-ab',
+      rdt_cid: '1700000000.t2_abc',
+      li_fat_id: '9c1e-2b',
+      duplicate: false,
+    });
+    const got = await call(ctx.app, 'GET', `/v1/clicks/${res.body.data.clickId}`, { key: ctx.a.live });
+    expect(got.body.data).toMatchObject({
+      epik: 'dj0yJnU9Q-1',
+      ScCid: '5c1d-ab',
+      rdt_cid: '1700000000.t2_abc',
+      li_fat_id: '9c1e-2b',
+    });
+    // Each id alone finds the click again; another value is a new click.
+    for (const [kind, value] of Object.entries({ epik: 'dj0yJnU9Q-1', ScCid: '5c1d-ab', li_fat_id: '9c1e-2b' })) {
+      const again = await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, body: click(storeId, { [kind]: value }) });
+      expect(again.body.data).toMatchObject({ clickId: res.body.data.clickId, duplicate: true });
+    }
+    const other = await call(ctx.app, 'POST', '/v1/track/click', {
+      key: ctx.a.live,
+      body: click(storeId, { li_fat_id: 'other' }),
+    });
+    expect(other.body.data.duplicate).toBe(false);
+    // A conversion naming one of them is credited to that click at 100, its channel the platform's.
+    const conv = await call(ctx.app, 'POST', '/v1/track/conversion', {
+      key: ctx.a.live,
+      body: {
+        storeId,
+        eventType: 'Purchase',
+        orderId: 'o-p',
+        eventValue: 10,
+        currency: 'USD',
+        rdt_cid: '1700000000.t2_abc',
+        scid: 's-1',
+        rdtUuid: 'u-1',
+      },
+    });
+    expect(conv.status).toBe(200);
+    expect(conv.body.data.attributedTo).toMatchObject({
+      clickId: res.body.data.clickId,
+      confidenceScore: 100,
+      channel: 'reddit',
+    });
+    expect(conv.body.data.attributedTo.clickIds).toMatchObject({ epik: 'dj0yJnU9Q-1', rdt_cid: '1700000000.t2_abc' });
   });
 
   it('conversions name clicks by gclid, ttclid, … with confidence 100', async () => {

@@ -107,7 +107,19 @@ async function backTo0019(database: Database): Promise<void> {
     }
     await sql`drop table destination_health`.execute(db);
     await sql`drop index destination_jobs_store_pending`.execute(db);
-    for (const name of ['0027_conversion_source', '0028_destination_health', '0029_attributed_click_ids']) {
+    // 0030 (more click ids): the clicks' new columns, the conversions' browser ids.
+    for (const column of ['epik', 'ScCid', 'rdt_cid', 'li_fat_id']) {
+      await sql`alter table clicks drop column ${sql.ref(column)}`.execute(db);
+    }
+    for (const column of ['scid', 'rdt_uuid']) {
+      await sql`alter table conversions drop column ${sql.ref(column)}`.execute(db);
+    }
+    for (const name of [
+      '0027_conversion_source',
+      '0028_destination_health',
+      '0029_attributed_click_ids',
+      '0030_more_click_ids',
+    ]) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
   });
@@ -171,6 +183,7 @@ describe('migration 0020 (one outbox)', () => {
       '0027_conversion_source',
       '0028_destination_health',
       '0029_attributed_click_ids',
+      '0030_more_click_ids',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

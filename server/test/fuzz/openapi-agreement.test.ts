@@ -240,7 +240,7 @@ function requiredOnce(schema: Schema, field: string): boolean {
   return [node, ...(node?.anyOf ?? [])].some((s: Schema) => rulesOf(s).includes('required-once'));
 }
 
-const CLICK_IDS = ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid'];
+const CLICK_IDS = ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id'];
 
 /** A click body with no click id, neither in the body nor in landingPage's query. */
 function lacksClickId(body: Record<string, unknown>): boolean {

@@ -346,10 +346,10 @@ describe('conventions', () => {
         if (how === 'absent') delete body[field];
         else body[field] = value;
         const error = expectError(await call(ctx.app, method, url, { key: ctx.a.live, body }), 400, 'missing_required_field');
-        // A click needs any one of its six click ids (api.md §8): details.anyOf lists them.
+        // A click needs any one of its ten click ids (api.md §8): details.anyOf lists them.
         const anyOf =
           url === '/v1/track/click' && field === 'fbclid'
-            ? { anyOf: ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid'] }
+            ? { anyOf: ['fbclid', 'gclid', 'gbraid', 'wbraid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id'] }
             : {};
         expect(error.details).toEqual({ field, reason: 'required_field_missing', ...anyOf });
         expect(error.message).toContain(field);

@@ -260,6 +260,14 @@ export interface Operations {
         ttclid: string | null;
         /** Microsoft Advertising click id, when the click had one */
         msclkid: string | null;
+        /** Pinterest click id, when the click had one */
+        epik: string | null;
+        /** Snapchat click id, when the click had one */
+        ScCid: string | null;
+        /** Reddit click id, when the click had one */
+        rdt_cid: string | null;
+        /** LinkedIn click id, when the click had one */
+        li_fat_id: string | null;
         /** TikTok’s browser id, when sent */
         ttp: string | null;
         /** The tag’s first-party visitor id (`_wt_vid`), when sent */
@@ -344,6 +352,14 @@ export interface Operations {
       ttclid: string | null;
       /** Microsoft Advertising click id, when the click had one */
       msclkid: string | null;
+      /** Pinterest click id, when the click had one */
+      epik: string | null;
+      /** Snapchat click id, when the click had one */
+      ScCid: string | null;
+      /** Reddit click id, when the click had one */
+      rdt_cid: string | null;
+      /** LinkedIn click id, when the click had one */
+      li_fat_id: string | null;
       /** TikTok’s browser id, when sent */
       ttp: string | null;
       /** The tag’s first-party visitor id (`_wt_vid`), when sent */
@@ -1828,7 +1844,7 @@ export interface Operations {
       events: Array<{
         /** The kind of event */
         type: 'click';
-        /** Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click. (null or "" is the same as leaving it out) */
+        /** Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid, epik, ScCid, rdt_cid, li_fat_id) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click. (null or "" is the same as leaving it out) */
         fbclid?: string | null | '';
         /** Google Ads click id (`gclid` of the landing URL): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
         gclid?: string | null | '';
@@ -1838,8 +1854,16 @@ export interface Operations {
         wbraid?: string | null | '';
         /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
         ttclid?: string | null | '';
-        /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        /** Microsoft Advertising click id (`msclkid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
         msclkid?: string | null | '';
+        /** Pinterest click id (`epik`; the tag keeps it in `_epik`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        epik?: string | null | '';
+        /** Snapchat click id (`ScCid`; the tag keeps it in `_scid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        ScCid?: string | null | '';
+        /** Reddit click id (`rdt_cid`; the tag keeps it in `_rdt_cid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        rdt_cid?: string | null | '';
+        /** LinkedIn click id (`li_fat_id`; the tag keeps it in `li_fat_id`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        li_fat_id?: string | null | '';
         /** (Extension) TikTok’s browser id, the `_ttp` cookie; forwarded to TikTok with the conversions this click wins. (null or "" is the same as leaving it out) */
         ttp?: string | null | '';
         /** The store the ad led to (active, of the key’s account). With a publishable key it may be left out: the key’s store. */
@@ -1939,10 +1963,22 @@ export interface Operations {
         wbraid?: string | null | '';
         /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
         ttclid?: string | null | '';
-        /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        /** Microsoft Advertising click id (`msclkid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
         msclkid?: string | null | '';
+        /** Pinterest click id (`epik`; the tag keeps it in `_epik`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        epik?: string | null | '';
+        /** Snapchat click id (`ScCid`; the tag keeps it in `_scid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        ScCid?: string | null | '';
+        /** Reddit click id (`rdt_cid`; the tag keeps it in `_rdt_cid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        rdt_cid?: string | null | '';
+        /** LinkedIn click id (`li_fat_id`; the tag keeps it in `li_fat_id`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        li_fat_id?: string | null | '';
         /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
         ttp?: string | null | '';
+        /** (Extension) The `_scid` cookie (Snapchat browser id); forwarded to Snapchat for matching. (null or "" is the same as leaving it out) */
+        scid?: string | null | '';
+        /** (Extension) The `_rdt_uuid` cookie (Reddit browser id); forwarded to Reddit for matching. (null or "" is the same as leaving it out) */
+        rdtUuid?: string | null | '';
         /** (Extension) The tag’s first-party visitor id (`_wt_vid`, from `window.waytrack.identifiers()`): with `fbp` and `ttp`, same-browser evidence for that browser’s clicks (api.md §13). (null or "" is the same as leaving it out) */
         visitorId?: string | null | '';
         /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */
@@ -2017,6 +2053,14 @@ export interface Operations {
           ttclid?: string;
           /** The msclkid, when the click had one */
           msclkid?: string;
+          /** The epik (Pinterest), when the click had one */
+          epik?: string;
+          /** The ScCid (Snapchat), when the click had one */
+          ScCid?: string;
+          /** The rdt_cid (Reddit), when the click had one */
+          rdt_cid?: string;
+          /** The li_fat_id (LinkedIn), when the click had one */
+          li_fat_id?: string;
           /** Always true: the click is stored */
           tracked: true;
           /** When the click was recorded (the original recording for a duplicate) */
@@ -2168,8 +2212,16 @@ export interface Operations {
       wbraid?: string | null | '';
       /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       ttclid?: string | null | '';
-      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      /** Microsoft Advertising click id (`msclkid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       msclkid?: string | null | '';
+      /** Pinterest click id (`epik`; the tag keeps it in `_epik`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      epik?: string | null | '';
+      /** Snapchat click id (`ScCid`; the tag keeps it in `_scid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      ScCid?: string | null | '';
+      /** Reddit click id (`rdt_cid`; the tag keeps it in `_rdt_cid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      rdt_cid?: string | null | '';
+      /** LinkedIn click id (`li_fat_id`; the tag keeps it in `li_fat_id`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      li_fat_id?: string | null | '';
       /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */
       userAgent?: string | null | '';
       /** (Extension) The page where the conversion happened (absolute http(s) URL), sent to Meta as event_source_url; default the attributed click’s landing page. (null or "" is the same as leaving it out) */
@@ -2232,7 +2284,7 @@ export interface Operations {
   /** Record an ad click */
   'POST /v1/track/click': {
     body: {
-      /** Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click. (null or "" is the same as leaving it out) */
+      /** Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid, epik, ScCid, rdt_cid, li_fat_id) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click. (null or "" is the same as leaving it out) */
       fbclid?: string | null | '';
       /** Google Ads click id (`gclid` of the landing URL): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       gclid?: string | null | '';
@@ -2242,8 +2294,16 @@ export interface Operations {
       wbraid?: string | null | '';
       /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       ttclid?: string | null | '';
-      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      /** Microsoft Advertising click id (`msclkid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       msclkid?: string | null | '';
+      /** Pinterest click id (`epik`; the tag keeps it in `_epik`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      epik?: string | null | '';
+      /** Snapchat click id (`ScCid`; the tag keeps it in `_scid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      ScCid?: string | null | '';
+      /** Reddit click id (`rdt_cid`; the tag keeps it in `_rdt_cid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      rdt_cid?: string | null | '';
+      /** LinkedIn click id (`li_fat_id`; the tag keeps it in `li_fat_id`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      li_fat_id?: string | null | '';
       /** (Extension) TikTok’s browser id, the `_ttp` cookie; forwarded to TikTok with the conversions this click wins. (null or "" is the same as leaving it out) */
       ttp?: string | null | '';
       /** The store the ad led to (active, of the key’s account). With a publishable key it may be left out: the key’s store. */
@@ -2296,6 +2356,14 @@ export interface Operations {
       ttclid?: string;
       /** The msclkid, when the click had one */
       msclkid?: string;
+      /** The epik (Pinterest), when the click had one */
+      epik?: string;
+      /** The ScCid (Snapchat), when the click had one */
+      ScCid?: string;
+      /** The rdt_cid (Reddit), when the click had one */
+      rdt_cid?: string;
+      /** The li_fat_id (LinkedIn), when the click had one */
+      li_fat_id?: string;
       /** Always true: the click is stored */
       tracked: true;
       /** When the click was recorded (the original recording for a duplicate) */
@@ -2367,10 +2435,22 @@ export interface Operations {
       wbraid?: string | null | '';
       /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       ttclid?: string | null | '';
-      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      /** Microsoft Advertising click id (`msclkid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       msclkid?: string | null | '';
+      /** Pinterest click id (`epik`; the tag keeps it in `_epik`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      epik?: string | null | '';
+      /** Snapchat click id (`ScCid`; the tag keeps it in `_scid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      ScCid?: string | null | '';
+      /** Reddit click id (`rdt_cid`; the tag keeps it in `_rdt_cid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      rdt_cid?: string | null | '';
+      /** LinkedIn click id (`li_fat_id`; the tag keeps it in `li_fat_id`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      li_fat_id?: string | null | '';
       /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
       ttp?: string | null | '';
+      /** (Extension) The `_scid` cookie (Snapchat browser id); forwarded to Snapchat for matching. (null or "" is the same as leaving it out) */
+      scid?: string | null | '';
+      /** (Extension) The `_rdt_uuid` cookie (Reddit browser id); forwarded to Reddit for matching. (null or "" is the same as leaving it out) */
+      rdtUuid?: string | null | '';
       /** (Extension) The tag’s first-party visitor id (`_wt_vid`, from `window.waytrack.identifiers()`): with `fbp` and `ttp`, same-browser evidence for that browser’s clicks (api.md §13). (null or "" is the same as leaving it out) */
       visitorId?: string | null | '';
       /** (Consent as data, api.md §10) The visitor’s consent when the event happened. A field left out is the store’s `defaultConsent` (granted unless the store sets it). Applied by every destination at send time, on every retry; attribution and metrics are not affected. Unknown fields are refused (`unknown_field`). (null or "" is the same as leaving it out) */

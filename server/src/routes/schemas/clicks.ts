@@ -12,10 +12,14 @@ export const CLICK_ID_DESCRIPTIONS = {
   gbraid: 'Google Ads app-to-web click id on iOS (`gbraid`)',
   wbraid: 'Google Ads web-to-app click id on iOS (`wbraid`)',
   ttclid: 'TikTok click id (`ttclid`)',
-  msclkid: 'Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded)',
+  msclkid: 'Microsoft Advertising click id (`msclkid`)',
+  epik: 'Pinterest click id (`epik`; the tag keeps it in `_epik`)',
+  ScCid: 'Snapchat click id (`ScCid`; the tag keeps it in `_scid`)',
+  rdt_cid: 'Reddit click id (`rdt_cid`; the tag keeps it in `_rdt_cid`)',
+  li_fat_id: 'LinkedIn click id (`li_fat_id`; the tag keeps it in `li_fat_id`)',
 } as const;
 
-/** gclid, gbraid, wbraid, ttclid, msclkid: each 1–500 of [A-Za-z0-9_.-], else `invalid_click_id` (api.md §8). */
+/** gclid, gbraid, wbraid, ttclid, msclkid, epik, ScCid, rdt_cid, li_fat_id: each 1–500 of [A-Za-z0-9_.-], else `invalid_click_id` (api.md §8). */
 export const OTHER_CLICK_ID_FIELDS = Object.fromEntries(
   Object.entries(CLICK_ID_DESCRIPTIONS).map(([kind, description]) => [
     kind,
@@ -40,7 +44,7 @@ export const ClickBody = Type.Object(
         pattern: FBCLID_PATTERN,
         'x-error-code': 'invalid_fbclid',
         description:
-          'Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click.',
+          'Meta’s click id: the `fbclid` query parameter of the landing URL, verbatim (case kept): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_fbclid`. At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid, epik, ScCid, rdt_cid, li_fat_id) is required, here or in `landingPage`’s query; with the store, each is a key of the click: sending one again returns the original click.',
         examples: [EXAMPLE.fbclid],
       }),
     ),
@@ -127,7 +131,7 @@ export const ClickBody = Type.Object(
   },
   {
     description:
-      'An ad click. Unknown fields are ignored. A field sent as null or "" counts as absent (a required one is `missing_required_field`). At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid) is required, in the body or in `landingPage`’s query (`x-rules: one-click-id`).',
+      'An ad click. Unknown fields are ignored. A field sent as null or "" counts as absent (a required one is `missing_required_field`). At least one click id (fbclid, gclid, gbraid, wbraid, ttclid, msclkid, epik, ScCid, rdt_cid, li_fat_id) is required, in the body or in `landingPage`’s query (`x-rules: one-click-id`).',
     'x-rules': ['one-click-id'],
     'x-examples': {
       fromServer: {
@@ -163,6 +167,10 @@ export const ClickResult = Type.Object({
   wbraid: Type.Optional(Type.String({ description: 'The wbraid, when the click had one' })),
   ttclid: Type.Optional(Type.String({ description: 'The ttclid, when the click had one' })),
   msclkid: Type.Optional(Type.String({ description: 'The msclkid, when the click had one' })),
+  epik: Type.Optional(Type.String({ description: 'The epik (Pinterest), when the click had one' })),
+  ScCid: Type.Optional(Type.String({ description: 'The ScCid (Snapchat), when the click had one' })),
+  rdt_cid: Type.Optional(Type.String({ description: 'The rdt_cid (Reddit), when the click had one' })),
+  li_fat_id: Type.Optional(Type.String({ description: 'The li_fat_id (LinkedIn), when the click had one' })),
   tracked: Type.Literal(true, { description: 'Always true: the click is stored' }),
   timestamp: Timestamp('When the click was recorded (the original recording for a duplicate)'),
   duplicate: Type.Boolean({
@@ -187,6 +195,10 @@ export const Click = Type.Object({
   wbraid: Nullable(Type.String({ description: 'Google Ads wbraid, when the click had one' })),
   ttclid: Nullable(Type.String({ description: 'TikTok click id, when the click had one' })),
   msclkid: Nullable(Type.String({ description: 'Microsoft Advertising click id, when the click had one' })),
+  epik: Nullable(Type.String({ description: 'Pinterest click id, when the click had one' })),
+  ScCid: Nullable(Type.String({ description: 'Snapchat click id, when the click had one' })),
+  rdt_cid: Nullable(Type.String({ description: 'Reddit click id, when the click had one' })),
+  li_fat_id: Nullable(Type.String({ description: 'LinkedIn click id, when the click had one' })),
   ttp: Nullable(Type.String({ description: 'TikTok’s browser id, when sent' })),
   visitorId: Nullable(Type.String({ description: 'The tag’s first-party visitor id (`_wt_vid`), when sent' })),
   landingPage: Type.String({ description: 'The URL the ad opened' }),
@@ -232,6 +244,10 @@ export const EXAMPLE_CLICK = {
   wbraid: null,
   ttclid: null,
   msclkid: null,
+  epik: null,
+  ScCid: null,
+  rdt_cid: null,
+  li_fat_id: null,
   ttp: null,
   visitorId: null,
   landingPage: EXAMPLE.landingPage,

@@ -120,6 +120,16 @@ export const ConversionBody = Type.Object(
     // gclid, gbraid, wbraid, ttclid, msclkid: explicit references (confidence 100), api.md §8.
     ...OTHER_CLICK_ID_FIELDS,
     ttp: Text(256, '(Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching.', 'ttp-1234567890'),
+    scid: Text(
+      256,
+      '(Extension) The `_scid` cookie (Snapchat browser id); forwarded to Snapchat for matching.',
+      'a1b2c3d4-e5f6-4a5b-8c9d-0e1f2a3b4c5d',
+    ),
+    rdtUuid: Text(
+      256,
+      '(Extension) The `_rdt_uuid` cookie (Reddit browser id); forwarded to Reddit for matching.',
+      '1700000000000.a1b2c3d4-e5f6-4a5b-8c9d-0e1f2a3b4c5d',
+    ),
     visitorId: Text(
       128,
       '(Extension) The tag’s first-party visitor id (`_wt_vid`, from `window.waytrack.identifiers()`): with `fbp` and `ttp`, same-browser evidence for that browser’s clicks (api.md §13).',

@@ -10,6 +10,12 @@ from ._base import Resource
 Time = Union[str, datetime.datetime]
 
 
+def _platform_ids(epik: Any, sc_cid: Any, rdt_cid: Any, li_fat_id: Any) -> Mapping[str, Any]:
+    """Pinterest's, Snapchat's, Reddit's and LinkedIn's click ids under the platforms' own names (not camelCased)."""
+    ids = {"epik": epik, "ScCid": sc_cid, "rdt_cid": rdt_cid, "li_fat_id": li_fat_id}
+    return {name: value for name, value in ids.items() if value is not UNSET and value is not None}
+
+
 class Track(Resource):
     def click(
         self,
@@ -22,6 +28,10 @@ class Track(Resource):
         wbraid: Optional[str] = UNSET,
         ttclid: Optional[str] = UNSET,
         msclkid: Optional[str] = UNSET,
+        epik: Optional[str] = UNSET,
+        sc_cid: Optional[str] = UNSET,
+        rdt_cid: Optional[str] = UNSET,
+        li_fat_id: Optional[str] = UNSET,
         ttp: Optional[str] = UNSET,
         referrer: Optional[str] = UNSET,
         ip_address: Optional[str] = UNSET,
@@ -36,7 +46,8 @@ class Track(Resource):
         """Records an ad click. Returns ``clickId``, each click id given, ``tracked``, ``timestamp``, ``duplicate``.
 
         At least one click id (``fbclid``, ``gclid``, ``gbraid``, ``wbraid``, ``ttclid``,
-        ``msclkid``) is needed, here or in ``landing_page``'s query. Re-sending an id already
+        ``msclkid``, ``epik``, ``sc_cid`` (sent as ``ScCid``), ``rdt_cid``, ``li_fat_id``) is
+        needed, here or in ``landing_page``'s query. Re-sending an id already
         recorded for the store returns the original click with ``duplicate: True``.
         ``consent`` (``{"adStorage": "denied", ...}``) and ``limited_data_use`` (``True`` or
         ``{"country": "US", "state": "CA"}``) are sent as given (docs/consent.md).
@@ -63,6 +74,7 @@ class Track(Resource):
                 "limited_data_use": limited_data_use,
             }
         )
+        body.update(_platform_ids(epik, sc_cid, rdt_cid, li_fat_id))
         return self._post("/track/click", body)
 
     def conversion(
@@ -85,7 +97,13 @@ class Track(Resource):
         wbraid: Optional[str] = UNSET,
         ttclid: Optional[str] = UNSET,
         msclkid: Optional[str] = UNSET,
+        epik: Optional[str] = UNSET,
+        sc_cid: Optional[str] = UNSET,
+        rdt_cid: Optional[str] = UNSET,
+        li_fat_id: Optional[str] = UNSET,
         ttp: Optional[str] = UNSET,
+        scid: Optional[str] = UNSET,
+        rdt_uuid: Optional[str] = UNSET,
         visitor_id: Optional[str] = UNSET,
         ip_address: Optional[str] = UNSET,
         user_agent: Optional[str] = UNSET,
@@ -125,6 +143,8 @@ class Track(Resource):
                 "ttclid": ttclid,
                 "msclkid": msclkid,
                 "ttp": ttp,
+                "scid": scid,
+                "rdt_uuid": rdt_uuid,
                 "visitor_id": visitor_id,
                 "ip_address": ip_address,
                 "user_agent": user_agent,
@@ -135,6 +155,7 @@ class Track(Resource):
                 "limited_data_use": limited_data_use,
             }
         )
+        body.update(_platform_ids(epik, sc_cid, rdt_cid, li_fat_id))
         return self._post("/track/conversion", body)
 
     def identify(
