@@ -2,6 +2,7 @@ import { addDays, daysBetween } from '../calendar/dates.js';
 import { zoneOf } from '../calendar/zone.js';
 import type { Database } from '../db/database.js';
 import { type BucketTotals, totalsByDate, totalsByHour } from '../db/repositories/rollup-reads.js';
+import { sumSpendByDate } from '../db/repositories/spend.js';
 import { invalid } from '../http/errors.js';
 import { averageMajor, fromMinorUnits, ratio2 } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
@@ -32,6 +33,8 @@ interface Bucket {
   revenueMinor: number;
   attributedRevenueMinor: number;
   refundsMinor: number;
+  /** Day buckets: the day's ad spend in the store currency. */
+  adSpendMinor: number;
 }
 
 function add(bucket: Bucket, totals: BucketTotals): void {
@@ -54,6 +57,7 @@ const empty = (start: number, label: string): Bucket => ({
   revenueMinor: 0,
   attributedRevenueMinor: 0,
   refundsMinor: 0,
+  adSpendMinor: 0,
 });
 
 /** The bucket whose start is the last one at or before `ms` (buckets sorted by start). */
@@ -100,6 +104,10 @@ export async function computeTimeseries(database: Database, tenant: Tenant, quer
       const bucket = byDate.get(row.localDate);
       if (bucket) add(bucket, row);
     }
+    for (const row of await sumSpendByDate(database.read, store.id, livemode, range, currency)) {
+      const bucket = byDate.get(row.date);
+      if (bucket) bucket.adSpendMinor += row.total;
+    }
   } else {
     const end = zone.dayStart(addDays(range.endDate, 1));
     for (let start = zone.dayStart(range.startDate); start < end; start = zone.nextHour(start)) {
@@ -131,6 +139,7 @@ export async function computeTimeseries(database: Database, tenant: Tenant, quer
       refunds: fromMinorUnits(b.refundsMinor, currency),
       conversionRate: ratio2(b.attributed * 100, b.clicks),
       averageOrderValue: averageMajor(b.revenueMinor, b.purchases, currency),
+      ...(interval === 'day' && { adSpend: fromMinorUnits(b.adSpendMinor, currency) }),
     })),
   };
 }

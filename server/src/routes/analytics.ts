@@ -103,6 +103,12 @@ const Bucket = Type.Object({
   refunds: Type.Number({ description: 'Refunds of Purchase conversions with refund time in the bucket, in the store currency' }),
   conversionRate: Type.Number({ description: 'attributedConversions / clicks × 100, 2 decimals; 0 without clicks' }),
   averageOrderValue: Type.Number({ description: 'revenue / Purchase conversions in the store currency, 2 decimals' }),
+  adSpend: Type.Optional(
+    Type.Number({
+      description:
+        'interval=day only: the ad spend recorded for the day in the store currency (spend in other currencies is in metrics’ adSpendByCurrency)',
+    }),
+  ),
 });
 
 const Timeseries = Type.Object({
@@ -257,6 +263,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
                     refunds: 0,
                     conversionRate: 0,
                     averageOrderValue: 0,
+                    adSpend: 0,
                   },
                   {
                     start: '2026-11-21T23:00:00.000Z',
@@ -269,6 +276,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
                     refunds: 0,
                     conversionRate: 3.57,
                     averageOrderValue: 49.9,
+                    adSpend: 60,
                   },
                 ],
               },

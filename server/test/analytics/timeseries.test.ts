@@ -24,6 +24,8 @@ const ZERO = {
   conversionRate: 0,
   averageOrderValue: 0,
 };
+/** A day bucket also has the day's ad spend. */
+const ZERO_DAY = { ...ZERO, adSpend: 0 };
 
 describe('GET /v1/analytics/timeseries', () => {
   const ctx = newAccountsEachTest();
@@ -62,7 +64,7 @@ describe('GET /v1/analytics/timeseries', () => {
       livemode: true,
     });
     expect(data.buckets).toEqual([
-      { ...ZERO, start: '2026-10-31T04:00:00.000Z', label: '2026-10-31', clicks: 1 },
+      { ...ZERO_DAY, start: '2026-10-31T04:00:00.000Z', label: '2026-10-31', clicks: 1 },
       {
         start: '2026-11-01T04:00:00.000Z',
         label: '2026-11-01',
@@ -74,9 +76,10 @@ describe('GET /v1/analytics/timeseries', () => {
         refunds: 0,
         conversionRate: 25,
         averageOrderValue: 15.01,
+        adSpend: 0,
       },
       // midnight EST: the 25-hour day made this one start 25 hours after the previous one
-      { ...ZERO, start: '2026-11-02T05:00:00.000Z', label: '2026-11-02', conversions: 1, attributedConversions: 1 },
+      { ...ZERO_DAY, start: '2026-11-02T05:00:00.000Z', label: '2026-11-02', conversions: 1, attributedConversions: 1 },
     ]);
   });
 
@@ -145,7 +148,7 @@ describe('GET /v1/analytics/timeseries', () => {
 
     const days = await series(`storeId=${storeId}&startDate=${day}&endDate=${next}`);
     expect(days.buckets).toEqual([
-      { ...ZERO, start: `${addDays(day, -1)}T18:30:00.000Z`, label: day, clicks: 1 },
+      { ...ZERO_DAY, start: `${addDays(day, -1)}T18:30:00.000Z`, label: day, clicks: 1 },
       {
         start: `${day}T18:30:00.000Z`,
         label: next,
@@ -157,6 +160,7 @@ describe('GET /v1/analytics/timeseries', () => {
         refunds: 0,
         conversionRate: 50,
         averageOrderValue: 6.18, // 12.35 / 2 = 6.175, half up
+        adSpend: 0,
       },
     ]);
 
@@ -188,7 +192,7 @@ describe('GET /v1/analytics/timeseries', () => {
     const days = await series(`storeId=${storeId}&startDate=${start}&endDate=${end}`);
     expect(days.buckets).toHaveLength(7);
     expect(days.buckets.map((b: Bucket) => b.label)).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => addDays(start, i)));
-    for (const b of days.buckets) expect(b).toEqual({ ...ZERO, start: `${b.label}T00:00:00.000Z`, label: b.label });
+    for (const b of days.buckets) expect(b).toEqual({ ...ZERO_DAY, start: `${b.label}T00:00:00.000Z`, label: b.label });
 
     const hours = await series(`storeId=${storeId}&startDate=${start}&endDate=${end}&interval=hour`);
     expect(hours.buckets).toHaveLength(7 * 24);
@@ -218,6 +222,26 @@ describe('GET /v1/analytics/timeseries', () => {
       expect(cents((b) => b.attributedRevenue)).toBe(Math.round(metrics.attributedRevenue * 100));
     }
     expect(metrics).toMatchObject({ totalClicks: 6, totalConversions: 3, totalRevenue: 20.01, attributedConversions: 2 });
+  });
+
+  it('gives each day its ad spend in the store currency, adding up to the metrics’ adSpend (the Channels chart)', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live, { timezone: 'Europe/Berlin', currency: 'EUR' });
+    const day = utcDaysAgo(5);
+    const entries = [
+      { date: day, amount: 10.1, currency: 'EUR', platform: 'meta', campaignId: 'c1' },
+      { date: day, amount: 0.2, currency: 'EUR', platform: 'google_ads', campaignId: 'g1' },
+      { date: addDays(day, 2), amount: 7, currency: 'EUR', platform: 'meta', campaignId: 'c1' },
+      { date: addDays(day, 2), amount: 99, currency: 'USD', platform: 'tiktok', campaignId: 't1' },
+    ];
+    await api.spend(storeId, entries);
+    const range = `storeId=${storeId}&startDate=${addDays(day, -1)}&endDate=${addDays(day, 3)}`;
+    const buckets = (await series(`${range}&interval=day`)).buckets as Array<Bucket & { adSpend: number }>;
+    expect(buckets.map((b) => b.adSpend)).toEqual([0, 10.3, 0, 7, 0]);
+    const metrics = await api.getOk(`/v1/analytics/metrics?${range}`);
+    expect(metrics.adSpend).toBe(17.3);
+    // Hourly buckets have no spend: it is recorded per day.
+    const hours = (await series(`${range}&interval=hour`)).buckets as Array<Record<string, unknown>>;
+    expect(hours.some((b) => 'adSpend' in b)).toBe(false);
   });
 
   it('defaults to the 30 days ending today, and caps an open hourly range at 31 days', async () => {

@@ -224,6 +224,8 @@ export interface Operations {
         conversionRate: number;
         /** revenue / Purchase conversions in the store currency, 2 decimals */
         averageOrderValue: number;
+        /** interval=day only: the ad spend recorded for the day in the store currency (spend in other currencies is in metrics’ adSpendByCurrency) */
+        adSpend?: number;
       }>;
     };
   };

@@ -101,3 +101,24 @@ export async function sumSpendByCampaign(
     .execute();
   return rows.map((r) => ({ campaignId: r.campaign_id, total: Number(r.total), entries: Number(r.entries) }));
 }
+
+/** Spend in one currency per day of a date range (days without spend left out). */
+export async function sumSpendByDate(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  range: DateRange,
+  currency: string,
+): Promise<Array<{ date: string; total: number }>> {
+  const rows = await db
+    .selectFrom('ad_spend')
+    .select((eb) => ['date', eb.fn.sum<number>('amount_minor').as('total')])
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('date', '>=', range.startDate)
+    .where('date', '<=', range.endDate)
+    .where('currency', '=', currency)
+    .groupBy('date')
+    .execute();
+  return rows.map((r) => ({ date: r.date, total: Number(r.total) }));
+}
