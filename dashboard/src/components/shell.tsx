@@ -6,6 +6,8 @@ const NAV = [
   { href: BASE, label: 'Overview', section: (path: string) => path === BASE },
   { href: `${BASE}/stores`, label: 'Stores', section: (path: string) => path.startsWith(`${BASE}/stores`) },
   { href: `${BASE}/conversions`, label: 'Conversions', section: (path: string) => path.startsWith(`${BASE}/conversions`) },
+  { href: `${BASE}/channels`, label: 'Channels', section: (path: string) => path === `${BASE}/channels` },
+  { href: `${BASE}/customers`, label: 'Customers', section: (path: string) => path === `${BASE}/customers` },
   { href: `${BASE}/match-quality`, label: 'Match quality', section: (path: string) => path === `${BASE}/match-quality` },
   { href: `${BASE}/reconciliation`, label: 'Reconciliation', section: (path: string) => path === `${BASE}/reconciliation` },
   { href: `${BASE}/webhooks`, label: 'Webhooks', section: (path: string) => path === `${BASE}/webhooks` },

@@ -4,6 +4,7 @@ import { useApp } from '../app-state.js';
 import { DestinationsPanel } from '../components/destinations-panel.js';
 import { PageTitle } from '../components/page-title.js';
 import { ShopWebhooksPanel } from '../components/shop-webhooks-panel.js';
+import { SpendSourcesPanel } from '../components/spend-sources-panel.js';
 import { ErrorMessage, Loading } from '../components/status.js';
 import { platformName, type StoreFields, StoreForm } from '../components/store-form.js';
 import { TagSnippet } from '../components/tag-snippet.js';
@@ -115,6 +116,8 @@ export function StorePage({ id }: { id: string }) {
           api.get<Store>(`/stores/${id}`).then(setStore, () => loaded.reload());
         }}
       />
+
+      <SpendSourcesPanel store={current} />
 
       <ShopWebhooksPanel store={current} onChange={setStore} />
 
