@@ -2,10 +2,12 @@ import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { useApp } from '../app-state.js';
 import { ClickId } from '../components/click-id.js';
+import { CsvDownload } from '../components/csv-download.js';
 import { DestinationBadges } from '../components/destinations-status.js';
 import { PageTitle } from '../components/page-title.js';
 import { Empty, ErrorMessage, Loading } from '../components/status.js';
 import { StoreSelect } from '../components/store-select.js';
+import type { CsvColumn } from '../csv.js';
 import { formatDateTime, formatMoney } from '../format.js';
 import { CAPI_STATUS } from '../labels.js';
 import { BASE, Link, navigate, setQuery, useLocation } from '../router.js';
@@ -14,6 +16,29 @@ import type { Conversion, Page } from '../types.js';
 import { useApi } from '../use-api.js';
 
 const PAGE_SIZE = 25;
+
+/** The list's columns as CSV: the exact values the API gave (value as a number, times in ISO 8601). */
+function conversionColumns(storeName: (id: string) => string): CsvColumn<Conversion>[] {
+  return [
+    { label: 'Time', value: (c) => c.timestamp },
+    { label: 'Conversion ID', value: (c) => c.conversionId },
+    { label: 'Store', value: (c) => storeName(c.storeId) },
+    { label: 'Event', value: (c) => c.eventType },
+    { label: 'Order', value: (c) => c.orderId },
+    { label: 'Value', value: (c) => c.eventValue },
+    { label: 'Currency', value: (c) => c.currency },
+    { label: 'Channel', value: (c) => c.attributedTo?.channel },
+    { label: 'Click ID', value: (c) => c.attributedTo?.clickId },
+    { label: 'Confidence', value: (c) => c.attributedTo?.confidenceScore },
+    {
+      label: 'Forwarding',
+      value: (c) =>
+        Object.entries(c.forwarding as Record<string, { status: string } | undefined>)
+          .map(([kind, entry]) => `${kind}: ${entry?.status}`)
+          .join('; '),
+    },
+  ];
+}
 const RECONCILIATION_FILTERS = [
   'startDate',
   'endDate',
@@ -91,6 +116,12 @@ export function Conversions() {
         ))}
       {list.data && list.data.conversions.length > 0 && (
         <>
+          <CsvDownload
+            filename="conversions"
+            columns={conversionColumns(storeName)}
+            rows={list.data.conversions}
+            label="Download this page as CSV"
+          />
           <div class="table-wrap" aria-busy={list.loading}>
             <table class="rows-link">
               <caption class="visually-hidden">Conversions, newest first. Choose an order to see why it was attributed.</caption>

@@ -3,9 +3,11 @@
 // conversions behind it.
 import { api, query } from '../api.js';
 import { useApp } from '../app-state.js';
+import { CsvDownload } from '../components/csv-download.js';
 import { PageTitle } from '../components/page-title.js';
 import { Empty, ErrorMessage, Loading } from '../components/status.js';
 import { StoreSelect } from '../components/store-select.js';
+import type { CsvColumn } from '../csv.js';
 import { BASE, Link, setQuery, useLocation } from '../router.js';
 import { loadAllStores } from '../stores.js';
 import { useApi } from '../use-api.js';
@@ -47,6 +49,25 @@ interface Report {
   timezone: string;
   days: Day[];
 }
+
+/** One CSV row per day and destination (the printed table, flat). */
+type CsvRow = { day: Day; kind: string; destination: DestinationDay | undefined };
+const CSV_COLUMNS: CsvColumn<CsvRow>[] = [
+  { label: 'Day', value: (r) => r.day.date },
+  { label: 'Received', value: (r) => r.day.received },
+  { label: 'Attributed', value: (r) => r.day.attributed },
+  { label: 'Refunded', value: (r) => r.day.refunded },
+  { label: 'Destination', value: (r) => r.kind },
+  { label: 'Eligible', value: (r) => r.destination?.eligible },
+  { label: 'Sent', value: (r) => r.destination?.sent },
+  { label: 'Acknowledged', value: (r) => r.destination?.acknowledged },
+  { label: 'Pending', value: (r) => r.destination?.pending },
+  { label: 'Failed', value: (r) => r.destination?.failed.total },
+  { label: 'Skipped', value: (r) => r.destination?.skipped.total },
+  { label: 'Trace ids', value: (r) => r.destination?.traceIds.join(' ') },
+];
+const csvRowsOf = (days: Day[]): CsvRow[] =>
+  days.flatMap((day) => Object.entries(day.destinations).map(([kind, destination]) => ({ day, kind, destination })));
 
 /** The dashboard's conversions page for an API list query (`/v1/conversions?storeId=…&…`). */
 export function conversionsHref(link: string): string {
@@ -138,6 +159,11 @@ export function Reconciliation() {
           <p class="report-scope">
             {store?.name ?? data.storeId} · {data.startDate} to {data.endDate} · days in {data.timezone} · {mode} data
           </p>
+          <CsvDownload
+            filename={`reconciliation-${data.storeId}-${data.startDate}-${data.endDate}`}
+            columns={CSV_COLUMNS}
+            rows={csvRowsOf(data.days)}
+          />
           <div class="table-wrap" aria-busy={report.loading}>
             <table class="reconciliation-table">
               <caption class="visually-hidden">Conversions per day and what each destination received</caption>
