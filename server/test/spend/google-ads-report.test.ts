@@ -158,6 +158,8 @@ describe('Google Ads spend report', () => {
     const result = failure(await googleAdsSpend.fetch(request()));
     expect(result).toMatchObject({ side: 'platform', retryable: false, credential: 'oauth.refreshToken' });
     expect(result.error).toContain('invalid_grant');
+    expect(result.error).toContain('set oauth.refreshToken');
+    expect(result.error).not.toContain('destination');
     expect(result.error).not.toContain(google.oauthClient.refreshToken);
     expect(result.error).not.toContain(google.oauthClient.clientSecret);
   });
@@ -166,6 +168,8 @@ describe('Google Ads spend report', () => {
     const result = failure(await googleAdsSpend.fetch(request({ credentials: google.credentials({ clientSecret: 'wrong' }) })));
     expect(result).toMatchObject({ side: 'platform', retryable: false, credential: 'oauth.clientSecret' });
     expect(result.error).toContain('invalid_client');
+    expect(result.error).toContain('check the OAuth client id and secret');
+    expect(result.error).not.toContain('wrong');
   });
 
   it('names the developer token', async () => {

@@ -126,7 +126,17 @@ async function fetchGoogleAds(request: SpendFetchRequest): Promise<SpendFetchRes
         };
       }
       const credential = /invalid_client/.test(error) ? 'oauth.clientSecret' : 'oauth.refreshToken';
-      return { side: 'platform', retryable: false, credential, error };
+      // google-oauth.ts words the fix for the destination; here the spend source's oauth may be the one to set.
+      const fix =
+        credential === 'oauth.refreshToken'
+          ? 'authorize again with the https://www.googleapis.com/auth/adwords scope and set oauth.refreshToken'
+          : 'check the OAuth client id and secret (Google Cloud Console → APIs & Services → Credentials) and set oauth';
+      return {
+        side: 'platform',
+        retryable: false,
+        credential,
+        error: error.replace(/; set the google_ads destination's oauth again$/, `; ${fix}`),
+      };
     }
     hide.push(auth.token);
     const answer = await post(
