@@ -20,13 +20,14 @@ export interface GoogleAdsApiSecrets {
   refreshToken: string;
 }
 
-interface GoogleAdsError {
+/** One error of a GoogleAdsFailure (the `details` of Google's google.rpc.Status); spend/platforms/google-ads.ts reads them too. */
+export interface GoogleAdsError {
   errorCode?: Record<string, unknown>;
   message?: unknown;
   location?: { fieldPathElements?: Array<{ fieldName?: unknown; index?: unknown }> };
 }
 
-function failureErrors(status: { details?: unknown } | undefined): GoogleAdsError[] {
+export function failureErrors(status: { details?: unknown } | undefined): GoogleAdsError[] {
   const details = Array.isArray(status?.details) ? status.details : [];
   const errors: GoogleAdsError[] = [];
   for (const detail of details as Array<{ errors?: unknown }>) {
@@ -35,13 +36,13 @@ function failureErrors(status: { details?: unknown } | undefined): GoogleAdsErro
   return errors;
 }
 
-function describeError(error: GoogleAdsError): string {
+export function describeError(error: GoogleAdsError): string {
   const code = error.errorCode ? Object.entries(error.errorCode).map(([k, v]) => `${k}: ${String(v)}`)[0] : undefined;
   return `${typeof error.message === 'string' ? error.message : 'no message'}${code ? ` (${code})` : ''}`;
 }
 
 /** Errors Google marks as its own or as quota: trying again later may succeed. */
-function isTransient(error: GoogleAdsError): boolean {
+export function isTransient(error: GoogleAdsError): boolean {
   const code = error.errorCode ?? {};
   return 'internalError' in code || 'quotaError' in code || code.databaseError === 'CONCURRENT_MODIFICATION';
 }
