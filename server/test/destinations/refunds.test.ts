@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { forgetGoogleTokens } from '../../src/destinations/google-ads.js';
-import { FakeGraph } from '../capi/fake-graph.js';
-import { FAST, PIXEL, TOKEN } from '../capi/setup.js';
+import { forgetGoogleTokens } from '../../src/destinations/google_ads/index.js';
 import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { FakePlatforms } from './fake-platforms.js';
+import { FakeGraph } from './meta/fake-graph.js';
+import { FAST, PIXEL, TOKEN } from './meta/setup.js';
 
 /** Refunds reach the ad platforms (api.md §9): Google Ads adjustments, opt-in refund events. */
 

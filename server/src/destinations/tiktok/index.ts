@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { CustomerData } from '../capi/pii.js';
-import { consentView } from '../consent/consent.js';
-import type { ClicksTable, ConversionsTable } from '../db/schema.js';
-import { fromMinorUnits } from '../money.js';
-import { CREDENTIAL_HINTS } from '../network-errors.js';
-import { type Adapter, all, clip, parseJson, post, retryAfterMs } from './adapter.js';
-import { onlyFields, REFUND_EVENT, text } from './fields.js';
-import { hashedPhone } from './hashing.js';
-import { TIKTOK_SETTINGS } from './settings-schemas.js';
+import { consentView } from '../../consent/consent.js';
+import type { CustomerData } from '../../customer-data.js';
+import type { ClicksTable, ConversionsTable } from '../../db/schema.js';
+import { fromMinorUnits } from '../../money.js';
+import { CREDENTIAL_HINTS } from '../../network-errors.js';
+import { type Adapter, all, clip, parseJson, post, retryAfterMs } from '../adapter.js';
+import { onlyFields, REFUND_EVENT, text } from '../fields.js';
+import { hashedPhone } from '../hashing.js';
+import { TIKTOK_SETTINGS } from './settings-schema.js';
 
 /** TikTok Events API 2.0: `POST /open_api/v1.3/event/track/` with the pixel as the web event source. */
 export interface TikTokSettings {
