@@ -7,7 +7,7 @@ import { tiktok } from './tiktok/index.js';
  * The destinations a store can forward to (api.md §8). Meta's settings are the store's own
  * fields (`pixelId`, `capiAccessToken`, `capiTestEventCode`; meta/); every other platform is
  * an adapter here. All of them, Meta included, are served by the shared outbox (dispatcher.ts).
- * A new platform is its adapter file and one line below.
+ * A new platform is its folder (`<kind>/index.ts` exporting its adapter) and one line below.
  */
 export const ADAPTERS = {
   google_ads: googleAds,
