@@ -1,4 +1,4 @@
-import { sha256Hex } from '../capi/pii.js';
+import { sha256Hex } from '../customer-data.js';
 import type { Reader } from '../db/database.js';
 import { clicksByIds } from '../db/repositories/click-ids.js';
 import { type EvidenceClick, evidenceClicks } from '../db/repositories/evidence.js';

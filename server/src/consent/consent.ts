@@ -137,7 +137,7 @@ export function withoutClickIds(url: string): string | null {
   return parsed.toString();
 }
 
-/** What a destination may see of a conversion and its attributed click, under their stored consent (`CustomerData`: the request's raw customer data, capi/pii.ts). */
+/** What a destination may see of a conversion and its attributed click, under their stored consent (`CustomerData`: the request's raw customer data, customer-data.ts). */
 export interface ConsentView<CustomerData = unknown> {
   /** The conversion with what may not be sent blanked: hashed customer data, IP, UA, fbp, ttp, fingerprint; named click ids; the URL's click ids. */
   conversion: ConversionsTable;

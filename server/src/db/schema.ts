@@ -171,7 +171,7 @@ export interface ConversionsTable {
   capi_attempts: number;
   /**
    * Despite its name, one of two things: for a `skipped` conversion its skip reason (a
-   * `SkipReason`: capi/forwarding.ts `skippedColumns`), otherwise Meta's (or the network's) last
+   * `SkipReason`: destinations/meta/forwarding.ts `skippedColumns`), otherwise Meta's (or the network's) last
    * error while sending it, or null.
    */
   capi_last_error: string | null;

@@ -1,5 +1,5 @@
 import type { TSchema } from 'typebox';
-import type { CustomerData } from '../capi/pii.js';
+import type { CustomerData } from '../customer-data.js';
 import type { ClicksTable, ConversionsTable, RefundsTable, StoresTable } from '../db/schema.js';
 import { type CheckResult, networkErrorMessage } from '../network-errors.js';
 
@@ -7,7 +7,7 @@ export type { CheckResult };
 
 /**
  * How the shared outbox (dispatcher.ts) sends one platform's jobs: every destination has one,
- * Meta's included (meta.ts; its settings are the store's own fields, not an `Adapter`'s).
+ * Meta's included (meta/; its settings are the store's own fields, not an `Adapter`'s).
  */
 export interface Sender<Settings = Record<string, unknown>, Secrets = Record<string, unknown>> {
   kind: string;
@@ -54,7 +54,7 @@ export interface CheckRequest<Settings, Secrets> {
  */
 export interface Adapter<Settings = Record<string, unknown>, Secrets = Record<string, unknown>>
   extends Sender<Settings, Secrets> {
-  /** The PUT body as the API documents it (settings-schemas.ts); `parse` checks it. */
+  /** The PUT body as the API documents it (the platform folder's settings-schema.ts); `parse` checks it. */
   settingsSchema: TSchema;
   /**
    * A PUT body's settings and secrets, validated (throws the API's field errors). `previous` is

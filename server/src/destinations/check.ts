@@ -1,10 +1,10 @@
-import { checkMeta } from '../capi/graph-check.js';
 import type { Database } from '../db/database.js';
 import { ApiError } from '../http/errors.js';
 import { type SecretBox, SecretError } from '../secrets.js';
 import { requireStore } from '../stores/lookup.js';
 import type { Tenant } from '../tenancy.js';
 import type { CheckResult, DestinationEnv } from './adapter.js';
+import { checkMeta } from './meta/check.js';
 import { senderOf } from './registry.js';
 import { checkKind, openDestination } from './settings.js';
 

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Registry } from 'prom-client';
-import type { Forwarder } from '../capi/forwarding.js';
 import type { Database } from '../db/database.js';
 import { claimJobs, dueJobGroups, type JobGroup, nextJobDueAt } from '../db/repositories/destinations.js';
 import type { DestinationJobsTable } from '../db/schema.js';
@@ -10,6 +9,7 @@ import type { DestinationEnv, Sender } from './adapter.js';
 import { type DeliveryContext, deliverBatch, logTurn } from './delivery.js';
 import { DeliveryWaiters } from './delivery-waiters.js';
 import { checkStale } from './health.js';
+import type { Forwarder } from './meta/forwarding.js';
 import { dispatcherMetrics } from './metrics.js';
 import { senderOf } from './registry.js';
 

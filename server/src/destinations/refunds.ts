@@ -1,7 +1,7 @@
-import { planMetaRefund } from '../capi/refund-event.js';
 import type { Reader, Writer } from '../db/database.js';
 import { conversionAt, insertJobs, jobsOfConversions, jobsOfRefund, refundByKey } from '../db/repositories/destinations.js';
 import type { ConversionsTable, DestinationJobsTable, RefundsTable, StoresTable } from '../db/schema.js';
+import { planMetaRefund } from './meta/refund-event.js';
 import { adapterOf } from './registry.js';
 import type { ForwardingEntry } from './routing.js';
 import { destinationsForRouting } from './settings.js';

@@ -1,13 +1,13 @@
 import type { Adapter, Sender } from './adapter.js';
-import { googleAds } from './google-ads.js';
-import { metaSender } from './meta.js';
-import { tiktok } from './tiktok.js';
+import { googleAds } from './google_ads/index.js';
+import { metaSender } from './meta/index.js';
+import { tiktok } from './tiktok/index.js';
 
 /**
  * The destinations a store can forward to (api.md §8). Meta's settings are the store's own
- * fields (`pixelId`, `capiAccessToken`, `capiTestEventCode`; meta.ts); every other platform is
+ * fields (`pixelId`, `capiAccessToken`, `capiTestEventCode`; meta/); every other platform is
  * an adapter here. All of them, Meta included, are served by the shared outbox (dispatcher.ts).
- * A new platform is its adapter file and one line below.
+ * A new platform is its folder (`<kind>/index.ts` exporting its adapter) and one line below.
  */
 export const ADAPTERS = {
   google_ads: googleAds,

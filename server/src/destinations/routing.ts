@@ -1,4 +1,4 @@
-import type { CustomerData } from '../capi/pii.js';
+import type { CustomerData } from '../customer-data.js';
 import type { Reader } from '../db/database.js';
 import { type AttributedClick, attributedClickOf } from '../db/repositories/clicks.js';
 import type { ConversionsTable, DestinationJobsTable, StoresTable } from '../db/schema.js';

@@ -15,7 +15,7 @@ import { presentStore, updateStore } from '../stores/stores.js';
 import type { Tenant } from '../tenancy.js';
 import { storeUpdatedEvent, webhookEvents } from '../webhooks/events.js';
 import { type HealthView, presentHealth, storeHealth } from './health.js';
-import { metaSettings } from './meta.js';
+import { metaSettings } from './meta/index.js';
 import { ADAPTERS, adapterOf, DESTINATION_KINDS, type DestinationKind } from './registry.js';
 
 /** The PUT body's schema of each kind (the OpenAPI document shows one operation per kind). */

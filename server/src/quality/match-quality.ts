@@ -1,4 +1,4 @@
-import type { CustomerData } from '../capi/pii.js';
+import type { CustomerData } from '../customer-data.js';
 import type { ClicksTable, ConversionsTable } from '../db/schema.js';
 
 /**
@@ -182,7 +182,7 @@ export function scoreMatch(destination: MatchDestination, signals: MatchSignals,
  * The signals of a conversion towards one destination, mirroring what each sends: Meta the
  * click's fbc (or a well-formed fbc the store sent), IP and user agent of the conversion or else
  * its click, fbp; Google the gclid/gbraid/wbraid of the click or named explicitly; TikTok the
- * ttclid and ttp likewise (capi/event.ts, destinations/google-ads.ts, destinations/tiktok.ts).
+ * ttclid and ttp likewise (destinations/meta/event.ts, destinations/google_ads/, destinations/tiktok/).
  */
 export function signalsFor(
   destination: MatchDestination,

@@ -1,5 +1,5 @@
-import type { CustomerData } from '../capi/pii.js';
 import { consentView } from '../consent/consent.js';
+import type { CustomerData } from '../customer-data.js';
 import type { Reader } from '../db/database.js';
 import { type AttributedClick, attributedClickOf } from '../db/repositories/clicks.js';
 import type { ConversionsTable } from '../db/schema.js';

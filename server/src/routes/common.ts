@@ -52,7 +52,7 @@ export const DateQuery = (description: string) =>
 /** A query string schema: unknown parameters are refused (`unknown_field`), so a typo is never silently ignored. */
 export const Query = <T extends TProperties>(properties: T) => Type.Object(properties, { additionalProperties: false });
 
-/** A conversion's forwarding state to Meta, as every response shows it (capi/forwarding.ts presentForwarding). */
+/** A conversion's forwarding state to Meta, as every response shows it (destinations/meta/forwarding.ts presentForwarding). */
 export const ForwardingState = {
   capiSent: Type.Boolean({ description: 'true once Meta acknowledged the event' }),
   capi: Type.Object({

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { testDestination } from '../destinations/check.js';
-import { metaSettings } from '../destinations/meta.js';
+import { metaSettings } from '../destinations/meta/index.js';
 import { ADAPTERS, DESTINATION_KINDS, type DestinationKind } from '../destinations/registry.js';
 import { deleteDestination, listDestinations, putDestination, settingsSchemaOf } from '../destinations/settings.js';
 import { tenantOf } from '../http/auth.js';
@@ -69,7 +69,7 @@ const CheckAnswer = Type.Object({
 /**
  * What the server's validator checks of a PUT body: an object. Each kind's fields are checked by
  * its adapter's `parse` (destinations/*.ts, its own messages and `details.field`); the document
- * shows each kind's body exactly (settings-schemas.ts), one operation per kind.
+ * shows each kind's body exactly (each platform folder's settings-schema.ts), one operation per kind.
  */
 const AnyObject = Type.Object({}, { additionalProperties: true });
 const bodyAsObject: typeof validatorCompiler = (route) =>

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { resendConversion } from '../capi/forwarding.js';
+import { resendConversion } from '../destinations/meta/forwarding.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { describeResponses, EXAMPLE } from '../http/openapi.js';

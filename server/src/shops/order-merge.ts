@@ -1,6 +1,6 @@
 import { withConversionRollup } from '../analytics/rollups.js';
 import { attributeConversion } from '../attribution/evidence.js';
-import { hashCustomerData } from '../capi/pii.js';
+import { hashCustomerData } from '../customer-data.js';
 import type { Database } from '../db/database.js';
 import { findClick } from '../db/repositories/clicks.js';
 import { findConversion } from '../db/repositories/conversions.js';

@@ -1,9 +1,9 @@
 import { isIP } from 'node:net';
 import { type OriginRule, originAllowed } from '../accounts/publishable.js';
-import type { Forwarder } from '../capi/forwarding.js';
 import type { ConsentInput } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
 import { findConversion } from '../db/repositories/conversions.js';
+import type { Forwarder } from '../destinations/meta/forwarding.js';
 import { ApiError, fieldError } from '../http/errors.js';
 import { requireActiveStore } from '../stores/lookup.js';
 import type { Tenant } from '../tenancy.js';

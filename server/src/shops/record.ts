@@ -1,8 +1,8 @@
-import type { Forwarder } from '../capi/forwarding.js';
 import type { Database } from '../db/database.js';
 import { findConversion } from '../db/repositories/conversions.js';
 import { findShopOrder, recordShopOrder } from '../db/repositories/shop-webhooks.js';
 import type { StoresTable } from '../db/schema.js';
+import type { Forwarder } from '../destinations/meta/forwarding.js';
 import { ApiError } from '../http/errors.js';
 import { fromMinorUnits, toMinorUnits } from '../money.js';
 import type { Tenant } from '../tenancy.js';

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Forwarder } from '../capi/forwarding.js';
 import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import { findDelivery, findStoreForWebhook, recordDelivery } from '../db/repositories/shop-webhooks.js';
 import type { StoresTable } from '../db/schema.js';
+import type { Forwarder } from '../destinations/meta/forwarding.js';
 import { ApiError } from '../http/errors.js';
 import { readJson } from '../json-reader.js';
 import type { SecretBox } from '../secrets.js';

@@ -1,4 +1,4 @@
-import type { CustomerData } from '../capi/pii.js';
+import type { CustomerData } from '../customer-data.js';
 import type { ProductInput } from '../tracking/conversions.js';
 import {
   clickIdsInUrl,

@@ -1,5 +1,5 @@
-import type { Forwarder } from '../capi/forwarding.js';
 import type { Database } from '../db/database.js';
+import type { Forwarder } from '../destinations/meta/forwarding.js';
 import type { Tenant } from '../tenancy.js';
 import { type ClickInput, type ClickResult, prepareClick, recordClick } from './clicks.js';
 import { type ConversionInput, type ConversionResult, recordConversion } from './conversions.js';

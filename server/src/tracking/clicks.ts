@@ -1,7 +1,7 @@
 import { isbot } from 'isbot';
 import { isIpv6Network, networkKey } from '../attribution/ip.js';
-import { sha256Hex } from '../capi/pii.js';
 import { presentConsent } from '../consent/consent.js';
+import { sha256Hex } from '../customer-data.js';
 import type { Database } from '../db/database.js';
 import { insertMultiIdClickOnce } from '../db/repositories/click-ids.js';
 import { findClick, listClicks, writeClickOnce } from '../db/repositories/clicks.js';

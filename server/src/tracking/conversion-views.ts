@@ -1,11 +1,11 @@
 import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
-import { presentForwarding } from '../capi/forwarding.js';
 import { presentAttributedTo } from '../click-channel.js';
 import { presentConsent } from '../consent/consent.js';
 import type { Database } from '../db/database.js';
 import { type ConversionFilter, findConversion, listConversions } from '../db/repositories/conversions.js';
 import type { Page } from '../db/repositories/keyset.js';
 import type { ConversionsTable } from '../db/schema.js';
+import { presentForwarding } from '../destinations/meta/forwarding.js';
 import { presentDestinationsOf } from '../destinations/routing.js';
 import { presentFx } from '../fx/record.js';
 import { invalid } from '../http/errors.js';

@@ -1,13 +1,13 @@
 import { attributeConversion } from '../attribution/evidence.js';
 import { type ClickInOtherMode, clickInOtherMode } from '../attribution/other-mode.js';
-import { type Forwarder, planDelivery, skippedColumns } from '../capi/forwarding.js';
-import { type CustomerData, hashCustomerData } from '../capi/pii.js';
 import { attributedClickIdsColumn, type presentAttributedTo } from '../click-channel.js';
 import { CONSENT_FIELDS, consentOf } from '../consent/consent.js';
+import { type CustomerData, hashCustomerData } from '../customer-data.js';
 import type { Database } from '../db/database.js';
 import { attributedClickOf } from '../db/repositories/clicks.js';
 import { RECORD_CONVERSION } from '../db/repositories/conversions.js';
 import type { ConversionsTable } from '../db/schema.js';
+import { type Forwarder, planDelivery, skippedColumns } from '../destinations/meta/forwarding.js';
 import { planDestinations } from '../destinations/routing.js';
 import { fxFor } from '../fx/record.js';
 import { fieldError } from '../http/errors.js';

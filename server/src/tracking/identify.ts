@@ -1,4 +1,4 @@
-import { hashCustomerData } from '../capi/pii.js';
+import { hashCustomerData } from '../customer-data.js';
 import type { Database } from '../db/database.js';
 import { recordIdentityLinks } from '../db/repositories/identity-links.js';
 import type { IdentityLinksTable } from '../db/schema.js';
@@ -10,7 +10,7 @@ import { modeFlag, type Tenant } from '../tenancy.js';
  * POST /v1/track/identify (api.md §13): links a browser (its `_wt_vid`, `_fbp`, `_ttp`) to a
  * person's hashed email or phone, so a later conversion with that email or phone, from any
  * device, has identity evidence for that browser's clicks (attribution/evidence.ts). Email and
- * phone are normalized and hashed as a conversion's customer data (capi/pii.ts), or taken as
+ * phone are normalized and hashed as a conversion's customer data (customer-data.ts), or taken as
  * they are when already SHA-256 hex (the tag hashes in the browser); only hashes are stored.
  */
 

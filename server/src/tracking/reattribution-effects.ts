@@ -3,11 +3,12 @@
  * `forwarding` entries, and its match quality (api.md §8, §10). Re-attribution (reattribution.ts)
  * runs these in its transaction; the decisions are in docs/api.md "Re-attribution".
  */
-import { buildMetaEvent } from '../capi/event.js';
-import type { CustomerData, HashedUserData } from '../capi/pii.js';
+
+import type { CustomerData, HashedUserData } from '../customer-data.js';
 import type { Writer } from '../db/database.js';
 import { conversionJobsOf, enqueueReattributedJob, replanPendingJob, skipPendingJob } from '../db/repositories/reattribution.js';
 import type { ClicksTable, ConversionsTable, DestinationJobsTable, StoresTable } from '../db/schema.js';
+import { buildMetaEvent } from '../destinations/meta/event.js';
 import { adapterOf } from '../destinations/registry.js';
 import type { ForwardingEntry } from '../destinations/routing.js';
 import { destinationsForRouting } from '../destinations/settings.js';

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { forgetGoogleTokens } from '../../src/destinations/google-ads.js';
-import { FakeGraph } from '../capi/fake-graph.js';
-import { FAST, PIXEL, TOKEN } from '../capi/setup.js';
+import { forgetGoogleTokens } from '../../src/destinations/google_ads/index.js';
 import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { FakePlatforms, type Json } from './fake-platforms.js';
+import { FakeGraph } from './meta/fake-graph.js';
+import { FAST, PIXEL, TOKEN } from './meta/setup.js';
 
 // Consent as data (api.md §10): what each destination receives under the stored consent.
 

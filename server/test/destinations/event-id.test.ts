@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { forgetGoogleTokens } from '../../src/destinations/google-ads.js';
-import { FakeGraph } from '../capi/fake-graph.js';
-import { FAST, PIXEL, RELAXED, TOKEN } from '../capi/setup.js';
+import { forgetGoogleTokens } from '../../src/destinations/google_ads/index.js';
 import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { FakeDataManager } from './fake-data-manager.js';
 import { FakePlatforms } from './fake-platforms.js';
+import { FakeGraph } from './meta/fake-graph.js';
+import { FAST, PIXEL, RELAXED, TOKEN } from './meta/setup.js';
 
 // api.md §12 "Pixel and server, counted once" (issue 39 point 5): every destination receives the
 // conversion's eventId as its dedup id — Meta `event_id`, TikTok `event_id`, Google (Data

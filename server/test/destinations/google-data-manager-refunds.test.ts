@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { forgetGoogleTokens, googleAds } from '../../src/destinations/google-ads.js';
-import { FAST, RELAXED } from '../capi/setup.js';
+import { forgetGoogleTokens, googleAds } from '../../src/destinations/google_ads/index.js';
 import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { FakeDataManager } from './fake-data-manager.js';
+import { FAST, RELAXED } from './meta/setup.js';
 
 /** Data Manager's fail-fast refusals mapped per event, refunds as adjustments, jobs planned under the other api (api.md §9, §12). */
 

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { forgetGoogleTokens } from '../../src/destinations/google-ads.js';
-import { FAST, RELAXED } from '../capi/setup.js';
+import { forgetGoogleTokens } from '../../src/destinations/google_ads/index.js';
 import { type ApiResponse, call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { ADWORDS_SCOPE, FakeDataManager } from './fake-data-manager.js';
 import { FakePlatforms } from './fake-platforms.js';
+import { FAST, RELAXED } from './meta/setup.js';
 
 /** The google_ads destination through Google's Data Manager API (api.md §12), and the Google Ads API path kept for old settings. */
 

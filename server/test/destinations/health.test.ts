@@ -11,13 +11,13 @@ import { createAccount, createKey } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { DispatcherTuning } from '../../src/destinations/dispatcher.js';
-import { forgetGoogleTokens } from '../../src/destinations/google-ads.js';
-import { FakeGraph } from '../capi/fake-graph.js';
-import { FAST, PIXEL, RELAXED, TOKEN } from '../capi/setup.js';
+import { forgetGoogleTokens } from '../../src/destinations/google_ads/index.js';
 import { openTestDatabase } from '../engine.js';
 import { call, conversionBody, expectError, makeStore, tempDir } from '../helpers.js';
 import { FakeDataManager } from './fake-data-manager.js';
 import { FakePlatforms } from './fake-platforms.js';
+import { FakeGraph } from './meta/fake-graph.js';
+import { FAST, PIXEL, RELAXED, TOKEN } from './meta/setup.js';
 
 /**
  * Destination health (api.md §12): 5 failed attempts in a row or a job pending too long turn a

@@ -5,12 +5,12 @@ import { createAccount } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
-import { forgetGoogleTokens } from '../../src/destinations/google-ads.js';
-import { FakeGraph } from '../capi/fake-graph.js';
-import { FAST, PIXEL, TOKEN } from '../capi/setup.js';
+import { forgetGoogleTokens } from '../../src/destinations/google_ads/index.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
 import { call, createTestContext, makeStore, type TestContext, tempDir } from '../helpers.js';
 import { FakePlatforms } from './fake-platforms.js';
+import { FakeGraph } from './meta/fake-graph.js';
+import { FAST, PIXEL, TOKEN } from './meta/setup.js';
 
 /** One outbox (issue 24): Meta's jobs are `destination_jobs` like every destination's. */
 let graph: FakeGraph;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countBy, sleep } from '../capi/setup.js';
 import { cli, databaseForProcesses, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
 import { FakePlatforms } from './fake-platforms.js';
+import { countBy, sleep } from './meta/setup.js';
 
 // The real `waytrack serve` process, killed with SIGKILL while Google and TikTok are failing:
 // after the restart every conversion reaches each of them exactly once.

@@ -3,8 +3,8 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeGraph } from '../capi/fake-graph.js';
-import { countBy, PIXEL, sleep, TOKEN } from '../capi/setup.js';
+import { FakeGraph } from '../destinations/meta/fake-graph.js';
+import { countBy, PIXEL, sleep, TOKEN } from '../destinations/meta/setup.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
 import { cli, request, type ServerProcess, SHORT_LEASES, serve } from './process.js';
 

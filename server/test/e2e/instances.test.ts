@@ -6,8 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/accounts/accounts.js';
 import type { Database } from '../../src/db/database.js';
-import { FakeGraph } from '../capi/fake-graph.js';
-import { PIXEL, TOKEN } from '../capi/setup.js';
+import { FakeGraph } from '../destinations/meta/fake-graph.js';
+import { PIXEL, TOKEN } from '../destinations/meta/setup.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
 import { cli, type HttpResult, type ServerProcess, serve } from './process.js';
 

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Attribution, Touchpoint } from '../../src/attribution/model.js';
-import { forgetGoogleTokens } from '../../src/destinations/google-ads.js';
+import { forgetGoogleTokens } from '../../src/destinations/google_ads/index.js';
 import { applyReattribution } from '../../src/tracking/conversion-attribution.js';
-import { FakeGraph } from '../capi/fake-graph.js';
-import { FAST, PIXEL, RELAXED, TOKEN } from '../capi/setup.js';
 import { FakePlatforms } from '../destinations/fake-platforms.js';
+import { FakeGraph } from '../destinations/meta/fake-graph.js';
+import { FAST, PIXEL, RELAXED, TOKEN } from '../destinations/meta/setup.js';
 import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 
 // Re-attribution and the destinations (issue 38 points 4–5, docs/api.md "Re-attribution"): a job

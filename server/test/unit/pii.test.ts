@@ -10,7 +10,7 @@ import {
   normalizeState,
   normalizeZip,
   sha256Hex,
-} from '../../src/capi/pii.js';
+} from '../../src/customer-data.js';
 
 const sha = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
 

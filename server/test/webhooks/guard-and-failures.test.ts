@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeGraph } from '../capi/fake-graph.js';
-import { FAST, forwardingStore, postConversion } from '../capi/setup.js';
+import { FakeGraph } from '../destinations/meta/fake-graph.js';
+import { FAST, forwardingStore, postConversion } from '../destinations/meta/setup.js';
 import { call, createTestContext, expectError, type TestContext } from '../helpers.js';
 import { Receiver } from './receiver.js';
 

@@ -11,7 +11,7 @@ import { engineOf } from '../engine.js';
  * - `stores.capi_refund_event`: the Meta destination's opt-in `refundEvent` (Meta's settings
  *   stay in `stores`).
  * - `capi_outbox` also holds a refund's Meta event, keyed by the refund's row id
- *   (capi/refund-event.ts): on SQLite its key no longer references `conversions` (rebuilt
+ *   (destinations/meta/refund-event.ts): on SQLite its key no longer references `conversions` (rebuilt
  *   without that foreign key; PostgreSQL dropped it with partitioning, 0007).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {

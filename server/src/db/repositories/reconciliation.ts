@@ -51,7 +51,7 @@ export interface ForwardingFilter {
 }
 
 const META_SKIP_REASONS = ['not_configured', 'test_event_code_missing', 'expired'];
-/** Meta's age limit, for skipped rows recorded before skip reasons were kept (capi/forwarding.ts skipReasonOf). */
+/** Meta's age limit, for skipped rows recorded before skip reasons were kept (destinations/meta/forwarding.ts skipReasonOf). */
 const META_MAX_AGE_MS = 7 * 86_400_000;
 /** Both dispatchers' error for a job whose age limit passed: "Not delivered [to X] within …". */
 const EXPIRED_PREFIX = 'Not delivered';

@@ -1,6 +1,6 @@
-import { fromMinorUnits } from '../money.js';
-import type { Plan, RefundPlanInput } from './adapter.js';
-import { GOOGLE_ADJUSTMENT_MAX_AGE_MS } from './google-ads-adjustments.js';
+import { fromMinorUnits } from '../../money.js';
+import type { Plan, RefundPlanInput } from '../adapter.js';
+import { GOOGLE_ADJUSTMENT_MAX_AGE_MS } from './adjustments.js';
 
 /**
  * What a google_ads job carries for Google's Data Manager API (api.md §12), and the translation
@@ -34,7 +34,7 @@ export interface DataManagerPayload {
   event: DataManagerEvent;
 }
 
-/** The Google Ads API's ClickConversion as google-ads.ts plans it (REST JSON). */
+/** The Google Ads API's ClickConversion as index.ts plans it (REST JSON). */
 export interface ClickConversion {
   gclid?: string;
   gbraid?: string;
@@ -48,7 +48,7 @@ export interface ClickConversion {
   consent: { adUserData: 'GRANTED' | 'DENIED' };
 }
 
-/** What both APIs are planned from (google-ads.ts `plan`). */
+/** What both APIs are planned from (index.ts `plan`). */
 export interface GoogleConversion {
   id: { kind: 'gclid' | 'gbraid' | 'wbraid'; value: string };
   conversionAction: string;

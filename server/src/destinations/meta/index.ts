@@ -1,14 +1,14 @@
-import { parseMetaRoute } from '../capi/forwarding.js';
-import { GRAPH_TIMEOUT_MS, postEvents } from '../capi/graph.js';
-import type { StoresTable } from '../db/schema.js';
-import { all, type Sender } from './adapter.js';
-import { onlyFields, REFUND_EVENT, text } from './fields.js';
-import { META_SETTINGS } from './settings-schemas.js';
+import type { StoresTable } from '../../db/schema.js';
+import { all, type Sender } from '../adapter.js';
+import { onlyFields, REFUND_EVENT, text } from '../fields.js';
+import { parseMetaRoute } from './forwarding.js';
+import { GRAPH_TIMEOUT_MS, postEvents } from './graph.js';
+import { META_SETTINGS } from './settings-schema.js';
 
 /**
  * The Meta destination's settings: the store's own `pixelId`, `capiAccessToken` and
- * `capiTestEventCode` (api.md §2, §8). Its jobs (built by capi/forwarding.ts and
- * capi/refund-event.ts) go through the shared outbox like every destination's, sent by
+ * `capiTestEventCode` (api.md §2, §8). Its jobs (built by forwarding.ts and
+ * refund-event.ts) go through the shared outbox like every destination's, sent by
  * `metaSender` below.
  */
 export const metaSettings = {
@@ -41,7 +41,7 @@ export const metaSettings = {
 /**
  * Meta's Conversions API as the shared dispatcher sends it: one Graph request per batch (up to
  * 1000 events of one pixel and test event code, the job's route) with the store's current
- * access token; an answer classified by capi/graph.ts. A batch refused because of some event is
+ * access token; an answer classified by graph.ts. A batch refused because of some event is
  * split (`bisect`); an error text carries the request's fbtrace_id.
  */
 export const metaSender: Sender<Record<string, never>, { accessToken: string }> = {

@@ -1,6 +1,6 @@
-import { all, clip, type Outcome, parseJson, post, retryAfterMs, type SendRequest, type SendResult } from './adapter.js';
-import { asDataManager, type DataManagerEvent } from './google-data-manager-payloads.js';
-import { DATA_MANAGER_SCOPE, forgetGoogleToken, googleAccessToken } from './google-oauth.js';
+import { all, clip, type Outcome, parseJson, post, retryAfterMs, type SendRequest, type SendResult } from '../adapter.js';
+import { asDataManager, type DataManagerEvent } from './data-manager-payloads.js';
+import { DATA_MANAGER_SCOPE, forgetGoogleToken, googleAccessToken } from './oauth.js';
 
 /**
  * Google's Data Manager API (api.md §12): `POST {GOOGLE_DATA_MANAGER_URL}/v1/events:ingest`

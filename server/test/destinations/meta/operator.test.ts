@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, expectError, makeStore, type TestContext } from '../helpers.js';
+import { call, expectError, makeStore, type TestContext } from '../../helpers.js';
 import { FakeGraph } from './fake-graph.js';
 import { forwardingContext, forwardingStore, getConversion, PIXEL, postConversion, TOKEN, waitForStatus } from './setup.js';
 

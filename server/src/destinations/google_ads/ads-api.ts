@@ -1,5 +1,5 @@
-import { all, clip, type Outcome, parseJson, post, retryAfterMs, type SendRequest, type SendResult } from './adapter.js';
-import { forgetGoogleToken, googleAccessToken } from './google-oauth.js';
+import { all, clip, type Outcome, parseJson, post, retryAfterMs, type SendRequest, type SendResult } from '../adapter.js';
+import { forgetGoogleToken, googleAccessToken } from './oauth.js';
 
 /**
  * The google_ads destination's Google Ads API path (api.md §8, `api: "google_ads_api"`):
@@ -67,7 +67,7 @@ export async function sendGoogleAdsApi(request: SendRequest<GoogleAdsApiSettings
   const hide = [secrets.developerToken, secrets.clientSecret, secrets.refreshToken];
   const auth = await googleAccessToken(env.googleOauthTokenUrl, client, timeoutMs);
   if ('outcome' in auth) return all(payloads.length, auth.outcome);
-  // A refund is an adjustment of the uploaded conversion (google-ads-adjustments.ts).
+  // A refund is an adjustment of the uploaded conversion (adjustments.ts).
   const method = kind === 'refund' ? 'uploadConversionAdjustments' : 'uploadClickConversions';
   const url = `${env.googleAdsApiUrl}/${env.googleAdsApiVersion}/customers/${settings.customerId}:${method}`;
   const answer = await post(

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GRAPH_TIMEOUT_MS, type GraphRequest, postEvents, retryHintMs } from '../../src/capi/graph.js';
-import { freePort } from '../e2e/process.js';
+import { GRAPH_TIMEOUT_MS, type GraphRequest, postEvents, retryHintMs } from '../../../src/destinations/meta/graph.js';
+import { freePort } from '../../e2e/process.js';
 import { FakeGraph } from './fake-graph.js';
 
 let fake: FakeGraph;

@@ -1,5 +1,5 @@
-import { fromMinorUnits } from '../money.js';
-import type { Plan, RefundPlanInput } from './adapter.js';
+import { fromMinorUnits } from '../../money.js';
+import type { Plan, RefundPlanInput } from '../adapter.js';
 
 /**
  * A refund as Google Ads receives it (api.md §9): a ConversionAdjustment of

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, type TestContext } from '../helpers.js';
+import { call, type TestContext } from '../../helpers.js';
 import { FakeGraph, type Fault } from './fake-graph.js';
 import {
   countBy,

@@ -1,12 +1,12 @@
-import type { Database, Reader } from '../db/database.js';
-import { type AttributedClick, attributedClickOf } from '../db/repositories/clicks.js';
-import { findConversion } from '../db/repositories/conversions.js';
-import { requeueMetaJob } from '../db/repositories/job-status.js';
-import { findStore } from '../db/repositories/stores.js';
-import type { ConversionsTable, DestinationJobsTable, StoresTable } from '../db/schema.js';
-import { ApiError } from '../http/errors.js';
-import { conversionNotFound } from '../http/not-found.js';
-import { modeFlag, type Tenant } from '../tenancy.js';
+import type { Database, Reader } from '../../db/database.js';
+import { type AttributedClick, attributedClickOf } from '../../db/repositories/clicks.js';
+import { findConversion } from '../../db/repositories/conversions.js';
+import { requeueMetaJob } from '../../db/repositories/job-status.js';
+import { findStore } from '../../db/repositories/stores.js';
+import type { ConversionsTable, DestinationJobsTable, StoresTable } from '../../db/schema.js';
+import { ApiError } from '../../http/errors.js';
+import { conversionNotFound } from '../../http/not-found.js';
+import { modeFlag, type Tenant } from '../../tenancy.js';
 import { buildMetaEvent } from './event.js';
 
 /** Meta accepts events up to 7 days after they happened; older ones are not sent at all. */

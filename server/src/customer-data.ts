@@ -3,7 +3,8 @@ import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js'
 
 /**
  * Customer data normalized and SHA-256 hashed per Meta's customer-information parameters,
- * on arrival. Only the hashes are kept; the raw values never leave this module.
+ * on arrival. Only the hashes are kept; the raw values never leave this module. Shared by every
+ * destination (each platform's mapping starts from `CustomerData`), attribution and match quality.
  */
 export interface CustomerData {
   email?: string;

@@ -1,4 +1,4 @@
-import { CREDENTIAL_HINTS, networkErrorMessage } from '../network-errors.js';
+import { CREDENTIAL_HINTS, networkErrorMessage } from '../../network-errors.js';
 
 /**
  * The Graph API client for `POST /{version}/{pixelId}/events`, and the classification of its

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, clickBody, makeStore, type TestContext } from '../helpers.js';
+import { call, clickBody, makeStore, type TestContext } from '../../helpers.js';
 import { FakeGraph } from './fake-graph.js';
 import {
   copyBacklog,

@@ -1,4 +1,4 @@
-import { type CheckResult, networkErrorMessage } from '../network-errors.js';
+import { type CheckResult, networkErrorMessage } from '../../network-errors.js';
 import { describe, type GraphError, postEvents } from './graph.js';
 
 export interface MetaCheck {

@@ -1,8 +1,8 @@
-import type { CheckRequest, CheckResult, SendRequest, SendResult } from './adapter.js';
-import type { ClickConversion } from './google-data-manager-payloads.js';
-import { DATA_MANAGER_SCOPE, forgetGoogleToken, googleAccessToken } from './google-oauth.js';
+import type { CheckRequest, CheckResult, SendRequest, SendResult } from '../adapter.js';
+import type { ClickConversion } from './data-manager-payloads.js';
+import { DATA_MANAGER_SCOPE, forgetGoogleToken, googleAccessToken } from './oauth.js';
 
-/** What the check needs of the google_ads destination's settings and secrets (google-ads.ts). */
+/** What the check needs of the google_ads destination's settings and secrets (index.ts). */
 interface GoogleCheckSettings {
   api?: 'data_manager' | 'google_ads_api';
   customerId: string;

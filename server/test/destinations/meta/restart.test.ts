@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, databaseForProcesses, request, type ServerProcess, SHORT_LEASES, serve } from '../e2e/process.js';
+import { cli, databaseForProcesses, request, type ServerProcess, SHORT_LEASES, serve } from '../../e2e/process.js';
 import { FakeGraph } from './fake-graph.js';
 import { countBy, PIXEL, sleep, TOKEN } from './setup.js';
 

@@ -1,7 +1,7 @@
-import type { DispatcherTuning } from '../../src/destinations/dispatcher.js';
-import { newId } from '../../src/ids.js';
-import { trackConversion } from '../../src/tracking/conversions.js';
-import { type ApiResponse, call, conversionBody, createTestContext, makeStore, type TestContext } from '../helpers.js';
+import type { DispatcherTuning } from '../../../src/destinations/dispatcher.js';
+import { newId } from '../../../src/ids.js';
+import { trackConversion } from '../../../src/tracking/conversions.js';
+import { type ApiResponse, call, conversionBody, createTestContext, makeStore, type TestContext } from '../../helpers.js';
 import type { FakeGraph } from './fake-graph.js';
 
 export const PIXEL = '123456789012345';

@@ -1,7 +1,7 @@
-import { consentView, type MetaProcessingOptions } from '../consent/consent.js';
-import type { ClicksTable, ConversionsTable } from '../db/schema.js';
-import { fromMinorUnits } from '../money.js';
-import type { HashedUserData } from './pii.js';
+import { consentView, type MetaProcessingOptions } from '../../consent/consent.js';
+import type { HashedUserData } from '../../customer-data.js';
+import type { ClicksTable, ConversionsTable } from '../../db/schema.js';
+import { fromMinorUnits } from '../../money.js';
 
 /** A server event as Meta's Conversions API reads it (api.md §2, "Event mapping"). */
 export interface MetaEvent extends Partial<MetaProcessingOptions> {
@@ -50,7 +50,7 @@ const FBC = /^fb\.\d\.\d+\.[A-Za-z0-9_.-]{1,500}$/;
 
 /**
  * Maps a stored conversion (and the click it is attributed to, if any) to Meta's event. Customer
- * data is already normalized and hashed (pii.ts); only hashes leave. The click supplies `fbc`
+ * data is already normalized and hashed (customer-data.ts); only hashes leave. The click supplies `fbc`
  * (`fb.1.<click ms>.<fbclid>`, fbclid verbatim) and fills the page, IP and user agent the
  * conversion did not carry.
  */

@@ -1,12 +1,12 @@
 import { rmSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/accounts/accounts.js';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import { LOG_REDACT } from '../../src/observability.js';
-import { openTestDatabase } from '../engine.js';
-import { call, conversionBody, makeStore, tempDir } from '../helpers.js';
+import { createAccount } from '../../../src/accounts/accounts.js';
+import { buildApp } from '../../../src/app.js';
+import { loadConfig } from '../../../src/config.js';
+import { LOG_REDACT } from '../../../src/observability.js';
+import { openTestDatabase } from '../../engine.js';
+import { call, conversionBody, makeStore, tempDir } from '../../helpers.js';
 import { FakeGraph } from './fake-graph.js';
 import { FAST, PIXEL, TOKEN } from './setup.js';
 

@@ -1,13 +1,13 @@
 import { rmSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../src/accounts/accounts.js';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
-import type { Database } from '../../src/db/database.js';
-import { trackConversion } from '../../src/tracking/conversions.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
-import { call, conversionBody, makeStore, tempDir } from '../helpers.js';
+import { createAccount } from '../../../src/accounts/accounts.js';
+import { buildApp } from '../../../src/app.js';
+import { loadConfig } from '../../../src/config.js';
+import type { Database } from '../../../src/db/database.js';
+import { trackConversion } from '../../../src/tracking/conversions.js';
+import { openTestDatabase, type TestDatabase } from '../../engine.js';
+import { call, conversionBody, makeStore, tempDir } from '../../helpers.js';
 import { FakeGraph } from './fake-graph.js';
 import { countBy, FAST, PIXEL, sleep, TOKEN } from './setup.js';
 

@@ -1,14 +1,15 @@
-import { zoneOf } from '../calendar/zone.js';
-import type { CustomerData } from '../capi/pii.js';
-import { consentView } from '../consent/consent.js';
-import { fieldError } from '../http/errors.js';
-import { fromMinorUnits } from '../money.js';
-import type { Adapter, SendRequest } from './adapter.js';
-import { object, onlyFields, text } from './fields.js';
-import { planAdjustment } from './google-ads-adjustments.js';
-import { sendGoogleAdsApi } from './google-ads-api.js';
-import { checkGoogleAds } from './google-check.js';
-import { DATA_MANAGER_MAX_EVENTS, sendDataManager } from './google-data-manager.js';
+import { zoneOf } from '../../calendar/zone.js';
+import { consentView } from '../../consent/consent.js';
+import type { CustomerData } from '../../customer-data.js';
+import { fieldError } from '../../http/errors.js';
+import { fromMinorUnits } from '../../money.js';
+import type { Adapter, SendRequest } from '../adapter.js';
+import { object, onlyFields, text } from '../fields.js';
+import { hashedEmail, hashedPhone } from '../hashing.js';
+import { planAdjustment } from './adjustments.js';
+import { sendGoogleAdsApi } from './ads-api.js';
+import { checkGoogleAds } from './check.js';
+import { DATA_MANAGER_MAX_EVENTS, sendDataManager } from './data-manager.js';
 import {
   asGoogleAdsApi,
   type ClickConversion,
@@ -16,23 +17,22 @@ import {
   type GoogleConversion,
   isDataManagerPayload,
   planDataManagerRefund,
-} from './google-data-manager-payloads.js';
-import { hashedEmail, hashedPhone } from './hashing.js';
-import { GOOGLE_ADS_SETTINGS } from './settings-schemas.js';
+} from './data-manager-payloads.js';
+import { GOOGLE_ADS_SETTINGS } from './settings-schema.js';
 
-export type { ClickConversion } from './google-data-manager-payloads.js';
-export { forgetGoogleTokens } from './google-oauth.js';
+export type { ClickConversion } from './data-manager-payloads.js';
+export { forgetGoogleTokens } from './oauth.js';
 
 /**
  * Google Ads (api.md §8, §12), by one of two APIs (`api`):
  * - `data_manager` (the default for new settings): Google's Data Manager API `events:ingest`
- *   with the OAuth client only (google-data-manager.ts);
+ *   with the OAuth client only (data-manager.ts);
  * - `google_ads_api`: offline click conversions through
  *   `ConversionUploadService.UploadClickConversions` (REST: `POST
  *   /{version}/customers/{customerId}:uploadClickConversions`) with a developer token. Since
  *   2026-06-15 Google accepts these only from tokens that already used them; settings saved
  *   before `api` existed have none and keep this path.
- * Both exchange the store's OAuth refresh token for an access token (google-oauth.ts).
+ * Both exchange the store's OAuth refresh token for an access token (oauth.ts).
  */
 export type GoogleApi = 'data_manager' | 'google_ads_api';
 export const GOOGLE_APIS: readonly GoogleApi[] = ['data_manager', 'google_ads_api'];
@@ -291,7 +291,7 @@ export const googleAds: Adapter<GoogleAdsSettings, GoogleAdsSecrets> = {
     return plan;
   },
 
-  /** The credentials checked now without a live conversion (google-check.ts): OAuth, then a validateOnly upload. */
+  /** The credentials checked now without a live conversion (check.ts): OAuth, then a validateOnly upload. */
   check(request) {
     return checkGoogleAds(request, (checked) =>
       this.send(checked as typeof checked & SendRequest<GoogleAdsSettings, GoogleAdsSecrets>),

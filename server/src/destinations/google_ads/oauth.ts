@@ -1,5 +1,5 @@
-import { clip, type Outcome, parseJson, post } from './adapter.js';
-import { sha256 } from './hashing.js';
+import { clip, type Outcome, parseJson, post } from '../adapter.js';
+import { sha256 } from '../hashing.js';
 
 /**
  * Google's OAuth refresh-token exchange (api.md §8, §12), shared by the Google Ads API path and

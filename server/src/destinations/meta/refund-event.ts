@@ -1,6 +1,6 @@
-import type { Reader } from '../db/database.js';
-import type { ConversionsTable, DestinationJobsTable, RefundsTable, StoresTable } from '../db/schema.js';
-import { fromMinorUnits } from '../money.js';
+import type { Reader } from '../../db/database.js';
+import type { ConversionsTable, DestinationJobsTable, RefundsTable, StoresTable } from '../../db/schema.js';
+import { fromMinorUnits } from '../../money.js';
 import type { MetaEvent } from './event.js';
 import { jobFor, MAX_EVENT_AGE_MS } from './forwarding.js';
 
