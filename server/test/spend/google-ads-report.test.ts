@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { forgetGoogleTokens } from '../../src/destinations/google-oauth.js';
+import { forgetGoogleTokens } from '../../src/destinations/google_ads/oauth.js';
 import { googleAdsSpend, microsToDecimal, spendQuery } from '../../src/spend/platforms/google-ads.js';
 import type { SpendEnv, SpendFetchRequest, SpendFetchResult } from '../../src/spend/platforms/types.js';
 import { type FakeGoogleAdsReports, startFakeGoogleAdsReports } from './fake-google-ads-reports.js';

@@ -1,4 +1,4 @@
-import { describeError, failureErrors, type GoogleAdsError, isTransient } from '../../destinations/google-ads-api.js';
+import { describeError, failureErrors, type GoogleAdsError, isTransient } from '../../destinations/google_ads/ads-api.js';
 import type { SpendFetchResult } from './types.js';
 
 /**

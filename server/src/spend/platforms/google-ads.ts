@@ -1,5 +1,5 @@
 import { clip, parseJson, post } from '../../destinations/adapter.js';
-import { forgetGoogleToken, type GoogleOAuthClient, googleAccessToken } from '../../destinations/google-oauth.js';
+import { forgetGoogleToken, type GoogleOAuthClient, googleAccessToken } from '../../destinations/google_ads/oauth.js';
 import { normalizeCurrency } from '../../money.js';
 import { type GoogleStatus, googleAdsFailure, isAccessTokenRefused } from './google-ads-errors.js';
 import type { SpendFetchRequest, SpendFetchResult, SpendPlatform, SpendRow } from './types.js';
