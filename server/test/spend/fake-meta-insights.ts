@@ -97,7 +97,7 @@ export class FakeMetaInsights {
     });
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): unknown {
     const url = new URL(req.url ?? '/', this.url);
     const match = /^\/(v\d+\.\d+)\/(act_\d+)\/insights$/.exec(url.pathname);
     const query = Object.fromEntries(url.searchParams.entries());
