@@ -45,6 +45,8 @@ export class FakeMetaInsights {
   faults: InsightsFault[] = [];
   /** While set, every request answers this fault. */
   outage: InsightsFault | undefined;
+  /** Every answer waits this long. */
+  delayMs = 0;
 
   private constructor(
     private readonly server: http.Server,
@@ -53,7 +55,10 @@ export class FakeMetaInsights {
 
   static async start(): Promise<FakeMetaInsights> {
     let fake: FakeMetaInsights | undefined;
-    const server = http.createServer((req, res) => fake?.handle(req, res));
+    const server = http.createServer((req, res) => {
+      if (fake?.delayMs) setTimeout(() => fake?.handle(req, res), fake.delayMs);
+      else fake?.handle(req, res);
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     fake = new FakeMetaInsights(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
     return fake;
@@ -65,6 +70,7 @@ export class FakeMetaInsights {
     this.faults = [];
     this.outage = undefined;
     this.pageSize = 2;
+    this.delayMs = 0;
     this.token = 'meta-spend-token';
   }
 
