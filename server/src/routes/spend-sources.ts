@@ -1,12 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
+import type { ErrorReason } from '../http/errors.js';
 import { describeResponses, EXAMPLE, ID_TOO_LONG, STORE_NOT_FOUND } from '../http/openapi.js';
 import { validatorCompiler } from '../http/validation.js';
-import { SPEND_SOURCE_KINDS } from '../spend/source-settings.js';
+import { KIND_RULES, SPEND_SOURCE_KINDS, type SpendSourceKind } from '../spend/source-settings.js';
 import { deleteSpendSource, listSpendSources, putSpendSource, syncSpendSourceNow } from '../spend/sources.js';
 import { bearer, Nullable, type RouteDeps } from './common.js';
+import { SOURCE_SCHEMAS } from './schemas/spend-sources.js';
 
 const KIND = Type.Enum([...SPEND_SOURCE_KINDS], { description: 'The ad platform whose spend is pulled' });
 
@@ -49,52 +52,15 @@ const KindParams = Type.Object({
   kind: KIND,
 });
 
-const Token = (description: string) =>
-  Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description, writeOnly: true }));
-
-/** The PUT body of every kind: the domain checks which fields the kind takes (spend/source-settings.ts). */
-const SourceBody = Type.Object(
-  {
-    adAccountIds: Type.Optional(
-      Type.Array(Type.String({ pattern: '^act_\\d{1,20}$' }), {
-        description: 'meta: the ad accounts, act_<digits>',
-        examples: [['act_123456789']],
-      }),
-    ),
-    customerIds: Type.Optional(
-      Type.Array(Type.String({ pattern: '^\\d{10}$' }), {
-        description: 'google_ads: the customer ids, 10 digits without dashes',
-      }),
-    ),
-    loginCustomerId: Type.Optional(
-      Type.String({ pattern: '^\\d{10}$', description: 'google_ads: the manager account; default the destination’s' }),
-    ),
-    advertiserIds: Type.Optional(
-      Type.Array(Type.String({ pattern: '^\\d{1,30}$' }), { description: 'tiktok: the advertiser ids' }),
-    ),
-    accessToken: Token(
-      'meta, tiktok: a token of its own; left out, the one stored with the source, else the store’s destination’s',
-    ),
-    developerToken: Token('google_ads: the Google Ads API developer token; left out, the stored one, else the destination’s'),
-    oauth: Type.Optional(
-      Type.Object(
-        {
-          clientId: Type.String({ description: 'The OAuth client id' }),
-          clientSecret: Type.Optional(Type.String({ writeOnly: true })),
-          refreshToken: Type.Optional(Type.String({ writeOnly: true })),
-        },
-        { description: 'google_ads: an OAuth client of its own (the destination’s shape); left out, the destination’s' },
-      ),
-    ),
-    backfillDays: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 90, description: 'Days pulled when connected (default 30)', examples: [30] }),
-    ),
-  },
-  { additionalProperties: true, description: 'The fields of the kind; secrets are write-only and sealed at rest' },
-);
 const AnyObject = Type.Object({}, { additionalProperties: true });
 const bodyAsObject: typeof validatorCompiler = (route) =>
   validatorCompiler(route.httpPart === 'body' ? { ...route, schema: AnyObject } : route);
+
+const AnyKindParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 64 }),
+  kind: Type.String({ maxLength: 32 }),
+});
+const operationName = (kind: string) => kind.replace(/(^|_)([a-z])/g, (_, __, c: string) => c.toUpperCase());
 
 const NEVER = { accounts: [], status: 'never' as const, lastSyncedAt: null, syncedThrough: null, settings: null };
 const EXAMPLE_META = {
@@ -105,6 +71,81 @@ const EXAMPLE_META = {
   lastSyncedAt: EXAMPLE.recordedAt,
   syncedThrough: '2026-11-22',
   settings: { adAccountIds: ['act_123456789'], backfillDays: 30, accessTokenConfigured: false },
+};
+const CONNECTED: Record<SpendSourceKind, object> = {
+  meta: { ...EXAMPLE_META, status: 'never', lastSyncedAt: null, syncedThrough: null },
+  google_ads: {
+    kind: 'google_ads',
+    configured: true,
+    accounts: ['1234567890'],
+    status: 'never',
+    lastSyncedAt: null,
+    syncedThrough: null,
+    settings: {
+      customerIds: ['1234567890'],
+      backfillDays: 30,
+      loginCustomerId: '9876543210',
+      developerTokenConfigured: false,
+      oauth: null,
+    },
+  },
+  tiktok: {
+    kind: 'tiktok',
+    configured: true,
+    accounts: ['7012345678901234567'],
+    status: 'never',
+    lastSyncedAt: null,
+    syncedThrough: null,
+    settings: { advertiserIds: ['7012345678901234567'], backfillDays: 14, accessTokenConfigured: false },
+  },
+};
+const invalidExample = (
+  summary: string,
+  code: 'invalid_request' | 'missing_required_field',
+  field: string,
+  reason: ErrorReason,
+  message: string,
+) => ({
+  summary,
+  code,
+  message,
+  details: { field, reason },
+});
+const INVALID: Record<SpendSourceKind, Record<string, ReturnType<typeof invalidExample>>> = {
+  meta: {
+    badAccount: invalidExample(
+      'An ad account id without act_',
+      'invalid_request',
+      'adAccountIds[0]',
+      'invalid_format',
+      'adAccountIds[0] has an invalid format: an ad account id act_<digits>',
+    ),
+    noToken: invalidExample(
+      'No token, and no Meta destination to lend one',
+      'missing_required_field',
+      'accessToken',
+      'required_field_missing',
+      'accessToken is required: the store has no capiAccessToken (meta destination) to lend its token',
+    ),
+  },
+  google_ads: {
+    noDeveloperToken: invalidExample(
+      'No developer token, and no google_ads destination to lend one',
+      'missing_required_field',
+      'developerToken',
+      'required_field_missing',
+      'developerToken is required: the store’s google_ads destination has none to lend (reports need the Google Ads API)',
+    ),
+  },
+  tiktok: {
+    badAdvertiser: invalidExample(
+      'An advertiser id that is not digits',
+      'invalid_request',
+      'advertiserIds[0]',
+      'invalid_format',
+      'advertiserIds[0] has an invalid format: an advertiser id of digits',
+    ),
+  },
 };
 const NO_SOURCE = {
   ...STORE_NOT_FOUND,
@@ -153,63 +194,57 @@ export const spendSourceRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
       ok(request, { spendSources: await listSpendSources(database, tenantOf(request), request.params.id, secrets) }),
   );
 
-  // PUT /v1/stores/:id/spend-sources/:kind — connect or reconfigure one (a backfill follows)
+  const put = (kind: string) => async (request: FastifyRequest) =>
+    ok(
+      request,
+      await putSpendSource(
+        database,
+        tenantOf(request),
+        (request.params as { id: string }).id,
+        kind,
+        request.body as Record<string, unknown>,
+        secrets,
+        wake,
+      ),
+    );
+
+  // PUT /v1/stores/:id/spend-sources/:kind of a kind Waytrack does not have: the unknown kind's
+  // error (each known kind has its own documented route below, with its body).
   app.put(
     '/stores/:id/spend-sources/:kind',
-    {
-      config: { scope: 'stores:write' },
-      validatorCompiler: bodyAsObject,
-      schema: {
-        tags: ['Stores'],
-        operationId: 'putSpendSource',
-        summary: 'Connect a spend source',
-        description:
-          'Sets the source’s accounts and credentials (replacing the settings; a secret left out keeps the one stored with the source, else the store’s destination of that kind lends its own — neither: 400 naming the field). The source falls due at once and backfills `backfillDays` days; then it re-pulls the last SPEND_RESTATE_DAYS days every SPEND_SYNC_INTERVAL_S.',
-        security: bearer,
-        params: KindParams,
-        body: SourceBody,
-        response: describeResponses(SpendSource, {
-          description: 'The source as it is now',
-          examples: {
-            connected: {
-              summary: 'Meta connected with the store’s token',
-              data: { ...EXAMPLE_META, status: 'never', lastSyncedAt: null, syncedThrough: null },
-            },
-          },
-          write: true,
-          json: true,
-          invalid: {
-            badAccount: {
-              summary: 'An ad account id without act_',
-              code: 'invalid_request',
-              message: 'adAccountIds[0] has an invalid format: an ad account id act_<digits>',
-              details: { field: 'adAccountIds[0]', reason: 'invalid_format' },
-            },
-            noToken: {
-              summary: 'No token, and no Meta destination to lend one',
-              code: 'missing_required_field',
-              message: 'accessToken is required: the store has no capiAccessToken (meta destination) to lend its token',
-              details: { field: 'accessToken', reason: 'required_field_missing' },
-            },
-          },
-          notFound: STORE_NOT_FOUND,
-        }),
-      },
-    },
-    async (request) =>
-      ok(
-        request,
-        await putSpendSource(
-          database,
-          tenantOf(request),
-          request.params.id,
-          request.params.kind,
-          request.body as Record<string, unknown>,
-          secrets,
-          wake,
-        ),
-      ),
+    { config: { scope: 'stores:write' }, validatorCompiler: bodyAsObject, schema: { hide: true, params: AnyKindParams } },
+    (request) => put(request.params.kind)(request),
   );
+
+  for (const kind of SPEND_SOURCE_KINDS) {
+    const label = KIND_RULES[kind].label;
+    // PUT /v1/stores/:id/spend-sources/<kind> — connect or reconfigure one (a backfill follows)
+    app.put(
+      `/stores/:id/spend-sources/${kind}`,
+      {
+        config: { scope: 'stores:write' },
+        validatorCompiler: bodyAsObject,
+        schema: {
+          tags: ['Stores'],
+          operationId: `put${operationName(kind)}SpendSource`,
+          summary: `Connect the ${label} spend source`,
+          description: `Sets the accounts whose ${label} campaign spend is pulled, and optionally credentials of its own (replacing the settings; a secret left out keeps the one stored with the source, else the store’s ${kind} destination lends its own — neither: 400 naming the field). The source falls due at once and backfills \`backfillDays\` days; then it re-pulls the last SPEND_RESTATE_DAYS days every SPEND_SYNC_INTERVAL_S (api.md §11).`,
+          security: bearer,
+          params: Params,
+          body: SOURCE_SCHEMAS[kind],
+          response: describeResponses(SpendSource, {
+            description: 'The source as it is now',
+            examples: { connected: { summary: `${label} connected`, data: CONNECTED[kind] } },
+            write: true,
+            json: true,
+            invalid: INVALID[kind],
+            notFound: STORE_NOT_FOUND,
+          }),
+        },
+      },
+      put(kind),
+    );
+  }
 
   // DELETE /v1/stores/:id/spend-sources/:kind — stop pulling (the recorded spend stays)
   app.delete(

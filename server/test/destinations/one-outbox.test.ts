@@ -110,6 +110,10 @@ async function backTo0019(database: Database): Promise<void> {
     for (const name of ['0027_conversion_source', '0028_destination_health', '0029_attributed_click_ids']) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
+    // 0031 (spend sources): its table and ad_spend.source.
+    await sql`drop table spend_sources`.execute(db);
+    await sql`alter table ad_spend drop column source`.execute(db);
+    await sql`delete from kysely_migration where name = '0031_spend_sources'`.execute(db);
   });
 }
 
@@ -171,6 +175,7 @@ describe('migration 0020 (one outbox)', () => {
       '0027_conversion_source',
       '0028_destination_health',
       '0029_attributed_click_ids',
+      '0031_spend_sources',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

@@ -308,7 +308,11 @@ describe('status and failures', () => {
     meta.outage = undefined;
     await syncNow(c, storeId);
     await synced(c, storeId, 'ok');
-    const lines = c.spendLines();
+    // The line follows the commit of the run's outcome.
+    const lines = await until(
+      async () => c.spendLines(),
+      (l) => l.length >= 2,
+    );
     expect(lines).toHaveLength(2);
     expect(lines[1]).toMatchObject({ level: 30, storeId, source: 'meta' });
     expect(lines[1]?.msg).toMatch(/^Spend source recovered: Meta spend syncs again after 2 failed syncs/);
