@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { addDays, dateIn } from '../calendar/dates.js';
+import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import { claimSources, nextSourceDueAt, renewLease } from '../db/repositories/spend-sources.js';
 import { findStore } from '../db/repositories/stores.js';
@@ -113,6 +114,7 @@ export class SpendSyncer {
   private async run(row: SpendSourcesTable): Promise<void> {
     const started = Date.now();
     const outcome = await this.pull(row, started);
+    if (!('failure' in outcome)) crashPoint('spend'); // test hook: fetched, nothing recorded
     const context = {
       database: this.options.database,
       owner: this.owner,
