@@ -41,10 +41,12 @@ import { refundRoutes } from './routes/refunds.js';
 import { shopWebhookRoutes } from './routes/shop-webhooks.js';
 import { shopifyPixelRoutes } from './routes/shopify-pixel.js';
 import { spendRoutes } from './routes/spend.js';
+import { spendSourceRoutes } from './routes/spend-sources.js';
 import { storeRoutes } from './routes/stores.js';
 import { tagRoutes } from './routes/tag.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import { loadSecretsKey, SecretBox } from './secrets.js';
+import { SpendSyncer, type SpendSyncTuning } from './spend/sync.js';
 import { WebhookDispatcher, type WebhookTuning } from './webhooks/dispatcher.js';
 
 declare module 'fastify' {
@@ -55,6 +57,8 @@ declare module 'fastify' {
     destinations: Dispatcher;
     /** The webhooks-out dispatcher (webhooks/dispatcher.ts). */
     webhooks: WebhookDispatcher;
+    /** The spend sync (spend/sync.ts). */
+    spendSync: SpendSyncer;
   }
   interface FastifyContextConfig {
     /** Keep null values in the body (PATCH uses null to clear a field). */
@@ -124,6 +128,8 @@ export interface AppDeps {
   destinations?: Partial<DispatcherTuning>;
   /** Webhooks-out dispatcher timings and trusted CAs (tests shorten polling and trust their receiver). */
   webhooks?: Partial<WebhookTuning>;
+  /** Spend sync timings (tests shorten the lease and polling). */
+  spendSync?: Partial<SpendSyncTuning>;
   /** Connection limits (tests shorten the timeouts). */
   limits?: Partial<ConnectionLimits>;
 }
@@ -233,13 +239,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('forwarding', forwarding);
   app.decorate('destinations', destinations);
   app.decorate('webhooks', webhooks);
+  const spendSync = new SpendSyncer({
+    database,
+    secrets,
+    env: config,
+    intervalS: config.spendSyncIntervalS,
+    restateDays: config.spendRestateDays,
+    log: app.log,
+    tuning: deps.spendSync,
+  });
+  app.decorate('spendSync', spendSync);
   app.addHook('onReady', async () => {
     forwarding.start();
     webhooks.start();
+    spendSync.start();
   });
   app.addHook('onClose', async () => {
     await forwarding.stop();
     await webhooks.stop();
+    await spendSync.stop();
   });
   // One resolver for the check at registration and the one at connect time (tests replace DNS).
   const webhookPolicy = {
@@ -267,7 +285,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       // GET /v1/openapi.json — the OpenAPI 3.1 document (raw, not enveloped: tools read it as is)
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
 
-      const routeDeps = { database, cursors, secrets, forwarding };
+      const routeDeps = { database, cursors, secrets, forwarding, spendSync };
       await v1.register(clickRoutes, routeDeps);
       await v1.register(identifyRoutes, routeDeps);
       await v1.register(conversionRoutes, routeDeps);
@@ -280,6 +298,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       await v1.register(destinationRoutes, routeDeps);
       await v1.register(analyticsRoutes, routeDeps);
       await v1.register(spendRoutes, routeDeps);
+      await v1.register(spendSourceRoutes, routeDeps);
       await v1.register(reconciliationRoutes, routeDeps);
       await v1.register(webhookRoutes, { ...routeDeps, webhooks, webhookPolicy });
     },

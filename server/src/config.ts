@@ -26,6 +26,10 @@ export interface Config {
   capiSyncWaitMs: number;
   /** DESTINATION_ALERT_AFTER_S: a job pending longer turns its destination `failing` (api.md §12). */
   destinationAlertAfterS: number;
+  /** SPEND_SYNC_INTERVAL_S: how often each spend source re-pulls its platform's spend (api.md §11). */
+  spendSyncIntervalS: number;
+  /** SPEND_RESTATE_DAYS: the days each periodic spend sync re-pulls (platforms revise spend). */
+  spendRestateDays: number;
   /** AES-256 key for secrets at rest (SECRETS_KEY); unset → a key generated into DATA_DIR. */
   secretsKey: Buffer | undefined;
   rateLimitRps: number;
@@ -226,6 +230,8 @@ export function loadConfig(env: Env = process.env): Config {
     ...destinations(env),
     capiSyncWaitMs: int(env, 'CAPI_SYNC_WAIT_MS', 1500, 0, 60_000),
     destinationAlertAfterS: int(env, 'DESTINATION_ALERT_AFTER_S', 900, 1, 30 * 86_400),
+    spendSyncIntervalS: int(env, 'SPEND_SYNC_INTERVAL_S', 3600, 1, 7 * 86_400),
+    spendRestateDays: int(env, 'SPEND_RESTATE_DAYS', 7, 1, 90),
     secretsKey: secretsKey(env),
     rateLimitRps: int(env, 'RATE_LIMIT_RPS', 100, 1, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 500, 1, 10_000_000),

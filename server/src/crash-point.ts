@@ -17,6 +17,8 @@ import { writeSync } from 'node:fs';
  *               request to the platform (Meta's Graph API, Google Ads, TikTok) is about to be sent
  *   shop-webhook  shops/webhooks.ts — a shop webhook's conversion or refunds are durable, its
  *               delivery is neither recorded nor answered
+ *   spend       spend/sync.ts — a spend source's report has been fetched (the source leased to
+ *               this process), nothing of it recorded yet (another instance takes it over)
  *   webhook     webhooks/dispatcher.ts — a webhook endpoint has answered an attempt, which is
  *               not recorded yet (the message is sent again, with the same webhook-id)
  * It writes one line to stderr first (`crash point <point> reached`): the evidence that the kill
@@ -43,8 +45,8 @@ export function testMaxPageCount(): number | undefined {
 }
 
 /**
- * WAYTRACK_TEST_LEASE_MS=<n> — the outbox dispatchers (the destinations' and the webhooks') lease
- * what they claim for n ms instead of 15 s and 20 s: a test that kills a process mid-delivery
+ * WAYTRACK_TEST_LEASE_MS=<n> — the outbox dispatchers (the destinations' and the webhooks') and
+ * the spend sync lease what they claim for n ms instead of 15 s, 20 s and 5 min: a test that kills a process mid-delivery
  * then sees the killed process's jobs taken again after a few seconds, the same path as in
  * production, without waiting out a production lease (server/test/e2e/crash-loop.test.ts and the
  * restart tests). It must stay longer than one request to a fake platform and its recording.
@@ -64,7 +66,7 @@ function parseCrashAt(raw: string | undefined): [string | undefined, number] {
 }
 
 /** Kills the process here when WAYTRACK_TEST_CRASH_AT names this point (see above); else nothing. */
-export function crashPoint(point: 'commit' | 'checkpoint' | 'fold' | 'forward' | 'shop-webhook' | 'webhook'): void {
+export function crashPoint(point: 'commit' | 'checkpoint' | 'fold' | 'forward' | 'shop-webhook' | 'spend' | 'webhook'): void {
   if (point !== armed || ++reached < nth) return;
   writeSync(2, `crash point ${point} reached (${reached}): SIGKILL\n`);
   process.kill(process.pid, 'SIGKILL');

@@ -58,7 +58,7 @@ export async function startServer(
     limiter,
     https: { key: tls.key, cert: tls.cert },
     logger: options.logger ?? (await serverLogger(config)),
-    ...(leaseMs !== undefined && { destinations: { leaseMs }, webhooks: { leaseMs } }),
+    ...(leaseMs !== undefined && { destinations: { leaseMs }, webhooks: { leaseMs }, spendSync: { leaseMs } }),
   });
   const log = app.log;
   if (loose.length > 0) {

@@ -11,6 +11,7 @@ import type { ClicksTable } from '../src/db/schema.js';
 import type { DispatcherTuning } from '../src/destinations/dispatcher.js';
 import { MemoryRateLimiter, type RateLimitDecision, type RateLimiter, type RateLimitPolicy } from '../src/http/rate-limit.js';
 import { newId } from '../src/ids.js';
+import type { SpendSyncTuning } from '../src/spend/sync.js';
 import type { WebhookTuning } from '../src/webhooks/dispatcher.js';
 import { openTestDatabase, type TestDatabase, type TestDatabaseOptions } from './engine.js';
 
@@ -62,6 +63,8 @@ export async function createTestContext(
     forwarding?: Partial<DispatcherTuning>;
     /** Webhooks-out dispatcher timings and the CA of a test receiver. */
     webhooks?: Partial<WebhookTuning>;
+    /** Spend sync timings (spend/sync.ts). */
+    spendSync?: Partial<SpendSyncTuning>;
     /** Puts something between the app and the database (a fault, a wrapper under test). */
     wrapDatabase?: (database: Database) => Database;
   } & TestDatabaseOptions = {},
@@ -90,6 +93,7 @@ export async function createTestContext(
     limiter: options.limiter,
     forwarding: options.forwarding,
     webhooks: options.webhooks,
+    spendSync: options.spendSync,
   });
   await app.ready();
   let accounts = 0;

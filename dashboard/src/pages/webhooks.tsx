@@ -18,6 +18,8 @@ const EVENTS: Array<{ type: WebhookEventType; hint: string }> = [
     hint: 'a store’s destination stopped delivering (5 failures in a row, or a conversion waiting too long)',
   },
   { type: 'destination.recovered', hint: 'a failing destination delivers again' },
+  { type: 'spend_source.failing', hint: 'a store’s spend source could not pull its platform’s spend' },
+  { type: 'spend_source.recovered', hint: 'a failing spend source pulls spend again' },
 ];
 const PAGE_SIZE = 20;
 

@@ -1,13 +1,14 @@
 import type { Database } from '../db/database.js';
 import { sumConverted } from '../db/repositories/fx.js';
 import { sumTotals } from '../db/repositories/rollup-reads.js';
-import { sumSpend } from '../db/repositories/spend.js';
+import { sumSpendByDay } from '../db/repositories/spend.js';
 import { averageMajor, fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { NO_VALUE } from './fold.js';
 import { checkDates, resolveRange } from './range.js';
 import { refreshRollups } from './rollups.js';
+import { convertSpend, spendWarnings } from './spend-fx.js';
 
 export interface MetricsQuery {
   storeId: string;
@@ -24,7 +25,7 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
   await refreshRollups(database, store);
   const [totals, spend, foreign] = await Promise.all([
     sumTotals(database.read, store.id, livemode, range),
-    sumSpend(database.read, store.id, livemode, range),
+    sumSpendByDay(database.read, store.id, livemode, range),
     sumConverted(database.read, store.id, livemode, store.currency, range),
   ]);
 
@@ -57,16 +58,24 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
     }
   }
   const netAttributedMinor = attributedRevenueMinor - attributedRefundsMinor;
-  const storeSpend = spend.find((s) => s.currency === currency);
-  const spendMinor = storeSpend?.total ?? 0;
+  // Spend in other currencies converted at its day's rate (api.md §11 "Currencies"); without one, apart.
+  const converted = await convertSpend(database.read, currency, spend);
+  const spendMinor = converted.totalMinor;
+  const recordedByCurrency = new Map<string, number>();
+  for (const s of spend) {
+    if (s.currency !== currency) recordedByCurrency.set(s.currency, (recordedByCurrency.get(s.currency) ?? 0) + s.total);
+  }
   const revenueByCurrency = Object.fromEntries(
     [...otherRevenueMinor.entries()]
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([cur, minor]) => [cur, fromMinorUnits(minor, cur)]),
   );
   const adSpendByCurrency = Object.fromEntries(
-    spend.filter((s) => s.currency !== currency).map((s) => [s.currency, fromMinorUnits(s.total, s.currency)]),
+    [...recordedByCurrency.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([cur, minor]) => [cur, fromMinorUnits(minor, cur)]),
   );
+  const spendByCurrency = Object.fromEntries(converted.unconverted.map((u) => [u.currency, fromMinorUnits(u.minor, u.currency)]));
 
   return {
     storeId: store.id,
@@ -81,7 +90,7 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
     averageOrderValue: averageMajor(revenueMinor, purchases, currency),
     // ROAS needs spend in the store currency; with none recorded in range it is unknown, not zero.
     // Net of the refunds (in range by refund time) of conversions attributed now.
-    roas: storeSpend && storeSpend.entries > 0 ? moneyRatio(netAttributedMinor, spendMinor) : null,
+    roas: converted.entries > 0 ? moneyRatio(netAttributedMinor, spendMinor) : null,
     adSpend: fromMinorUnits(spendMinor, currency),
     currency,
     startDate: range.startDate,
@@ -89,6 +98,8 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
     timezone: range.timezone,
     revenueByCurrency,
     adSpendByCurrency,
+    spendByCurrency,
+    warnings: spendWarnings(converted.unconverted, currency),
     // Other currencies at the rate recorded with each conversion (docs/operations.md "Exchange rates").
     converted: {
       totalRevenue: fromMinorUnits(revenueMinor + foreign.revenueMinor, currency),

@@ -280,6 +280,8 @@ export interface AdSpendTable {
   campaign_name: string | null;
   amount_minor: number;
   currency: string;
+  /** Who wrote it last (migration 0031): `api` (POST …/ad-spend) or `sync` (a spend source). */
+  source: 'api' | 'sync';
   created_at: number;
   updated_at: number;
 }
@@ -344,6 +346,29 @@ export interface DestinationJobsTable {
 }
 
 /** Migration 0028: a destination's health (api.md §12; destinations/health.ts). No row: never attempted. */
+/** A store's spend source (api.md §11; migration 0031): its settings, state and lease. */
+export interface SpendSourcesTable {
+  store_id: string;
+  kind: string;
+  account_id: string;
+  /** JSON of the non-secret settings. */
+  settings: string;
+  /** Sealed JSON of the source's own secrets (sealed with `store:spend:kind`); null when none. */
+  secrets: string | null;
+  backfill_days: number;
+  status: 'never' | 'ok' | 'failing';
+  last_synced_at: number | null;
+  /** YYYY-MM-DD: the last day of the last successful sync; null until then (the next run backfills). */
+  synced_through: string | null;
+  last_error: string | null;
+  consecutive_failures: number;
+  next_sync_at: number;
+  claimed_by: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DestinationHealthTable {
   store_id: string;
   kind: string;
@@ -399,6 +424,7 @@ export interface DB {
   store_destinations: StoreDestinationsTable;
   destination_jobs: DestinationJobsTable;
   destination_health: DestinationHealthTable;
+  spend_sources: SpendSourcesTable;
   webhooks: WebhooksTable;
   webhook_messages: WebhookMessagesTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -38,7 +38,10 @@ const Metrics = Type.Object({
         '(attributedRevenue − refunds in range of the attributed conversions) / adSpend, 2 decimals; null without recorded spend',
     }),
   ),
-  adSpend: Type.Number({ description: 'Recorded ad spend in the store currency' }),
+  adSpend: Type.Number({
+    description:
+      'Recorded ad spend in the store currency, spend in other currencies included at the exchange rate of its day (waytrack fx load); spend without a rate is in spendByCurrency instead',
+  }),
   currency: Type.String({ description: 'The store currency every amount is in', examples: ['EUR'] }),
   startDate: Type.String({ description: 'First day computed (inclusive)', examples: ['2026-11-01'] }),
   endDate: Type.String({ description: 'Last day computed (inclusive)', examples: ['2026-11-22'] }),
@@ -47,8 +50,21 @@ const Metrics = Type.Object({
     description: 'Purchase revenue in other currencies; never added into totalRevenue',
   }),
   adSpendByCurrency: Type.Record(Type.String(), Type.Number(), {
-    description: 'Spend recorded in other currencies; never added into adSpend',
+    description: 'Spend recorded in other currencies, as recorded (adSpend holds those of them converted at their day’s rate)',
   }),
+  spendByCurrency: Type.Record(Type.String(), Type.Number(), {
+    description: 'Spend in other currencies with no exchange rate for its day: left out of adSpend and ROAS (api.md §11)',
+  }),
+  warnings: Type.Array(
+    Type.Object({
+      code: Type.Literal('spend_not_converted'),
+      currency: Type.String({ examples: ['USD'] }),
+      days: Type.Array(Type.String(), { description: 'The days of that currency’s spend without a rate' }),
+      amount: Type.Number({ description: 'That spend, in its currency' }),
+      message: Type.String(),
+    }),
+    { description: 'What makes a figure incomplete: spend_not_converted names the currency and days left out of ROAS' },
+  ),
   converted: Type.Object(
     {
       totalRevenue: Type.Number({
@@ -203,6 +219,8 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
                 timezone: 'Europe/Berlin',
                 revenueByCurrency: { USD: 129.99 },
                 adSpendByCurrency: {},
+                spendByCurrency: {},
+                warnings: [],
                 converted: { totalRevenue: 5010.18, attributedRevenue: 3120.5, unconvertedByCurrency: {} },
                 livemode: true,
               },

@@ -6,6 +6,7 @@ import { Envelope, ErrorEnvelope } from '../http/envelope.js';
 import { DATE_TIME } from '../http/openapi.js';
 import type { CursorCodec } from '../http/pagination.js';
 import type { SecretBox } from '../secrets.js';
+import type { SpendSyncer } from '../spend/sync.js';
 import { fillClickStore } from '../tracking/publishable-click.js';
 
 /** What route modules are given: the database, the shared HTTP helpers and the Meta forwarding. No globals. */
@@ -16,6 +17,8 @@ export interface RouteDeps {
   secrets: SecretBox;
   /** The outbox dispatcher: requests wait on it for `capiSent`. */
   forwarding: Dispatcher;
+  /** The spend sync (spend/sync.ts): told when a spend source falls due here. */
+  spendSync?: SpendSyncer;
 }
 
 const { $id: _omit, ...errorSchema } = ErrorEnvelope as typeof ErrorEnvelope & { $id?: string };

@@ -64,6 +64,10 @@ const SpendEntry = Type.Object({
   platform: Type.String({ examples: ['meta'] }),
   campaignId: Nullable(Type.String()),
   campaignName: Nullable(Type.String()),
+  source: Type.Union([Type.Literal('api'), Type.Literal('sync')], {
+    description:
+      'Who wrote the entry last: `api` (POST …/ad-spend) or `sync` (a spend source, api.md §11); the later write of a key wins',
+  }),
   livemode: Type.Boolean({ description: 'true for live data, false for test data' }),
   createdAt: Timestamp('First recorded'),
   updatedAt: Timestamp('Last replaced'),
@@ -82,6 +86,7 @@ const EXAMPLE_ENTRY = {
   platform: 'meta',
   campaignId: '120210000123456789',
   campaignName: 'Autumn sale – prospecting',
+  source: 'api' as const,
   livemode: true,
   createdAt: '2026-11-22T06:00:00.000Z',
   updatedAt: '2026-11-22T06:00:00.000Z',

@@ -96,7 +96,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRouteDeps> = async 
               summary: 'An event that does not exist',
               code: 'invalid_request',
               message:
-                'events[0] must be one of: conversion.attributed, conversion.forwarding_failed, refund.recorded, store.updated, destination.failing, destination.recovered',
+                'events[0] must be one of: conversion.attributed, conversion.forwarding_failed, refund.recorded, store.updated, destination.failing, destination.recovered, spend_source.failing, spend_source.recovered',
               details: { field: 'events[0]', reason: 'unknown_value' },
             },
           },

@@ -55,6 +55,7 @@ export async function recordSpend(
       campaign_name: entry.campaignName ?? null,
       amount_minor: toMinorUnits(entry.amount, currency),
       currency,
+      source: 'api',
       created_at: now,
       updated_at: now,
     };
@@ -116,6 +117,7 @@ export function presentSpend(row: AdSpendTable) {
     platform: row.platform,
     campaignId: row.campaign_id === '' ? null : row.campaign_id,
     campaignName: row.campaign_name,
+    source: row.source ?? 'api',
     livemode: row.livemode === 1,
     createdAt: new Date(row.created_at).toISOString(),
     updatedAt: new Date(row.updated_at).toISOString(),

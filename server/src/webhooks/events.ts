@@ -13,6 +13,8 @@ export const WEBHOOK_EVENTS = [
   'store.updated',
   'destination.failing',
   'destination.recovered',
+  'spend_source.failing',
+  'spend_source.recovered',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number];
 
@@ -104,6 +106,20 @@ export function destinationHealthEvent(
   type: 'destination.failing' | 'destination.recovered',
   accountId: string,
   data: { storeId: string; destination: string; message: string; health: object },
+  now = Date.now(),
+) {
+  return eventRow(type, accountId, null, data, now);
+}
+
+/**
+ * `spend_source.failing` / `spend_source.recovered` (api.md §11): a store's spend source began a
+ * failure streak or ended one, once per turn, written in the transaction that recorded the sync's
+ * outcome. Configuration: both modes' endpoints get it.
+ */
+export function spendSourceEvent(
+  type: 'spend_source.failing' | 'spend_source.recovered',
+  accountId: string,
+  data: { storeId: string; source: string; message: string; status: object },
   now = Date.now(),
 ) {
   return eventRow(type, accountId, null, data, now);

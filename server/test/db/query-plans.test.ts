@@ -286,6 +286,7 @@ async function seed(ctx: TestContext): Promise<Seeded> {
       campaign_name: null,
       amount_minor: 5000,
       currency: 'USD',
+      source: 'api' as const,
       created_at: now,
       updated_at: now,
     }));

@@ -122,6 +122,10 @@ async function backTo0019(database: Database): Promise<void> {
     ]) {
       await sql`delete from kysely_migration where name = ${name}`.execute(db);
     }
+    // 0031 (spend sources): its table and ad_spend.source.
+    await sql`drop table spend_sources`.execute(db);
+    await sql`alter table ad_spend drop column source`.execute(db);
+    await sql`delete from kysely_migration where name = '0031_spend_sources'`.execute(db);
   });
 }
 
@@ -184,6 +188,7 @@ describe('migration 0020 (one outbox)', () => {
       '0028_destination_health',
       '0029_attributed_click_ids',
       '0030_more_click_ids',
+      '0031_spend_sources',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

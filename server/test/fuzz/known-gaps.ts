@@ -207,6 +207,40 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
       why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
     },
   ]),
+  // Spend sources (api.md §11). x-rules required-once: a secret left out is the one stored with
+  // the source, else the store's destination's; required only while neither has one (the fuzzed
+  // store has no destination). An OAuth client of the source's own needs its secret and token.
+  ...[
+    ['meta', 'accessToken'],
+    ['tiktok', 'accessToken'],
+    ...['developerToken', 'oauth', 'oauth.clientId', 'oauth.clientSecret', 'oauth.refreshToken'].map((f) => ['google_ads', f]),
+  ].flatMap(([kind, field]) =>
+    gap(
+      [`PUT /v1/stores/{id}/spend-sources/${kind}`],
+      field as string,
+      'missing_required_field',
+      'required_field_missing',
+      'x-rules required-once',
+    ),
+  ),
+  // Removing or syncing a source the store has not connected is 404 (declared; the fuzzer cannot know which are).
+  ...['DELETE /v1/stores/{id}/spend-sources/{kind}', 'POST /v1/stores/{id}/spend-sources/{kind}/sync'].flatMap((operation) => [
+    { operation, field: undefined, code: 'not_found', reason: undefined, why: 'the store has no such spend source' },
+    ...gap(
+      [operation],
+      'Content-Type',
+      'invalid_request',
+      'unsupported_media_type',
+      'G9 a bodiless operation refuses a Content-Type header',
+    ),
+    {
+      operation,
+      field: undefined,
+      code: 'invalid_request',
+      reason: 'malformed_json',
+      why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
+    },
+  ]),
 ];
 
 /** Statuses an operation answers that its document entry does not declare. */

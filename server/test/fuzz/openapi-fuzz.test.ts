@@ -70,6 +70,36 @@ async function world(): Promise<World> {
     pixelId: '123456789012345',
     capiAccessToken: 'fuzz-token',
   });
+  // Spend sources (api.md §11) borrow their destinations' secrets: a store with all three, whose
+  // Meta source is connected for the sync (other operations' DELETEs do not reach it).
+  const spendStoreId = await makeStore(app, ctx.a.live, {
+    name: 'Fuzz spend',
+    pixelId: '123456789012',
+    capiAccessToken: 'fuzz-token',
+  });
+  const spendSyncStoreId = await makeStore(app, ctx.a.live, { name: 'Fuzz spend sync', capiAccessToken: 'fuzz-token' });
+  for (const [url, payload] of [
+    [
+      `/v1/stores/${spendStoreId}/destinations/google_ads`,
+      {
+        customerId: '1234567890',
+        conversionAction: 'customers/1234567890/conversionActions/1',
+        api: 'google_ads_api',
+        developerToken: 'dev-token',
+        oauth: { clientId: 'client', clientSecret: 'secret', refreshToken: 'refresh' },
+      },
+    ],
+    [`/v1/stores/${spendStoreId}/destinations/tiktok`, { pixelCode: 'C4FUZZ0123456789', accessToken: 'tt-token' }],
+    [`/v1/stores/${spendSyncStoreId}/spend-sources/meta`, { adAccountIds: ['act_1'] }],
+  ] as const) {
+    const res = await app.inject({
+      method: 'PUT',
+      url,
+      headers: { authorization: `Bearer ${ctx.a.live}`, 'content-type': 'application/json' },
+      payload,
+    });
+    if (res.statusCode !== 200) throw new Error(`configuring ${url}: ${res.body}`);
+  }
   const click = await call(app, 'POST', '/v1/track/click', { key: ctx.a.live, body: clickBody(storeId) });
   const otherClick = await call(app, 'POST', '/v1/track/click', { key: ctx.b.live, body: clickBody(otherAccountStoreId) });
   const conversion = await call(app, 'POST', '/v1/track/conversion', {
@@ -102,6 +132,8 @@ async function world(): Promise<World> {
     inactiveStoreId,
     otherAccountStoreId,
     forwardingStoreId,
+    spendStoreId,
+    spendSyncStoreId,
     clickId: click.body.data.clickId,
     otherAccountClickId: otherClick.body.data.clickId,
     conversionId: conversion.body.data.conversionId,

@@ -30,6 +30,9 @@ export interface World {
   otherAccountStoreId: string;
   /** A store with Meta configured (pixelId, token): the destination check has something to check there. */
   forwardingStoreId?: string;
+  /** A store with every destination (its spend sources borrow their secrets), and one with a Meta spend source. */
+  spendStoreId?: string;
+  spendSyncStoreId?: string;
   clickId: string;
   otherAccountClickId: string;
   conversionId: string;
@@ -128,6 +131,12 @@ function pathIds(world: World, op: Operation): { own: string[]; foreign: string 
   // The destination check (its `{kind}` is the document's first, meta): the store that has Meta.
   if (op.path.endsWith('/destinations/{kind}/test') && world.forwardingStoreId) {
     return { own: [world.forwardingStoreId], foreign: world.otherAccountStoreId };
+  }
+  if (op.path.endsWith('/spend-sources/{kind}/sync') && world.spendSyncStoreId) {
+    return { own: [world.spendSyncStoreId], foreign: world.otherAccountStoreId };
+  }
+  if (op.path.includes('/spend-sources') && world.spendStoreId) {
+    return { own: [world.spendStoreId], foreign: world.otherAccountStoreId };
   }
   return { own: [world.storeId], foreign: world.otherAccountStoreId };
 }

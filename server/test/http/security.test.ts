@@ -54,7 +54,7 @@ interface RouteCase {
   url: (s: Seed) => string;
   body?: (s: Seed) => unknown;
   /** Status of a successful call. */
-  status: 200 | 201;
+  status: 200 | 201 | 202;
   /** Brings `seed` into the state the successful call needs (run as its owner, before it). */
   prepare?: (app: FastifyInstance, owner: string, seed: Seed) => Promise<void>;
   /** Another account's key cannot read or touch `seed`. */
@@ -711,6 +711,113 @@ const ROUTES: RouteCase[] = [
       },
     },
   ]),
+  // Spend sources (api.md §11): store configuration, shared by both modes, like destinations.
+  {
+    method: 'GET',
+    path: '/v1/stores/:id/spend-sources',
+    scope: 'stores:read',
+    url: (s) => `/v1/stores/${s.storeId}/spend-sources`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/stores/:id/spend-sources'), 'store_not_found'),
+    async otherMode({ app, outsider, seed }) {
+      await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/spend-sources`, { key: outsider }));
+    },
+  },
+  ...(
+    [
+      [
+        'meta',
+        { adAccountIds: ['act_90017'], accessToken: 'meta-spend-security-token' },
+        'act_90017',
+        'meta-spend-security-token',
+      ],
+      [
+        'tiktok',
+        { advertiserIds: ['90018'], accessToken: 'tiktok-spend-security-token' },
+        '90018',
+        'tiktok-spend-security-token',
+      ],
+      [
+        'google_ads',
+        {
+          customerIds: ['9001900190'],
+          developerToken: 'google-spend-security-token',
+          oauth: { clientId: 'client', clientSecret: 'google-spend-secret', refreshToken: 'google-spend-refresh' },
+        },
+        '9001900190',
+        'google-spend-security-token',
+      ],
+    ] as const
+  ).map(
+    ([kind, settings, mark, secret]): RouteCase => ({
+      method: 'PUT',
+      path: `/v1/stores/:id/spend-sources/${kind}`,
+      scope: 'stores:write',
+      url: (s) => `/v1/stores/${s.storeId}/spend-sources/${kind}`,
+      body: () => settings,
+      status: 200,
+      async otherAccount({ app, owner, outsider, seed }) {
+        await rejectsForeignId(
+          route('PUT', `/v1/stores/:id/spend-sources/${kind}`),
+          'store_not_found',
+        )({ app, owner, outsider, seed });
+        const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/spend-sources`, { key: owner }));
+        expect(JSON.stringify(list.body.data)).not.toContain(mark);
+      },
+      async otherMode({ app, owner, outsider, seed }) {
+        await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/spend-sources/${kind}`, { key: outsider, body: settings }));
+        const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/spend-sources`, { key: owner }));
+        expect(JSON.stringify(list.body.data)).toContain(mark);
+        expect(JSON.stringify(list.body.data)).not.toContain(secret);
+      },
+    }),
+  ),
+  {
+    method: 'DELETE',
+    path: '/v1/stores/:id/spend-sources/:kind',
+    scope: 'stores:write',
+    url: (s) => `/v1/stores/${s.storeId}/spend-sources/meta`,
+    status: 200,
+    async prepare(app, owner, seed) {
+      const body = { adAccountIds: ['act_90017'], accessToken: 'meta-spend-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/spend-sources/meta`, { key: owner, body }));
+    },
+    async otherAccount({ app, owner, outsider, seed }) {
+      const body = { adAccountIds: ['act_90017'], accessToken: 'meta-spend-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/spend-sources/meta`, { key: owner, body }));
+      await rejectsForeignId(
+        route('DELETE', '/v1/stores/:id/spend-sources/:kind'),
+        'store_not_found',
+      )({ app, owner, outsider, seed });
+      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/spend-sources`, { key: owner }));
+      expect(JSON.stringify(list.body.data)).toContain('act_90017');
+    },
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = { adAccountIds: ['act_90017'], accessToken: 'meta-spend-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/spend-sources/meta`, { key: owner, body }));
+      await ok(await call(app, 'DELETE', `/v1/stores/${seed.storeId}/spend-sources/meta`, { key: outsider }));
+      const list = await ok(await call(app, 'GET', `/v1/stores/${seed.storeId}/spend-sources`, { key: owner }));
+      expect(JSON.stringify(list.body.data)).not.toContain('act_90017');
+    },
+  },
+  {
+    method: 'POST',
+    path: '/v1/stores/:id/spend-sources/:kind/sync',
+    scope: 'stores:write',
+    url: (s) => `/v1/stores/${s.storeId}/spend-sources/meta/sync`,
+    status: 202,
+    async prepare(app, owner, seed) {
+      const body = { adAccountIds: ['act_90017'], accessToken: 'meta-spend-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/spend-sources/meta`, { key: owner, body }));
+    },
+    otherAccount: rejectsForeignId(route('POST', '/v1/stores/:id/spend-sources/:kind/sync'), 'store_not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = { adAccountIds: ['act_90017'], accessToken: 'meta-spend-security-token' };
+      await ok(await call(app, 'PUT', `/v1/stores/${seed.storeId}/spend-sources/meta`, { key: owner, body }));
+      const res = await ok(await call(app, 'POST', `/v1/stores/${seed.storeId}/spend-sources/meta/sync`, { key: outsider }), 202);
+      expect(JSON.stringify(res.body.data)).not.toContain('meta-spend-security-token');
+    },
+  },
   {
     method: 'POST',
     path: '/v1/webhooks',

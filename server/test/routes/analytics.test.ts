@@ -96,6 +96,8 @@ describe('GET /v1/analytics/metrics', () => {
       timezone: 'UTC',
       revenueByCurrency: { EUR: 50 },
       adSpendByCurrency: {},
+      spendByCurrency: {},
+      warnings: [],
       // No exchange rates loaded: the EUR purchase stays apart.
       converted: { totalRevenue: 120.3, attributedRevenue: 100.1, unconvertedByCurrency: { EUR: 50 } },
       livemode: true,
@@ -204,9 +206,15 @@ describe('GET /v1/analytics/metrics', () => {
     ]);
     expect(await metricsOk(range)).toMatchObject({ roas: 3.34, adSpend: 30, adSpendByCurrency: {} });
 
-    // spend in another currency is never added into adSpend
+    // spend in another currency without an exchange rate for its day is not added into adSpend: it is listed apart, with a warning
     await spend(storeId, [{ date: day, amount: 500, currency: 'EUR', campaignId: 'eu' }]);
-    expect(await metricsOk(range)).toMatchObject({ roas: 3.34, adSpend: 30, adSpendByCurrency: { EUR: 500 } });
+    expect(await metricsOk(range)).toMatchObject({
+      roas: 3.34,
+      adSpend: 30,
+      adSpendByCurrency: { EUR: 500 },
+      spendByCurrency: { EUR: 500 },
+      warnings: [{ code: 'spend_not_converted', currency: 'EUR', days: [day], amount: 500 }],
+    });
 
     const wide = await metricsOk(`storeId=${storeId}&startDate=${addDays(day, -1)}&endDate=${day}`);
     expect(wide).toMatchObject({ adSpend: 1030, roas: 0.1 });

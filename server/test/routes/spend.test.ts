@@ -78,6 +78,7 @@ describe('ad spend', () => {
       platform: 'meta',
       campaignId: null,
       campaignName: null,
+      source: 'api',
       livemode: true,
       createdAt: expect.stringMatching(ISO_MS),
       updatedAt: expect.stringMatching(ISO_MS),

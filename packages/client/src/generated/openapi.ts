@@ -156,7 +156,7 @@ export interface Operations {
       averageOrderValue: number;
       /** (attributedRevenue − refunds in range of the attributed conversions) / adSpend, 2 decimals; null without recorded spend */
       roas: number | null;
-      /** Recorded ad spend in the store currency */
+      /** Recorded ad spend in the store currency, spend in other currencies included at the exchange rate of its day (waytrack fx load); spend without a rate is in spendByCurrency instead */
       adSpend: number;
       /** The store currency every amount is in */
       currency: string;
@@ -168,8 +168,20 @@ export interface Operations {
       timezone: string;
       /** Purchase revenue in other currencies; never added into totalRevenue */
       revenueByCurrency: Record<string, number>;
-      /** Spend recorded in other currencies; never added into adSpend */
+      /** Spend recorded in other currencies, as recorded (adSpend holds those of them converted at their day’s rate) */
       adSpendByCurrency: Record<string, number>;
+      /** Spend in other currencies with no exchange rate for its day: left out of adSpend and ROAS (api.md §11) */
+      spendByCurrency: Record<string, number>;
+      /** What makes a figure incomplete: spend_not_converted names the currency and days left out of ROAS */
+      warnings: Array<{
+        code: 'spend_not_converted';
+        currency: string;
+        /** The days of that currency’s spend without a rate */
+        days: string[];
+        /** That spend, in its currency */
+        amount: number;
+        message: string;
+      }>;
       /** Revenue in the store currency including other currencies at their recorded exchange rates (waytrack fx load) */
       converted: {
         /** totalRevenue plus the Purchase revenue in other currencies, each converted at the rate recorded with it */
@@ -1404,6 +1416,8 @@ export interface Operations {
         platform: string;
         campaignId: string | null;
         campaignName: string | null;
+        /** Who wrote the entry last: `api` (POST …/ad-spend) or `sync` (a spend source, api.md §11); the later write of a key wins */
+        source: 'api' | 'sync';
         /** true for live data, false for test data */
         livemode: boolean;
         /** First recorded */
@@ -1452,6 +1466,8 @@ export interface Operations {
         platform: string;
         campaignId: string | null;
         campaignName: string | null;
+        /** Who wrote the entry last: `api` (POST …/ad-spend) or `sync` (a spend source, api.md §11); the later write of a key wins */
+        source: 'api' | 'sync';
         /** true for live data, false for test data */
         livemode: boolean;
         /** First recorded */
@@ -1837,6 +1853,139 @@ export interface Operations {
           refunded: string;
         };
       }>;
+    };
+  };
+  /** List a store’s spend sources */
+  'GET /v1/stores/{id}/spend-sources': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** Every platform: meta, google_ads, tiktok */
+      spendSources: Array<{
+        /** The ad platform whose spend is pulled */
+        kind: 'meta' | 'google_ads' | 'tiktok';
+        /** true when the store pulls this platform’s spend */
+        configured: boolean;
+        /** The platform accounts pulled (Meta ad accounts, Google Ads customers, TikTok advertisers) */
+        accounts: string[];
+        /** never: no sync has finished yet; ok: the last sync recorded the spend; failing: the last sync failed (lastError says why) */
+        status: 'never' | 'ok' | 'failing';
+        /** When a sync last recorded the spend */
+        lastSyncedAt: string | null;
+        /** The last day (the platform account’s own) the last successful sync pulled */
+        syncedThrough: string | null;
+        /** Why the last sync failed: the platform’s error with its message and the credential to renew (expired token, missing permission, unknown account), or this server’s network (DNS, connect, TLS, timeout) naming the host */
+        lastError?: string;
+        /** The settings without secrets (each own secret shows as `…Configured: true`); null when not configured */
+        settings: Record<string, unknown> | null;
+      }>;
+    };
+  };
+  /** Connect a spend source */
+  'PUT /v1/stores/{id}/spend-sources/{kind}': {
+    params: {
+      /** The store’s id */
+      id: string;
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+    };
+    body: {
+      /** meta: the ad accounts, act_<digits> (null or "" is the same as leaving it out) */
+      adAccountIds?: string[] | null | '';
+      /** google_ads: the customer ids, 10 digits without dashes (null or "" is the same as leaving it out) */
+      customerIds?: string[] | null | '';
+      /** google_ads: the manager account; default the destination’s (null or "" is the same as leaving it out) */
+      loginCustomerId?: string | null | '';
+      /** tiktok: the advertiser ids (null or "" is the same as leaving it out) */
+      advertiserIds?: string[] | null | '';
+      /** meta, tiktok: a token of its own; left out, the one stored with the source, else the store’s destination’s (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** google_ads: the Google Ads API developer token; left out, the stored one, else the destination’s (null or "" is the same as leaving it out) */
+      developerToken?: string | null | '';
+      /** google_ads: an OAuth client of its own (the destination’s shape); left out, the destination’s (null or "" is the same as leaving it out) */
+      oauth?: {
+        /** The OAuth client id */
+        clientId: string;
+        clientSecret?: string | null | '';
+        refreshToken?: string | null | '';
+      } | null | '';
+      /** Days pulled when connected (default 30) (null or "" is the same as leaving it out) */
+      backfillDays?: number | null | '';
+      [key: string]: unknown;
+    };
+    response: {
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store pulls this platform’s spend */
+      configured: boolean;
+      /** The platform accounts pulled (Meta ad accounts, Google Ads customers, TikTok advertisers) */
+      accounts: string[];
+      /** never: no sync has finished yet; ok: the last sync recorded the spend; failing: the last sync failed (lastError says why) */
+      status: 'never' | 'ok' | 'failing';
+      /** When a sync last recorded the spend */
+      lastSyncedAt: string | null;
+      /** The last day (the platform account’s own) the last successful sync pulled */
+      syncedThrough: string | null;
+      /** Why the last sync failed: the platform’s error with its message and the credential to renew (expired token, missing permission, unknown account), or this server’s network (DNS, connect, TLS, timeout) naming the host */
+      lastError?: string;
+      /** The settings without secrets (each own secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+    };
+  };
+  /** Disconnect a spend source */
+  'DELETE /v1/stores/{id}/spend-sources/{kind}': {
+    params: {
+      /** The store’s id */
+      id: string;
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+    };
+    response: {
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store pulls this platform’s spend */
+      configured: boolean;
+      /** The platform accounts pulled (Meta ad accounts, Google Ads customers, TikTok advertisers) */
+      accounts: string[];
+      /** never: no sync has finished yet; ok: the last sync recorded the spend; failing: the last sync failed (lastError says why) */
+      status: 'never' | 'ok' | 'failing';
+      /** When a sync last recorded the spend */
+      lastSyncedAt: string | null;
+      /** The last day (the platform account’s own) the last successful sync pulled */
+      syncedThrough: string | null;
+      /** Why the last sync failed: the platform’s error with its message and the credential to renew (expired token, missing permission, unknown account), or this server’s network (DNS, connect, TLS, timeout) naming the host */
+      lastError?: string;
+      /** The settings without secrets (each own secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+    };
+  };
+  /** Sync a spend source now */
+  'POST /v1/stores/{id}/spend-sources/{kind}/sync': {
+    params: {
+      /** The store’s id */
+      id: string;
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+    };
+    response: {
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store pulls this platform’s spend */
+      configured: boolean;
+      /** The platform accounts pulled (Meta ad accounts, Google Ads customers, TikTok advertisers) */
+      accounts: string[];
+      /** never: no sync has finished yet; ok: the last sync recorded the spend; failing: the last sync failed (lastError says why) */
+      status: 'never' | 'ok' | 'failing';
+      /** When a sync last recorded the spend */
+      lastSyncedAt: string | null;
+      /** The last day (the platform account’s own) the last successful sync pulled */
+      syncedThrough: string | null;
+      /** Why the last sync failed: the platform’s error with its message and the credential to renew (expired token, missing permission, unknown account), or this server’s network (DNS, connect, TLS, timeout) naming the host */
+      lastError?: string;
+      /** The settings without secrets (each own secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
     };
   };
   /** Record many clicks and conversions in one request */
@@ -2663,7 +2812,7 @@ export interface Operations {
       /** Where events are POSTed: an https URL without user name, password or #fragment whose host is, and resolves to, only public unicast addresses — not private, loopback, link-local, unique-local, site-local, carrier-grade NAT, multicast, documentation or other special-purpose ranges, nor IPv6 forms embedding such an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
       url: string;
       /** The events to receive (at least one) */
-      events: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated' | 'destination.failing' | 'destination.recovered'>;
+      events: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated' | 'destination.failing' | 'destination.recovered' | 'spend_source.failing' | 'spend_source.recovered'>;
       /** For people (null or "" is the same as leaving it out) */
       description?: string | null | '';
     };
@@ -2831,7 +2980,7 @@ export interface Operations {
       /** Where events are POSTed: an https URL without user name, password or #fragment whose host is, and resolves to, only public unicast addresses — not private, loopback, link-local, unique-local, site-local, carrier-grade NAT, multicast, documentation or other special-purpose ranges, nor IPv6 forms embedding such an IPv4 address (IPv4-mapped, IPv4-compatible, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) (x-rules `public-address`, unless the server sets WEBHOOKS_ALLOW_PRIVATE) */
       url?: string;
       /** The events to receive from now on (at least one): replaces the list */
-      events?: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated' | 'destination.failing' | 'destination.recovered'>;
+      events?: Array<'conversion.attributed' | 'conversion.forwarding_failed' | 'refund.recorded' | 'store.updated' | 'destination.failing' | 'destination.recovered' | 'spend_source.failing' | 'spend_source.recovered'>;
       /** For people; null clears it */
       description?: string | null;
       /** true re-enables a disabled endpoint (same secret; disabledReason and disabledAt cleared; events from now on are sent to it); false disables it (its pending messages are given up) */

@@ -28,6 +28,7 @@ import * as conversionSource from './0027_conversion_source.js';
 import * as destinationHealth from './0028_destination_health.js';
 import * as attributedClickIds from './0029_attributed_click_ids.js';
 import * as moreClickIds from './0030_more_click_ids.js';
+import * as spendSources from './0031_spend_sources.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '0028_destination_health': destinationHealth,
   '0029_attributed_click_ids': attributedClickIds,
   '0030_more_click_ids': moreClickIds,
+  '0031_spend_sources': spendSources,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -15,6 +15,7 @@ export async function upsertSpend(db: Writer, entries: AdSpendTable[]): Promise<
           amount_minor: entry.amount_minor,
           currency: entry.currency,
           campaign_name: entry.campaign_name,
+          source: entry.source,
           updated_at: entry.updated_at,
         }),
       )
@@ -31,6 +32,62 @@ export async function upsertSpend(db: Writer, entries: AdSpendTable[]): Promise<
     stored.push(row);
   }
   return stored;
+}
+
+/**
+ * A spend source's pull of `platform` over `range` (api.md §11 "Sync"): each row upserted (the
+ * later write of a key wins, whoever wrote it before), and every entry the sync wrote earlier in
+ * the range that the platform no longer reports set to 0 (not left stale). Entries written by
+ * the API are the merchant's own word: the pull replaces them only where it reports the key.
+ * Returns how many entries were zeroed.
+ */
+export async function replaceSyncedSpend(
+  trx: Writer,
+  key: { storeId: string; platform: string },
+  range: DateRange,
+  rows: AdSpendTable[],
+  now: number,
+): Promise<number> {
+  await upsertSpend(trx, rows);
+  const reported = new Set(rows.map((r) => `${r.date}\n${r.campaign_id}`));
+  const stale = await trx
+    .selectFrom('ad_spend')
+    .select(['id', 'date', 'campaign_id', 'amount_minor'])
+    .where('store_id', '=', key.storeId)
+    .where('livemode', '=', 1)
+    .where('platform', '=', key.platform)
+    .where('source', '=', 'sync')
+    .where('date', '>=', range.startDate)
+    .where('date', '<=', range.endDate)
+    .execute();
+  const zero = stale.filter((r) => !reported.has(`${r.date}\n${r.campaign_id}`) && Number(r.amount_minor) !== 0).map((r) => r.id);
+  for (let i = 0; i < zero.length; i += 500) {
+    await trx
+      .updateTable('ad_spend')
+      .set({ amount_minor: 0, updated_at: now })
+      .where('id', 'in', zero.slice(i, i + 500))
+      .execute();
+  }
+  return zero.length;
+}
+
+/** Spend per currency and day in a date range (for converting each day at its own rate). */
+export async function sumSpendByDay(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  range: DateRange,
+): Promise<Array<{ currency: string; date: string; total: number; entries: number }>> {
+  const rows = await db
+    .selectFrom('ad_spend')
+    .select((eb) => ['currency', 'date', eb.fn.sum<number>('amount_minor').as('total'), eb.fn.countAll<number>().as('entries')])
+    .where('store_id', '=', storeId)
+    .where('livemode', '=', livemode)
+    .where('date', '>=', range.startDate)
+    .where('date', '<=', range.endDate)
+    .groupBy(['currency', 'date'])
+    .execute();
+  return rows.map((r) => ({ currency: r.currency, date: r.date, total: Number(r.total), entries: Number(r.entries) }));
 }
 
 export interface DateRange {

@@ -179,8 +179,8 @@ export interface ErrorOptions {
 }
 
 export interface ResponseOptions extends ErrorOptions {
-  /** 201 for a created resource; default 200. */
-  status?: 200 | 201;
+  /** 201 for a created resource, 202 for work accepted to run later; default 200. */
+  status?: 200 | 201 | 202;
   /** What the success response means ("The click was recorded"). */
   description: string;
   /** Named success examples (the envelope's `data`; the envelope is added). */
