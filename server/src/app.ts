@@ -265,7 +265,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     resolve: deps.webhooks?.resolve,
     maxEndpoints: config.webhookMaxEndpoints,
   };
-  await app.register(dashboard, { database, cursors, secrets, forwarding, limiter, webhooks, webhookPolicy });
+  await app.register(dashboard, { database, cursors, secrets, forwarding, spendSync, limiter, webhooks, webhookPolicy });
 
   await app.register(
     async (v1) => {

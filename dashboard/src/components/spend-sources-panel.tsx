@@ -5,6 +5,7 @@ import { formatDateTime } from '../format.js';
 import type { Store } from '../types.js';
 import { useApi } from '../use-api.js';
 import {
+  backfillDaysOf,
   loadSpendSources,
   SPEND_FIELDS,
   SPEND_KINDS,
@@ -54,7 +55,7 @@ function SpendSourceForm({
     const body = spendBodyOf(kind, new FormData(event.currentTarget as HTMLFormElement));
     run(
       () => api.put(url, body),
-      `${name} spend connected: the first sync fetches the last ${body.backfillDays ?? source.backfillDays ?? 30} days.`,
+      `${name} spend connected: the first sync fetches the last ${body.backfillDays ?? backfillDaysOf(source)} days.`,
     );
   };
 
@@ -103,7 +104,7 @@ function SpendSourceForm({
             type="number"
             min={1}
             max={90}
-            defaultValue={String(source.backfillDays ?? 30)}
+            defaultValue={String(backfillDaysOf(source))}
             aria-invalid={errorField === 'backfillDays' ? 'true' : undefined}
           />
         </div>

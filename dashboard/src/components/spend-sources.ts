@@ -15,8 +15,8 @@ export interface SpendSource {
   lastSyncedAt?: string | null;
   syncedThrough?: string | null;
   lastError?: string | null;
-  backfillDays?: number;
-  settings?: Record<string, unknown>;
+  /** The non-secret settings (`backfillDays`, the accounts' field, `loginCustomerId`, `oauth.clientId`); null when not configured. */
+  settings?: Record<string, unknown> | null;
 }
 
 export interface SpendField {
@@ -76,6 +76,9 @@ export function spendBodyOf(kind: SpendKind, form: FormData): Record<string, unk
   return body;
 }
 
+/** How many days the first sync fetches (the API's default 30). */
+export const backfillDaysOf = (source: SpendSource) => (source.settings?.backfillDays as number | undefined) ?? 30;
+
 /** A stored (non-secret) setting as the form shows it. */
 export function spendShown(source: SpendSource, field: SpendField): string {
   if (field.path === 'adAccountIds' || field.path === 'customerIds' || field.path === 'advertiserIds')
@@ -86,4 +89,4 @@ export function spendShown(source: SpendSource, field: SpendField): string {
 }
 
 export const loadSpendSources = (storeId: string) =>
-  api.get<{ sources: SpendSource[] }>(`/stores/${storeId}/spend-sources`).then((d) => d.sources);
+  api.get<{ spendSources: SpendSource[] }>(`/stores/${storeId}/spend-sources`).then((d) => d.spendSources);

@@ -19,13 +19,13 @@ export interface DashboardOptions extends WebhookRouteDeps {
 
 /** The JSON the pages call: cookie sessions only, every route behind one guard. */
 const dashboardApi: FastifyPluginAsync<DashboardOptions> = async (api, options) => {
-  const { database, limiter, cursors, secrets, forwarding, webhooks, webhookPolicy } = options;
+  const { database, limiter, cursors, secrets, forwarding, spendSync, webhooks, webhookPolicy } = options;
   // Signed with a secret in the database: every instance sharing it accepts the same cookies.
   await api.register(fastifyCookie, { secret: await getOrCreateSecret(database, 'dashboard_cookie_secret') });
   api.addHook('onRequest', dashboardGuard(database));
   await api.register(sessionRoutes, { database, limiter });
   await api.register(keyRoutes, { database });
-  await api.register(reusedRoutes, { database, cursors, secrets, forwarding, webhooks, webhookPolicy });
+  await api.register(reusedRoutes, { database, cursors, secrets, forwarding, spendSync, webhooks, webhookPolicy });
 };
 
 /**

@@ -5,6 +5,7 @@ import { conversionRoutes } from '../routes/conversions.js';
 import { destinationRoutes } from '../routes/destinations.js';
 import { forwardingRoutes } from '../routes/forwarding.js';
 import { reconciliationRoutes } from '../routes/reconciliation.js';
+import { spendSourceRoutes } from '../routes/spend-sources.js';
 import { storeRoutes } from '../routes/stores.js';
 import { type WebhookRouteDeps, webhookRoutes } from '../routes/webhooks.js';
 
@@ -27,6 +28,13 @@ export const REUSED_ROUTES = [
   'PUT /stores/:id/destinations/tiktok',
   'DELETE /stores/:id/destinations/tiktok',
   'POST /stores/:id/destinations/:kind/test',
+  // Spend sources (api.md §11): one documented PUT per platform, like destinations.
+  'GET /stores/:id/spend-sources',
+  'PUT /stores/:id/spend-sources/meta',
+  'PUT /stores/:id/spend-sources/google_ads',
+  'PUT /stores/:id/spend-sources/tiktok',
+  'DELETE /stores/:id/spend-sources/:kind',
+  'POST /stores/:id/spend-sources/:kind/sync',
   'GET /analytics/metrics',
   'GET /analytics/timeseries',
   'GET /analytics/match-quality',
@@ -53,16 +61,17 @@ function markRoute(route: RouteOptions & { prefix?: string }): void {
 
 export const reusedRoutes: FastifyPluginAsync<WebhookRouteDeps> = async (
   app,
-  { database, cursors, secrets, forwarding, webhooks, webhookPolicy },
+  { database, cursors, secrets, forwarding, spendSync, webhooks, webhookPolicy },
 ) => {
   app.addHook('onRoute', markRoute);
   // Exactly the dependencies: Fastify reads other option names (prefix) as its own.
-  const deps: RouteDeps = { database, cursors, secrets, forwarding };
+  const deps: RouteDeps = { database, cursors, secrets, forwarding, spendSync };
   await app.register(storeRoutes, deps);
   await app.register(destinationRoutes, deps);
   await app.register(analyticsRoutes, deps);
   await app.register(conversionRoutes, deps);
   await app.register(forwardingRoutes, deps);
   await app.register(reconciliationRoutes, deps);
+  await app.register(spendSourceRoutes, deps);
   await app.register(webhookRoutes, { ...deps, webhooks, webhookPolicy });
 };

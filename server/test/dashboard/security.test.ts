@@ -29,7 +29,7 @@ interface RouteCase {
   path: string;
   url: (s: Seed) => string;
   body?: (s: Seed) => unknown;
-  status: 200 | 201;
+  status: 200 | 201 | 202;
   /** Another account's signed-in owner: not found, or not listed. */
   otherAccount: (app: FastifyInstance, outsider: DashboardSession, seed: Seed) => Promise<void>;
 }
@@ -215,6 +215,55 @@ const ROUTES: RouteCase[] = [
     url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/tiktok`,
     status: 200,
     otherAccount: notFound('store_not_found')(route('DELETE', '/stores/:id/destinations/tiktok')),
+  },
+  {
+    method: 'GET',
+    path: '/stores/:id/spend-sources',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/spend-sources`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('GET', '/stores/:id/spend-sources')),
+  },
+  {
+    method: 'PUT',
+    path: '/stores/:id/spend-sources/meta',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/spend-sources/meta`,
+    body: () => ({ adAccountIds: ['act_1234567890'], accessToken: 'meta-spend-security-token' }),
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/spend-sources/meta')),
+  },
+  {
+    method: 'PUT',
+    path: '/stores/:id/spend-sources/google_ads',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/spend-sources/google_ads`,
+    body: () => ({
+      customerIds: ['1234567890'],
+      developerToken: 'dev-token',
+      oauth: { clientId: 'client', clientSecret: 'secret', refreshToken: 'refresh' },
+    }),
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/spend-sources/google_ads')),
+  },
+  {
+    method: 'PUT',
+    path: '/stores/:id/spend-sources/tiktok',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/spend-sources/tiktok`,
+    body: () => ({ advertiserIds: ['7001'], accessToken: 'tiktok-spend-security-token' }),
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/spend-sources/tiktok')),
+  },
+  {
+    method: 'POST',
+    path: '/stores/:id/spend-sources/:kind/sync',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/spend-sources/meta/sync`,
+    status: 202,
+    otherAccount: notFound('store_not_found')(route('POST', '/stores/:id/spend-sources/:kind/sync')),
+  },
+  {
+    method: 'DELETE',
+    path: '/stores/:id/spend-sources/:kind',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/spend-sources/tiktok`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('DELETE', '/stores/:id/spend-sources/:kind')),
   },
   {
     method: 'GET',
