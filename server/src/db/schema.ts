@@ -198,6 +198,8 @@ export interface ConversionsTable {
   source?: 'pixel' | 'pixel_confirmed' | null;
   /** Migration 0029: JSON of the credited click's ids by kind ({fbclid?, gclid?, …}); null when not attributed or attributed before it. */
   attributed_click_ids?: string | null;
+  /** Migration 0033: `em:<hashed email>`, else `ph:<hashed phone>`; null/absent when neither (customers/identity.ts). */
+  customer_key?: string | null;
 }
 
 /** Migration 0026: a hashed email or phone linked to a browser by POST /v1/track/identify ('' for an absent id). */
@@ -365,6 +367,18 @@ export interface DashboardSessionsTable {
   last_seen_at: number;
 }
 
+/** Migration 0033: a customer's first conversion per (store, mode, customer key) (api.md §11 "Customers"). */
+export interface CustomersTable {
+  store_id: string;
+  livemode: number;
+  customer_key: string;
+  account_id: string;
+  first_conversion_id: string;
+  first_event_time: number;
+  /** The channel the first conversion is credited to (click-channel.ts), `unattributed` when none. */
+  channel: string;
+}
+
 /** The tables of both engines (PostgreSQL has more: db/postgres/schema.ts). */
 export interface DB {
   accounts: AccountsTable;
@@ -397,4 +411,5 @@ export interface DB {
   attribution_keys: AttributionKeysTable;
   identity_links: IdentityLinksTable;
   webhook_timeouts: WebhookTimeoutsTable;
+  customers: CustomersTable;
 }

@@ -27,6 +27,7 @@ import * as identityLinks from './0026_identity_links.js';
 import * as conversionSource from './0027_conversion_source.js';
 import * as destinationHealth from './0028_destination_health.js';
 import * as attributedClickIds from './0029_attributed_click_ids.js';
+import * as customers from './0033_customers.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   '0027_conversion_source': conversionSource,
   '0028_destination_health': destinationHealth,
   '0029_attributed_click_ids': attributedClickIds,
+  '0033_customers': customers,
 };
 
 class CodeMigrationProvider implements MigrationProvider {
