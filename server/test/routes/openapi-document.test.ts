@@ -235,7 +235,10 @@ describe('the OpenAPI document', () => {
 
   it('uses ids in the real id format and a realistic fbclid in examples', () => {
     const text = JSON.stringify(doc.paths);
-    const ids = [...text.matchAll(/"((?:st|clk|conv|req|spend)_[^"]*)"/g)].map((m) => m[1] as string);
+    // Snake-case codes that start like a prefix (`spend_not_converted`, api.md §11) are words, not ids.
+    const ids = [...text.matchAll(/"((?:st|clk|conv|req|spend)_[^"]*)"/g)]
+      .map((m) => m[1] as string)
+      .filter((id) => !/^[a-z]+(?:_[a-z]+){2,}$/.test(id));
     expect(ids.length).toBeGreaterThan(20);
     for (const id of ids) expect(id).toMatch(/^(st|clk|conv|req|spend)_[0-9a-hjkmnp-tv-z]{26}$/);
     const trackClick = operations.find((o) => o.key === 'POST /v1/track/click')?.op as Operation;
