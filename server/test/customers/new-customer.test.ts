@@ -122,4 +122,22 @@ describe('customer.new on conversions', () => {
     const row = await ctx.database.read.selectFrom('customers').selectAll().where('store_id', '=', storeId).executeTakeFirst();
     expect(row).toMatchObject({ first_conversion_id: converted.conversionId, channel: 'meta' });
   });
+
+  it('moves the customer to the channel its first conversion is re-attributed to', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    const now = Date.now();
+    // The conversion names a click recorded only after it: unattributed until re-attributed.
+    const click = clickBody(storeId, { timestamp: iso(now - DAY_MS) });
+    const converted = await track(storeId, { fbclid: click.fbclid, customerData: { email: 'gus@example.com' } });
+    expect(converted.attributed).toBe(false);
+    const channel = async () =>
+      (await ctx.database.read.selectFrom('customers').select('channel').where('store_id', '=', storeId).executeTakeFirst())
+        ?.channel;
+    expect(await channel()).toBe('unattributed');
+    expect((await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, body: click })).status).toBe(200);
+    const res = await call(ctx.app, 'POST', `/v1/conversions/${converted.conversionId}/reattribute`, { key: ctx.a.live });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toMatchObject({ attributed: true, customer: { new: true } });
+    expect(await channel()).toBe('meta');
+  });
 });
