@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
+import { prepared } from '../prepared.js';
 import type { CustomersTable } from '../schema.js';
 
 /**
@@ -9,7 +10,12 @@ import type { CustomersTable } from '../schema.js';
  * the customer's first to it, so the other one is no longer new.
  */
 export async function upsertCustomer(db: Writer, row: CustomersTable): Promise<void> {
-  await db
+  await upsert(db, row);
+}
+
+/** Built once (prepared.ts): it runs with every conversion that has an email or phone. */
+const upsert = prepared((db, row: CustomersTable) =>
+  db
     .insertInto('customers')
     .values(row)
     .onConflict((oc) =>
@@ -23,9 +29,8 @@ export async function upsertCustomer(db: Writer, row: CustomersTable): Promise<v
         .where(
           sql<boolean>`(excluded.first_event_time, excluded.first_conversion_id) < (customers.first_event_time, customers.first_conversion_id)`,
         ),
-    )
-    .execute();
-}
+    ),
+);
 
 /** The first conversion (id, event time) of each of these customers of a store and mode (primary-key reads). */
 export async function firstConversionsOf(
