@@ -111,7 +111,8 @@ export interface Operations {
         paybackDays?: number;
       }>;
       warnings: Array<{
-        code: 'spend_not_converted';
+        /** What is wrong; so far only `spend_not_converted` */
+        code: string;
         currency: string;
         message: string;
       }>;

@@ -74,7 +74,8 @@ export const Cohorts = Type.Object({
   }),
   warnings: Type.Array(
     Type.Object({
-      code: Type.Literal('spend_not_converted'),
+      // A string, not an enum: the OpenAPI document's one `code` enum is the error envelope's (hardening.test.ts).
+      code: Type.String({ description: 'What is wrong; so far only `spend_not_converted`', examples: ['spend_not_converted'] }),
       currency: Type.String({ examples: ['USD'] }),
       message: Type.String(),
     }),
