@@ -58,6 +58,9 @@ export type Click = Data<'GET /v1/clicks/{id}'>;
 // Analytics
 export type MetricsParams = Query<'GET /v1/analytics/metrics'>;
 export type Metrics = Data<'GET /v1/analytics/metrics'>;
+export type CohortsParams = Query<'GET /v1/analytics/cohorts'>;
+export type Cohorts = Data<'GET /v1/analytics/cohorts'>;
+export type Cohort = Cohorts['cohorts'][number];
 export type TimeseriesParams = Query<'GET /v1/analytics/timeseries'>;
 export type Timeseries = Data<'GET /v1/analytics/timeseries'>;
 export type BreakdownParams = Query<'GET /v1/analytics/breakdown'>;

@@ -1,6 +1,13 @@
 import type { CreateTableBuilder, DialectAdapter, Kysely, RawBuilder, SelectQueryBuilder } from 'kysely';
 import type { Reader, Writer } from './database.js';
-import type { ClicksTable, ConversionsTable, DestinationJobsTable, TouchpointsTable, WebhookEventRow } from './schema.js';
+import type {
+  ClicksTable,
+  ConversionsTable,
+  CustomersTable,
+  DestinationJobsTable,
+  TouchpointsTable,
+  WebhookEventRow,
+} from './schema.js';
 
 /**
  * What each engine does its own way, one interface per concern. db/sqlite/engine.ts and
@@ -81,6 +88,8 @@ export interface ConversionRecord {
   jobs?: DestinationJobsTable[];
   /** Its `conversion.attributed` webhook event (api.md §9), written to the webhook outbox with it. */
   webhook?: WebhookEventRow;
+  /** Its customer (api.md §11): upserted with it, keeping the earliest conversion by (event time, id). */
+  customer?: CustomersTable;
 }
 
 /** The conversions' dedup key (store, mode, eventType, orderId): the table's own on SQLite, `conversion_keys` on PostgreSQL. */

@@ -1,3 +1,4 @@
+import type { CustomersTable } from './schema-customers.js';
 import type {
   RollupDaysTable,
   RollupDimensionClicksTable,
@@ -6,9 +7,12 @@ import type {
   RollupQueueTable,
   RollupStoresTable,
 } from './schema-rollups.js';
+import type { ShopOrdersTable, ShopWebhookDeliveriesTable } from './schema-shops.js';
 import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable, WebhookTimeoutsTable } from './schema-webhooks.js';
 
+export type * from './schema-customers.js';
 export type * from './schema-rollups.js';
+export type * from './schema-shops.js';
 export type * from './schema-webhooks.js';
 
 /**
@@ -42,28 +46,6 @@ export interface ApiKeysTable {
   store_id?: string | null;
   /** Migration 0008: JSON array of a publishable key's extra allowed origins; null for secret keys. */
   origins?: string | null;
-}
-
-/** A shop webhook delivery already answered (migration 0012): its answer, to give again to a redelivery. */
-export interface ShopWebhookDeliveriesTable {
-  store_id: string;
-  platform: 'shopify' | 'woocommerce';
-  delivery_id: string;
-  topic: string;
-  received_at: number;
-  result: string; // JSON of the answer's data
-}
-
-/** A Shopify order paid in another currency than the shop's: both totals as Shopify sent them (migration 0022). */
-export interface ShopOrdersTable {
-  store_id: string;
-  livemode: number;
-  order_id: string;
-  currency: string;
-  value_minor: number;
-  presentment_currency: string;
-  presentment_value_minor: number;
-  recorded_at: number;
 }
 
 export interface StoresTable {
@@ -206,6 +188,8 @@ export interface ConversionsTable {
   source?: 'pixel' | 'pixel_confirmed' | null;
   /** Migration 0029: JSON of the credited click's ids by kind ({fbclid?, gclid?, …}); null when not attributed or attributed before it. */
   attributed_click_ids?: string | null;
+  /** Migration 0033: `em:<hashed email>`, else `ph:<hashed phone>`; absent when neither (customers/identity.ts). */
+  customer_key?: string | null;
 }
 
 /** Migration 0026: a hashed email or phone linked to a browser by POST /v1/track/identify ('' for an absent id). */
@@ -431,4 +415,5 @@ export interface DB {
   attribution_keys: AttributionKeysTable;
   identity_links: IdentityLinksTable;
   webhook_timeouts: WebhookTimeoutsTable;
+  customers: CustomersTable;
 }

@@ -16,6 +16,7 @@ import {
   STORE_NOT_FOUND,
 } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
+import { cohortRoutes } from './cohorts.js';
 import { bearer, DateQuery, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
 import { matchQualityRoutes } from './match-quality.js';
 
@@ -179,6 +180,8 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
   const { database, cursors } = deps;
   // GET /v1/analytics/match-quality (api.md §10), beside the other analytics and reused by the dashboard with them.
   await app.register(matchQualityRoutes, deps);
+  // GET /v1/analytics/cohorts (api.md §11 "Customers").
+  await app.register(cohortRoutes, deps);
   // GET /v1/analytics/metrics — a store's headline metrics over a date range
   app.get(
     '/analytics/metrics',

@@ -4,7 +4,7 @@ import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { describeResponses, EXAMPLE, ID_TOO_LONG, PAGE_ERRORS, STORE_NOT_FOUND } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
-import { explainedConversion, listConversionsOf, presentConversion, reattribute } from '../tracking/conversion-views.js';
+import { conversionPresenter, explainedConversion, listConversionsOf, reattribute } from '../tracking/conversion-views.js';
 import { trackConversion } from '../tracking/conversions.js';
 import { bearer, DateQuery, Query, type RouteDeps } from './common.js';
 import {
@@ -195,7 +195,8 @@ export const conversionRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app
       const query = { ...filters, attributed: flag(attributed), acknowledged: flag(acknowledged), refunded: flag(refunded) };
       const context = listContext('conversions', auth, query);
       const rows = await listConversionsOf(database, auth, query, { limit, after: cursors.decode(cursor, context) });
-      const page = cursors.page(rows, limit, context, (r) => ({ time: r.event_time, id: r.id }), presentConversion);
+      const present = await conversionPresenter(database, rows);
+      const page = cursors.page(rows, limit, context, (r) => ({ time: r.event_time, id: r.id }), present);
       return ok(request, { conversions: page.items, hasMore: page.hasMore, nextCursor: page.nextCursor });
     },
   );

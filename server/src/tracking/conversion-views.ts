@@ -1,6 +1,7 @@
 import { addDays, isValidDate, startOfDay } from '../calendar/dates.js';
 import { presentAttributedTo } from '../click-channel.js';
 import { presentConsent } from '../consent/consent.js';
+import { type CustomerView, customerViewOf, customerViews } from '../customers/new-customer.js';
 import type { Database } from '../db/database.js';
 import { type ConversionFilter, findConversion, listConversions } from '../db/repositories/conversions.js';
 import type { Page } from '../db/repositories/keyset.js';
@@ -94,8 +95,8 @@ function withDestinations(row: ConversionsTable) {
   return { ...meta, forwarding };
 }
 
-/** The API view of a stored conversion. */
-export function presentConversion(row: ConversionsTable) {
+/** The API view of a stored conversion; `customer` (api.md §11) from customers/new-customer.ts. */
+export function presentConversion(row: ConversionsTable, customer: CustomerView = {}) {
   const products = JSON.parse(row.products) as StoredProduct[];
   return {
     conversionId: row.id,
@@ -108,6 +109,7 @@ export function presentConversion(row: ConversionsTable) {
     refundedTotal: fromMinorUnits(row.refunded_minor ?? 0, row.currency),
     attributed: row.attributed === 1,
     ...attributedTo(row),
+    ...customer,
     ...withDestinations(row),
     matchQuality: row.match_quality ? (JSON.parse(row.match_quality) as Record<string, unknown>) : {},
     ...(row.fx_currency && { fx: presentFx(row) }),
@@ -125,14 +127,22 @@ export function presentConversion(row: ConversionsTable) {
   };
 }
 
+/** The API views of a page of stored conversions: one read of their customers per store. */
+export async function conversionPresenter(database: Database, rows: ConversionsTable[]) {
+  const views = await customerViews(database.read, rows);
+  return (row: ConversionsTable) => presentConversion(row, views(row));
+}
+
 /** One conversion with the explanation of its attribution (winning signal, score, touchpoints). */
 export async function explainedConversion(database: Database, tenant: Tenant, conversionId: string) {
   const row = await getConversion(database, tenant, conversionId);
-  return { ...presentConversion(row), attribution: await explainAttribution(database, row) };
+  const customer = await customerViewOf(database.read, row);
+  return { ...presentConversion(row, customer), attribution: await explainAttribution(database, row) };
 }
 
 /** Re-attributes a conversion with the clicks known now and returns it explained. */
 export async function reattribute(database: Database, tenant: Tenant, conversionId: string) {
   const row = await reattributeConversion(database, tenant, conversionId);
-  return { ...presentConversion(row), attribution: await explainAttribution(database, row) };
+  const customer = await customerViewOf(database.read, row);
+  return { ...presentConversion(row, customer), attribution: await explainAttribution(database, row) };
 }

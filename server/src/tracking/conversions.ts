@@ -3,6 +3,8 @@ import { type ClickInOtherMode, clickInOtherMode } from '../attribution/other-mo
 import { attributedClickIdsColumn, type presentAttributedTo } from '../click-channel.js';
 import { CONSENT_FIELDS, consentOf } from '../consent/consent.js';
 import { type CustomerData, hashCustomerData } from '../customer-data.js';
+import { customerKeyOf } from '../customers/identity.js';
+import { type CustomerView, customerRowOf, customerViewOf } from '../customers/new-customer.js';
 import type { Database } from '../db/database.js';
 import { attributedClickOf } from '../db/repositories/clicks.js';
 import { RECORD_CONVERSION } from '../db/repositories/conversions.js';
@@ -81,6 +83,8 @@ export interface ConversionResult {
   differences?: string[];
   /** When no reference attributed it: a click reference that names a click of the other mode. */
   clickInOtherMode?: ClickInOtherMode;
+  /** Whether it is its customer's first conversion (api.md §11); absent without email and phone. */
+  customer?: CustomerView['customer'];
 }
 
 function resultOf(row: ConversionsTable, duplicate: boolean): ConversionResult {
@@ -224,6 +228,7 @@ export async function recordConversion(
   // a resend is the rare case — checking every new conversion first cost each one a statement.
   const userData = hashCustomerData(input.customerData);
   const id = newId('conversion', now);
+  const customerKey = customerKeyOf(userData);
   const recorded: ConversionsTable = {
     id,
     account_id: tenant.accountId,
@@ -258,6 +263,8 @@ export async function recordConversion(
     // Resolved now against the store's default and kept: every send and resend applies this consent.
     ...consentColumns(input, store),
     ...(source && { source }),
+    // Only when known: a conversion without email and phone keeps the row shape it had.
+    ...(customerKey && { customer_key: customerKey }),
   };
   const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store));
   const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };
@@ -293,17 +300,27 @@ export async function recordConversion(
   if (currency !== store.currency) Object.assign(row, await fxFor(database.read, row, store));
   // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
   // conversion.attributed (api.md §9): its webhook messages commit with the conversion too.
-  const webhook = row.attributed === 1 ? conversionAttributedEvent(row) : undefined;
+  // Its customer (api.md §11): whether it is new as known before this write, for the webhook.
+  const customer = customerRowOf(row);
+  const webhook =
+    row.attributed === 1
+      ? conversionAttributedEvent(row, row.created_at, customer && (await customerViewOf(database.read, row)))
+      : undefined;
   const stored = await database.runWrite(RECORD_CONVERSION, {
     conversion: row,
     touchpoints,
     ...(jobs && { jobs }),
     ...(webhook && { webhook }),
+    ...(customer && { customer }),
   });
+  // Whether it is new as recorded (a concurrent earlier conversion of the customer may have committed first).
+  const view = await customerViewOf(database.read, stored.row);
   // The order was recorded before (a resend, or a concurrent identical request that committed
   // first): this one is its duplicate, answered after the original's commit is durable.
-  if (stored.duplicate) return { result: await withModeHint(database, stored.row, duplicateResult(stored.row, input, given)) };
-  const result = await withModeHint(database, stored.row, resultOf(stored.row, false));
+  if (stored.duplicate) {
+    return { result: await withModeHint(database, stored.row, { ...duplicateResult(stored.row, input, given), ...view }) };
+  }
+  const result = await withModeHint(database, stored.row, { ...resultOf(stored.row, false), ...view });
   // capiSent is true only if Meta acknowledged the event before this response (CAPI_SYNC_WAIT_MS).
   const delivered = jobs && forwarding ? forwarding.handoff(jobs) : undefined;
   return delivery && delivered ? { result, delivered } : { result };

@@ -7,9 +7,12 @@
 import { withConversionRollup } from '../analytics/rollups.js';
 import type { Attribution } from '../attribution/model.js';
 import { attributedClickIdsColumn } from '../click-channel.js';
+import { firstChannelOf } from '../customers/identity.js';
+import { customerViewOf } from '../customers/new-customer.js';
 import type { Database } from '../db/database.js';
 import { findClick } from '../db/repositories/clicks.js';
 import { findConversion, replaceAttribution, touchpointsOf } from '../db/repositories/conversions.js';
+import { setFirstChannel } from '../db/repositories/customers.js';
 import { type ReattributedColumns, updateReattributedColumns } from '../db/repositories/reattribution.js';
 import { lockConversion } from '../db/repositories/rollup-queue.js';
 import { findStore } from '../db/repositories/stores.js';
@@ -113,8 +116,18 @@ export async function applyReattribution(
       after.attributed_click_id !== before.attributed_click_id ||
       after.confidence !== before.confidence ||
       after.attribution_signal !== before.attribution_signal;
+    // A customer's first conversion credited to another click moves the customer's cohort channel (api.md §11).
+    if (moved && after.customer_key) {
+      const first = {
+        storeId: after.store_id,
+        livemode: after.livemode,
+        customerKey: after.customer_key,
+        conversionId: after.id,
+      };
+      await setFirstChannel(trx, first, firstChannelOf(after));
+    }
     const webhook = after.attributed === 1 && moved;
-    if (webhook) await webhookEvents.emit(trx, conversionAttributedEvent(after, now));
+    if (webhook) await webhookEvents.emit(trx, conversionAttributedEvent(after, now, await customerViewOf(trx, after)));
     return { outcome: 'changed', before, after, jobs, webhook };
   });
 }

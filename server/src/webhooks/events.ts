@@ -43,7 +43,12 @@ function eventRow(
 }
 
 /** `conversion.attributed`: a conversion recorded with an attributed click (written with the conversion). */
-export function conversionAttributedEvent(row: ConversionsTable, now = row.created_at): WebhookEventRow {
+export function conversionAttributedEvent(
+  row: ConversionsTable,
+  now = row.created_at,
+  /** Whether it is its customer's first (api.md §11); absent when it has neither email nor phone. */
+  view: { customer?: { new: boolean } } = {},
+): WebhookEventRow {
   const attributedTo = presentAttributedTo(row);
   return eventRow(
     'conversion.attributed',
@@ -64,6 +69,7 @@ export function conversionAttributedEvent(row: ConversionsTable, now = row.creat
       ...(attributedTo.channel !== undefined && { channel: attributedTo.channel }),
       confidence: row.confidence,
       signal: row.attribution_signal,
+      ...(view.customer && { customer: view.customer }),
     },
     now,
   );

@@ -17,7 +17,9 @@ import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { listPartitions } from '../../src/db/postgres/partitions.js';
 import { countSharedBrowsers, rebuildAmbiguityRows } from '../../src/db/repositories/attribution-keys.js';
 import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
+import { type CohortScope, cohortCustomers, cohortRefunds, cohortRevenue } from '../../src/db/repositories/cohorts.js';
 import { findConversionByKey, identityLinks, listConversions } from '../../src/db/repositories/conversions.js';
+import { firstConversionsOf } from '../../src/db/repositories/customers.js';
 import { oldestPendingAt } from '../../src/db/repositories/destination-health.js';
 import { claimJobs, dueJobGroups, nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
@@ -176,6 +178,7 @@ async function seed(ctx: TestContext): Promise<Seeded> {
       user_data: '{}',
       email_hash: `email_${i % 300}`,
       phone_hash: `phone_${i % 300}`,
+      customer_key: `em:email_${i % 300}`,
       ip_address: click.ip_address,
       user_agent: click.user_agent,
       fingerprint: click.fingerprint,
@@ -307,6 +310,14 @@ async function seed(ctx: TestContext): Promise<Seeded> {
     for (const rows of chunks(links)) await trx.insertInto('identity_links').values(rows).execute();
   });
   await ctx.database.write((trx) => rebuildAmbiguityRows(trx as unknown as Kysely<DB>, now - 61 * DAY_MS));
+  // Customers (migration 0033): each customer's first of the seeded conversions, as the writes keep them.
+  await ctx.database.write(async (trx) => {
+    await sql`insert into customers (store_id, livemode, customer_key, account_id, first_conversion_id, first_event_time, channel)
+      select store_id, livemode, customer_key, account_id, id, event_time, 'meta' from (
+        select c.*, row_number() over (partition by store_id, livemode, customer_key order by event_time, id) as position
+        from conversions c where customer_key is not null) firsts
+      where position = 1`.execute(trx);
+  });
   await sql`analyze`.execute(ctx.database.read as Kysely<DB>);
 
   const click = clicks[3] as ClicksTable;
@@ -450,7 +461,44 @@ const span = (s: Seeded) => ({
 const STEADY_CUTOFF_DAYS = 59;
 const scope = (s: Seeded) => ({ storeId: s.storeId, livemode: 1, from: s.now - 7 * DAY_MS, to: s.now + 300_000 });
 
+/** The cohorts of the last 60 days by month (api.md §11): three boundaries. */
+const cohortScope = (s: Seeded): CohortScope => ({
+  storeId: s.storeId,
+  livemode: 1,
+  bounds: [s.now - 60 * DAY_MS, s.now - 30 * DAY_MS, s.now + DAY_MS],
+  currency: 'USD',
+  days: 366,
+});
+
 const CASES: Case[] = [
+  {
+    name: 'customers: the first conversions of a page of conversions (customer.new)',
+    run: (db, s) => firstConversionsOf(db, s.storeId, 1, ['em:email_7', 'em:email_10']),
+    // PostgreSQL, on this seed's few customers, may take either index of the table (both lead with store, mode).
+    index: { sqlite: ['sqlite_autoindex_customers_1', 'customers_pk'], postgres: ['customers_pk', 'customers_first'] },
+  },
+  {
+    name: 'cohorts: customers per month and channel',
+    run: (db, s) => cohortCustomers(db, cohortScope(s)),
+    index: { sqlite: 'customers_first', postgres: ['customers_first', 'customers_pk'] },
+  },
+  {
+    name: 'cohorts: the customers’ purchases per day offset',
+    run: (db, s) => cohortRevenue(db, cohortScope(s)),
+    // `customers_` is either index of customers (PostgreSQL's choice on few rows, as above).
+    index: { sqlite: ['customers_first', 'conversions_customer'], postgres: ['customers_', 'conversions_customer'] },
+    every: true,
+  },
+  {
+    name: 'cohorts: the refunds of the customers’ purchases per day offset',
+    run: (db, s) => cohortRefunds(db, cohortScope(s)),
+    index: {
+      sqlite: ['customers_first', 'conversions_customer', 'refunds_conversion'],
+      // With no refunds seeded PostgreSQL starts from them and reads each one's conversion by key.
+      postgres: ['customers_', 'conversions_', 'refunds_conversion'],
+    },
+    every: true,
+  },
   {
     name: 'attribution: clicks by fingerprint',
     run: (db, s) => findClicksMatching(db, scope(s), 'fingerprint', s.fingerprint, 10),

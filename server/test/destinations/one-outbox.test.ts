@@ -101,6 +101,11 @@ async function backTo0019(database: Database): Promise<void> {
     // 0026 (identity links): its table (its function went with 0024's).
     await sql`drop table identity_links`.execute(db);
     await sql`delete from kysely_migration where name = '0026_identity_links'`.execute(db);
+    // 0033 (customers): its table, index and column.
+    await sql`drop table customers`.execute(db);
+    await sql`drop index conversions_customer`.execute(db);
+    await sql`alter table conversions drop column customer_key`.execute(db);
+    await sql`delete from kysely_migration where name = '0033_customers'`.execute(db);
     // 0027 (conversion source), 0028 (destination health), 0029 (attributed click ids).
     for (const column of ['source', 'attributed_click_ids']) {
       await sql`alter table conversions drop column ${sql.ref(column)}`.execute(db);
@@ -189,6 +194,7 @@ describe('migration 0020 (one outbox)', () => {
       '0029_attributed_click_ids',
       '0030_more_click_ids',
       '0031_spend_sources',
+      '0033_customers',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

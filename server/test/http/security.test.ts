@@ -404,6 +404,22 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/v1/analytics/cohorts',
+    scope: 'analytics:read',
+    url: (s) => `/v1/analytics/cohorts?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/analytics/cohorts'), 'store_not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = conversionBody(seed.storeId, { orderId: `co-${seed.orderId}`, customerData: { email: 'co@example.com' } });
+      await ok(await call(app, 'POST', '/v1/track/conversion', { key: owner, body }));
+      const url = `/v1/analytics/cohorts?storeId=${seed.storeId}`;
+      const customers = (data: { cohorts: Array<{ customers: number }> }) => data.cohorts.reduce((n, c) => n + c.customers, 0);
+      expect(customers((await ok(await call(app, 'GET', url, { key: owner }))).body.data)).toBe(1);
+      expect(customers((await ok(await call(app, 'GET', url, { key: outsider }))).body.data)).toBe(0);
+    },
+  },
+  {
+    method: 'GET',
     path: '/v1/analytics/breakdown',
     scope: 'analytics:read',
     url: (s) => `/v1/analytics/breakdown?storeId=${s.storeId}&by=campaign_id`,

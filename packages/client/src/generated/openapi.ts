@@ -55,6 +55,69 @@ export interface Operations {
       nextCursor: string | null;
     };
   };
+  /** A store's first-purchase cohorts by month (and channel of the first purchase) */
+  'GET /v1/analytics/cohorts': {
+    query: {
+      /** The store */
+      storeId: string;
+      /** Inclusive; default the first day of the month eleven months before endDate’s */
+      startDate?: string;
+      /** Inclusive; default today in the store time zone */
+      endDate?: string;
+      /** month (default) or channel */
+      by?: 'month' | 'channel';
+    };
+    response: {
+      storeId: string;
+      by: 'month' | 'channel';
+      /** First day of the first cohort (inclusive) */
+      startDate: string;
+      /** Last day of the last cohort (inclusive) */
+      endDate: string;
+      timezone: string;
+      /** The store currency every amount is in */
+      currency: string;
+      livemode: boolean;
+      /** The instant the cohorts’ ages are measured to (now) */
+      asOf: string;
+      /** by=month: every month of the range, oldest first; by=channel: each month and channel with customers or spend, oldest first, then by channel */
+      cohorts: Array<{
+        /** The month of the first conversions, YYYY-MM, in the store time zone */
+        cohort: string;
+        /** by=channel: the channel the customers’ first conversion is credited to (meta, google_ads, tiktok, microsoft, pinterest, snapchat, reddit, linkedin), or unattributed */
+        channel?: string;
+        /** Customers whose first conversion is in this cohort (and channel) */
+        customers: number;
+        /** Ad spend in the store currency dated in the cohort’s month within the range (by=channel: of that platform); absent when none is recorded */
+        spend?: number;
+        /** spend ÷ customers, rounded to the minor unit; absent without spend or customers */
+        cac?: number;
+        /** Cumulative net revenue per customer, rounded half away from zero to the minor unit. dN appears once every customer of the cohort has had N + 1 full days (24 h each) since the first conversion: N + 1 days after the cohort’s last day ended. Empty without customers. */
+        netRevenuePerCustomer: {
+          /** Purchase value minus refunds per customer within the first 24 hours of each customer’s first conversion, cumulative */
+          d0?: number;
+          /** Purchase value minus refunds per customer within 31 days (offsets 0–30) of each customer’s first conversion, cumulative */
+          d30?: number;
+          /** Purchase value minus refunds per customer within 61 days (offsets 0–60) of each customer’s first conversion, cumulative */
+          d60?: number;
+          /** Purchase value minus refunds per customer within 91 days (offsets 0–90) of each customer’s first conversion, cumulative */
+          d90?: number;
+          /** Purchase value minus refunds per customer within 181 days (offsets 0–180) of each customer’s first conversion, cumulative */
+          d180?: number;
+          /** Purchase value minus refunds per customer within 366 days (offsets 0–365) of each customer’s first conversion, cumulative */
+          d365?: number;
+        };
+        /** The first day offset (daily granularity) at which cumulative net revenue per customer ≥ cac, among the offsets the whole cohort has lived through; absent when not reached yet or without spend */
+        paybackDays?: number;
+      }>;
+      warnings: Array<{
+        /** What is wrong; so far only `spend_not_converted` */
+        code: string;
+        currency: string;
+        message: string;
+      }>;
+    };
+  };
   /** A store's match quality per destination over an inclusive date range in its time zone */
   'GET /v1/analytics/match-quality': {
     query: {
@@ -487,6 +550,11 @@ export interface Operations {
           /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
           confidenceScore: number;
         };
+        /** Absent when the conversion has neither email nor phone */
+        customer?: {
+          /** true when no conversion of the store and mode with the same hashed email (else phone) has an earlier event time; an earlier one recorded later makes this false */
+          new: boolean;
+        };
         /** true once Meta acknowledged the event */
         capiSent: boolean;
         capi: {
@@ -669,6 +737,11 @@ export interface Operations {
         channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
         /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
+      };
+      /** Absent when the conversion has neither email nor phone */
+      customer?: {
+        /** true when no conversion of the store and mode with the same hashed email (else phone) has an earlier event time; an earlier one recorded later makes this false */
+        new: boolean;
       };
       /** true once Meta acknowledged the event */
       capiSent: boolean;
@@ -904,6 +977,11 @@ export interface Operations {
         channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
         /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
+      };
+      /** Absent when the conversion has neither email nor phone */
+      customer?: {
+        /** true when no conversion of the store and mode with the same hashed email (else phone) has an earlier event time; an earlier one recorded later makes this false */
+        new: boolean;
       };
       /** true once Meta acknowledged the event */
       capiSent: boolean;
@@ -2238,6 +2316,11 @@ export interface Operations {
             /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
             confidenceScore: number;
           };
+          /** Absent when the conversion has neither email nor phone */
+          customer?: {
+            /** true when no conversion of the store and mode with the same hashed email (else phone) has an earlier event time; an earlier one recorded later makes this false */
+            new: boolean;
+          };
           /** true only if Meta acknowledged the event before this response */
           capiSent: boolean;
           /** Event time */
@@ -2408,6 +2491,11 @@ export interface Operations {
         channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
         /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
+      };
+      /** Absent when the conversion has neither email nor phone */
+      customer?: {
+        /** true when no conversion of the store and mode with the same hashed email (else phone) has an earlier event time; an earlier one recorded later makes this false */
+        new: boolean;
       };
       /** true only if Meta acknowledged the event before this response */
       capiSent: boolean;
@@ -2650,6 +2738,11 @@ export interface Operations {
         channel?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
         /** 100 for an explicit reference (clickId, fbclid, fbc); lower for weaker signals and older clicks */
         confidenceScore: number;
+      };
+      /** Absent when the conversion has neither email nor phone */
+      customer?: {
+        /** true when no conversion of the store and mode with the same hashed email (else phone) has an earlier event time; an earlier one recorded later makes this false */
+        new: boolean;
       };
       /** true only if Meta acknowledged the event before this response */
       capiSent: boolean;

@@ -4,6 +4,8 @@ import type {
   Breakdown,
   BreakdownGroup,
   BreakdownParams,
+  Cohorts,
+  CohortsParams,
   Metrics,
   MetricsParams,
   Timeseries,
@@ -29,6 +31,11 @@ export class Analytics {
     return this.requester
       .call({ method: 'GET', path: '/analytics/breakdown', query: params }, options)
       .then((page) => withItems(page as Breakdown, 'groups'));
+  }
+
+  /** GET /v1/analytics/cohorts — first-purchase cohorts by month (`by=channel`: and channel), net revenue per customer, CAC, payback. */
+  cohorts(params: CohortsParams, options?: RequestOptions): Promise<Cohorts> {
+    return this.requester.call({ method: 'GET', path: '/analytics/cohorts', query: params }, options);
   }
 
   /** Every group of a breakdown, page after page. */

@@ -29,6 +29,7 @@ import * as destinationHealth from './0028_destination_health.js';
 import * as attributedClickIds from './0029_attributed_click_ids.js';
 import * as moreClickIds from './0030_more_click_ids.js';
 import * as spendSources from './0031_spend_sources.js';
+import * as customers from './0033_customers.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -67,6 +68,7 @@ const migrations: Record<string, Migration> = {
   '0029_attributed_click_ids': attributedClickIds,
   '0030_more_click_ids': moreClickIds,
   '0031_spend_sources': spendSources,
+  '0033_customers': customers,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

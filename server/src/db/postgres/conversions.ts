@@ -21,6 +21,7 @@ export class PostgresConversions implements ConversionStatements {
       JSON.stringify(touchpoints),
       ...(record.jobs?.length ? [JSON.stringify(record.jobs)] : []),
       ...(record.webhook ? [JSON.stringify(record.webhook)] : []),
+      ...(record.customer ? [JSON.stringify(record.customer)] : []),
     ];
     const compiled = recordStatementFor(db, record, parameters);
     const inserted = await db.executeQuery<{ id: string }>({ ...compiled, parameters });
@@ -82,7 +83,7 @@ export class PostgresConversions implements ConversionStatements {
 const recordStatements = new Map<string, CompiledQuery>();
 
 function recordStatementFor(db: Writer, record: ConversionRecord, parameters: string[]): CompiledQuery {
-  const shape = `${Object.keys(record.conversion)}|${record.jobs?.length ? 'jobs' : '-'}|${record.webhook ? 'webhook' : '-'}`;
+  const shape = `${Object.keys(record.conversion)}|${record.jobs?.length ? 'jobs' : '-'}|${record.webhook ? 'webhook' : '-'}|${record.customer ? 'customer' : '-'}`;
   let compiled = recordStatements.get(shape);
   if (!compiled) {
     compiled = recordStatement(record).compile(db);
@@ -95,7 +96,7 @@ function recordStatementFor(db: Writer, record: ConversionRecord, parameters: st
   return compiled;
 }
 
-function recordStatement({ conversion, touchpoints, jobs, webhook }: ConversionRecord) {
+function recordStatement({ conversion, touchpoints, jobs, webhook, customer }: ConversionRecord) {
   const columnsOf = (row: object) => sql.join(Object.keys(row).map((c) => sql.ref(c)));
   const columns = columnsOf(conversion);
   const destinationJobs = jobs?.length
@@ -117,6 +118,18 @@ function recordStatement({ conversion, touchpoints, jobs, webhook }: ConversionR
       where exists (select from conversion)
     )`
     : sql``;
+  // The customer (api.md §11): the earliest conversion by (event time, id) stays its first.
+  const customerRow = customer
+    ? sql`, customer as (
+      insert into customers
+      select * from json_populate_record(null::customers, ${JSON.stringify(customer)}::json)
+      where exists (select from conversion)
+      on conflict (store_id, livemode, customer_key) do update set
+        first_conversion_id = excluded.first_conversion_id, first_event_time = excluded.first_event_time,
+        channel = excluded.channel
+      where (excluded.first_event_time, excluded.first_conversion_id) < (customers.first_event_time, customers.first_conversion_id)
+    )`
+    : sql``;
   return sql<{ id: string }>`
     with input as (
       select * from json_populate_record(null::conversions, ${JSON.stringify(conversion)}::json)
@@ -134,7 +147,7 @@ function recordStatement({ conversion, touchpoints, jobs, webhook }: ConversionR
       select conversion_id, click_id, signal, score, click_time
       from json_populate_recordset(null::touchpoints, ${JSON.stringify(touchpoints)}::json)
       where exists (select from conversion)
-    )${destinationJobs}${webhookMessages}
+    )${destinationJobs}${webhookMessages}${customerRow}
     insert into rollup_queue (id, store_id, kind, version)
     select id, store_id, 'conversion', 0 from conversion
     returning id`;

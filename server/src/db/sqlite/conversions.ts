@@ -2,6 +2,7 @@ import type { Reader, Writer } from '../database.js';
 import type { ConversionKey, ConversionRecord, ConversionStatements } from '../engine.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import { insertTouchpoint } from '../repositories/conversions.js';
+import { upsertCustomer } from '../repositories/customers.js';
 import { enqueueForRollups } from '../repositories/rollup-queue.js';
 import { fanOut } from '../repositories/webhooks.js';
 import type { ConversionsTable } from '../schema.js';
@@ -33,6 +34,7 @@ export class SqliteConversions implements ConversionStatements {
     await enqueueForRollups(db, 'conversion', [conversion]);
     if (record.jobs?.length) await db.insertInto('destination_jobs').values(record.jobs).execute();
     if (record.webhook) await fanOut(db, record.webhook);
+    if (record.customer) await upsertCustomer(db, record.customer);
     return true;
   }
 

@@ -258,6 +258,19 @@ export const ClickInOtherMode = Type.Object(
   },
 );
 
+/** api.md §11 "Customers": whether the conversion is its customer's first (docs/api.md "Customers and cohorts"). */
+export const CustomerFlag = Type.Optional(
+  Type.Object(
+    {
+      new: Type.Boolean({
+        description:
+          'true when no conversion of the store and mode with the same hashed email (else phone) has an earlier event time; an earlier one recorded later makes this false',
+      }),
+    },
+    { description: 'Absent when the conversion has neither email nor phone' },
+  ),
+);
+
 export const ConversionResult = Type.Object({
   conversionId: Type.String({
     description: 'The conversion’s id; the original one for a duplicate',
@@ -266,6 +279,7 @@ export const ConversionResult = Type.Object({
   eventType: Type.String({ description: 'As stored (a standard name in Meta’s spelling)', examples: ['Purchase'] }),
   attributed: Type.Boolean({ description: 'true when a click scored at least the store’s minConfidence' }),
   attributedTo: Type.Optional(AttributedTo),
+  customer: CustomerFlag,
   capiSent: Type.Boolean({ description: 'true only if Meta acknowledged the event before this response' }),
   timestamp: Timestamp('Event time'),
   duplicate: Type.Boolean({
@@ -295,6 +309,7 @@ export const Conversion = Type.Object({
   }),
   attributed: Type.Boolean({ description: 'true when a click scored at least the store’s minConfidence' }),
   attributedTo: Type.Optional(AttributedTo),
+  customer: CustomerFlag,
   ...ForwardingState,
   forwarding: Forwarding,
   matchQuality: MatchQualityMap,
@@ -345,6 +360,7 @@ export const EXAMPLE_CONVERSION = {
   refundedTotal: 0,
   attributed: true,
   attributedTo: EXAMPLE_ATTRIBUTED_TO,
+  customer: { new: true },
   capiSent: true,
   capi: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' },
   forwarding: { meta: { status: 'sent', attempts: 1, sentAt: '2026-11-22T09:58:01.911Z' } },

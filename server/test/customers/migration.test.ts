@@ -1,0 +1,80 @@
+import { type Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, clickBody, conversionBody, createTestContext, makeStore, type TestContext } from '../helpers.js';
+
+const DAY_MS = 86_400_000;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Migration 0033 (customers) on a database that has conversions already: the backfill. */
+describe('migration 0033 (customers)', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(async () => ctx?.close());
+
+  it('keys the recorded conversions by customer and finds each customer’s first by event time, with its channel', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    const now = Date.now();
+    const track = async (overrides: Record<string, unknown>, key = ctx.a.live) => {
+      const res = await call(ctx.app, 'POST', '/v1/track/conversion', { key, body: conversionBody(storeId, overrides) });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data.conversionId as string;
+    };
+    const click = await call(ctx.app, 'POST', '/v1/track/click', {
+      key: ctx.a.live,
+      body: clickBody(storeId, { timestamp: iso(now - 3 * DAY_MS) }),
+    });
+    // Recorded later, earlier by event time: the first.
+    await track({ customerData: { email: 'm@example.com' }, timestamp: iso(now - DAY_MS) });
+    const first = await track({
+      customerData: { email: 'm@example.com' },
+      fbclid: click.body.data.fbclid,
+      timestamp: iso(now - 2 * DAY_MS),
+    });
+    const phone = await track({ customerData: { phone: '+4930123456' } });
+    const testFirst = await track({ customerData: { email: 'm@example.com' } }, ctx.a.test);
+    await track({});
+
+    // Back to the schema before 0033, then migrate: the backfill builds what the writes built.
+    const expected = await ctx.database.read
+      .selectFrom('customers')
+      .selectAll()
+      .orderBy('customer_key')
+      .orderBy('livemode')
+      .execute();
+    await ctx.database.write(async (trx) => {
+      const db = trx as unknown as Kysely<unknown>;
+      await sql`drop table customers`.execute(db);
+      await sql`drop index conversions_customer`.execute(db);
+      await sql`alter table conversions drop column customer_key`.execute(db);
+      await sql`delete from kysely_migration where name = '0033_customers'`.execute(db);
+    });
+    expect(await ctx.database.migrate()).toEqual(['0033_customers']);
+    const rows = await ctx.database.read
+      .selectFrom('customers')
+      .selectAll()
+      .orderBy('customer_key')
+      .orderBy('livemode')
+      .execute();
+    expect(rows.map((r) => ({ ...r, first_event_time: Number(r.first_event_time) }))).toEqual(
+      expected.map((r) => ({ ...r, first_event_time: Number(r.first_event_time) })),
+    );
+    const byFirst = new Map(rows.map((r) => [`${r.first_conversion_id}`, r]));
+    expect(byFirst.get(first)).toMatchObject({ livemode: 1, channel: 'meta' });
+    expect(byFirst.get(first)?.customer_key).toMatch(/^em:[0-9a-f]{64}$/);
+    expect(byFirst.get(phone)).toMatchObject({ livemode: 1, channel: 'unattributed' });
+    expect(byFirst.get(phone)?.customer_key).toMatch(/^ph:[0-9a-f]{64}$/);
+    expect(byFirst.get(testFirst)).toMatchObject({ livemode: 0 });
+    expect(rows).toHaveLength(3);
+    const keys = await ctx.database.read
+      .selectFrom('conversions')
+      .select(['customer_key'])
+      .where('store_id', '=', storeId)
+      .execute();
+    expect(keys.filter((k) => k.customer_key === null)).toHaveLength(1);
+    // And the API reads them.
+    const res = await call(ctx.app, 'GET', `/v1/conversions/${first}`, { key: ctx.a.live });
+    expect(res.body.data.customer).toEqual({ new: true });
+  });
+});
