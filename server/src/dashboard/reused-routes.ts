@@ -38,6 +38,7 @@ export const REUSED_ROUTES = [
   'GET /analytics/metrics',
   'GET /analytics/timeseries',
   'GET /analytics/match-quality',
+  'GET /analytics/cohorts',
   'GET /conversions',
   'GET /conversions/:id',
   'POST /conversions/:id/resend',

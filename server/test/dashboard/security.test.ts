@@ -274,6 +274,13 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/analytics/cohorts',
+    url: (s) => `/dashboard/api/analytics/cohorts?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('GET', '/analytics/cohorts')),
+  },
+  {
+    method: 'GET',
     path: '/analytics/timeseries',
     url: (s) => `/dashboard/api/analytics/timeseries?storeId=${s.storeId}`,
     status: 200,
