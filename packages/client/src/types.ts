@@ -67,6 +67,13 @@ export type BreakdownParams = Query<'GET /v1/analytics/breakdown'>;
 export type Breakdown = Data<'GET /v1/analytics/breakdown'>;
 export type BreakdownGroup = Breakdown['groups'][number];
 
+// Spend sources (api.md §11)
+export type SpendSourceList = Data<'GET /v1/stores/{id}/spend-sources'>;
+export type SpendSource = Data<'PUT /v1/stores/{id}/spend-sources/{kind}'>;
+export type SpendSourceKind = SpendSource['kind'];
+export type SpendSourceParams = Body<'PUT /v1/stores/{id}/spend-sources/{kind}'>;
+export type SpendSourceSync = Data<'POST /v1/stores/{id}/spend-sources/{kind}/sync'>;
+
 // Ad spend
 export type AdSpendUpsertParams = Body<'POST /v1/stores/{id}/ad-spend'>;
 export type AdSpendUpsertResult = Data<'POST /v1/stores/{id}/ad-spend'>;

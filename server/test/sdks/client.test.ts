@@ -340,6 +340,21 @@ describe('@waytrack/client against a real server', () => {
     expect(listed.entries.map((e) => e.id)).toEqual(spend.entries.map((e) => e.id));
   });
 
+  it('connects, lists, syncs and disconnects a spend source; a missing account names its field', async () => {
+    const wt = direct();
+    const store = await newStore(wt);
+    const listed = await wt.stores.spendSources.list(store.id);
+    expect(listed.spendSources.map((s) => s.kind)).toEqual(['meta', 'google_ads', 'tiktok']);
+    const put = await wt.stores.spendSources.put(store.id, 'tiktok', { advertiserIds: ['7001'], accessToken: 'tt-ts-secret' });
+    expect(put).toMatchObject({ kind: 'tiktok', configured: true, accounts: ['7001'] });
+    expect(JSON.stringify(put)).not.toContain('tt-ts-secret');
+    await wt.stores.spendSources.sync(store.id, 'tiktok');
+    expect((await wt.stores.spendSources.delete(store.id, 'tiktok')).configured).toBe(false);
+    const refused = await wt.stores.spendSources.put(store.id, 'meta', { accessToken: 'x' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(WaytrackError);
+    expect((refused as WaytrackError).details).toMatchObject({ field: 'adAccountIds' });
+  });
+
   it('lists one page, and listAll walks every page (each page requested once)', async () => {
     const wt = proxied();
     const store = await newStore(wt);

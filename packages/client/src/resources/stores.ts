@@ -12,6 +12,7 @@ import type {
   StoreListParams,
   StoreUpdateParams,
 } from '../types.js';
+import { SpendSources } from './spend-sources.js';
 
 /** A store's destinations (api.md §8): `wt.stores.destinations.put(storeId, 'tiktok', {...})`. */
 export class Destinations {
@@ -54,9 +55,11 @@ export class Destinations {
 /** The account's stores (configuration: visible with live and test keys alike). */
 export class Stores {
   readonly destinations: Destinations;
+  readonly spendSources: SpendSources;
 
   constructor(private readonly requester: Requester) {
     this.destinations = new Destinations(requester);
+    this.spendSources = new SpendSources(requester);
   }
 
   /** GET /v1/stores — one page, newest first. */

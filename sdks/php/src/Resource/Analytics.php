@@ -50,4 +50,37 @@ final class Analytics extends Resource
     {
         return Paginator::each(fn (array $query): array => $this->breakdown($query), $params);
     }
+
+    /**
+     * GET /v1/analytics/channels — spend against attributed revenue per channel and campaign (api.md §11).
+     *
+     * @param array<string, mixed> $params storeId, startDate?, endDate?, model? (last_click, first_click, linear, time_decay, position_based)
+     * @return array<string, mixed> …, channels (each with campaigns), totals (spend, netRevenue, mer), warnings
+     */
+    public function channels(array $params): array
+    {
+        return $this->requester->request('GET', '/analytics/channels', $params);
+    }
+
+    /**
+     * GET /v1/analytics/tracking-health — what would make the figures wrong, each item with its type and a message.
+     *
+     * @param array<string, mixed> $params storeId, startDate?, endDate?
+     * @return array<string, mixed> …, items
+     */
+    public function trackingHealth(array $params): array
+    {
+        return $this->requester->request('GET', '/analytics/tracking-health', $params);
+    }
+
+    /**
+     * GET /v1/analytics/cohorts — first-purchase cohorts by month or channel.
+     *
+     * @param array<string, mixed> $params storeId, startDate?, endDate?, by? (month|channel)
+     * @return array<string, mixed> …, cohorts (customers, spend, cac, netRevenuePerCustomer d0…d365, paybackDays), warnings
+     */
+    public function cohorts(array $params): array
+    {
+        return $this->requester->request('GET', '/analytics/cohorts', $params);
+    }
 }

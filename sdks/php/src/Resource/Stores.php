@@ -9,10 +9,13 @@ final class Stores extends Resource
 {
     public readonly Destinations $destinations;
 
+    public readonly SpendSources $spendSources;
+
     public function __construct(\Waytrack\Http\Requester $requester)
     {
         parent::__construct($requester);
         $this->destinations = new Destinations($requester);
+        $this->spendSources = new SpendSources($requester);
     }
 
     /**

@@ -85,3 +85,41 @@ class Analytics(Resource):
             "limit": limit,
         }
         return walk(self.breakdown, query)
+
+    def channels(
+        self,
+        *,
+        store_id: str,
+        start_date: Optional[Day] = UNSET,
+        end_date: Optional[Day] = UNSET,
+        model: Optional[str] = UNSET,
+    ) -> ApiObject:
+        """Spend against attributed revenue per channel and campaign (api.md §11): ``channels`` (each with
+        ``campaigns``), ``totals`` (``spend``, ``netRevenue``, ``mer``) and ``warnings``; ``model`` one of the
+        breakdown's (default last_click)."""
+        query = {"store_id": store_id, "start_date": start_date, "end_date": end_date, "model": model}
+        return self._get("/analytics/channels", query)
+
+    def tracking_health(
+        self,
+        *,
+        store_id: str,
+        start_date: Optional[Day] = UNSET,
+        end_date: Optional[Day] = UNSET,
+    ) -> ApiObject:
+        """What would make the figures wrong, each item with its ``type`` and a ``message`` to act on: ``items``."""
+        return self._get("/analytics/tracking-health", {"store_id": store_id, "start_date": start_date, "end_date": end_date})
+
+    def cohorts(
+        self,
+        *,
+        store_id: str,
+        start_date: Optional[Day] = UNSET,
+        end_date: Optional[Day] = UNSET,
+        by: Optional[str] = UNSET,
+    ) -> ApiObject:
+        """First-purchase cohorts by ``"month"`` (default) or ``"channel"``: ``cohorts``, each with ``customers``,
+        ``spend``, ``cac``, ``netRevenuePerCustomer`` (``d0`` … ``d365``, present once the cohort is that old) and
+        ``paybackDays``."""
+        query = {"store_id": store_id, "start_date": start_date, "end_date": end_date, "by": by}
+        return self._get("/analytics/cohorts", query)

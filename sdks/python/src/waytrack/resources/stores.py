@@ -27,10 +27,37 @@ class Destinations(Resource):
         return self._delete(f"/stores/{path_segment(store_id, 'store_id')}/destinations/{path_segment(kind, 'kind')}")
 
 
+class SpendSources(Resource):
+    """A store's spend sources (``meta``, ``google_ads``, ``tiktok``; api.md §11): ``wt.stores.spend_sources``."""
+
+    def list(self, store_id: str) -> ApiObject:
+        """Every platform's source with ``configured``, ``accounts``, ``status`` (never, ok, failing),
+        ``lastSyncedAt``, ``syncedThrough``, ``lastError`` and its settings (secrets never returned): ``spendSources``."""
+        return self._get(f"/stores/{path_segment(store_id, 'store_id')}/spend-sources")
+
+    def put(self, store_id: str, kind: str, settings: Mapping[str, Any]) -> ApiObject:
+        """Connects one platform's ad accounts; ``settings`` as the API names them
+        (``{"adAccountIds": ["act_..."], "accessToken": ...}``, ``{"customerIds": [...], "developerToken": ...,
+        "oauth": {...}}``, ``{"advertiserIds": [...]}``, and ``backfillDays``). A secret left out keeps the stored one,
+        or else the store's destination of that kind is used. The backfill runs in the background."""
+        path = f"/stores/{path_segment(store_id, 'store_id')}/spend-sources/{path_segment(kind, 'kind')}"
+        return self._put(path, dict(settings))
+
+    def delete(self, store_id: str, kind: str) -> ApiObject:
+        """Stops syncing one platform's spend (the spend already synced stays)."""
+        return self._delete(f"/stores/{path_segment(store_id, 'store_id')}/spend-sources/{path_segment(kind, 'kind')}")
+
+    def sync(self, store_id: str, kind: str) -> ApiObject:
+        """Runs the sync now (202: it runs in the background; read ``list`` for its status)."""
+        path = f"/stores/{path_segment(store_id, 'store_id')}/spend-sources/{path_segment(kind, 'kind')}/sync"
+        return self._post(path, {})
+
+
 class Stores(Resource):
     def __init__(self, transport: Any) -> None:
         super().__init__(transport)
         self.destinations = Destinations(transport)
+        self.spend_sources = SpendSources(transport)
 
     def create(
         self,
