@@ -410,6 +410,34 @@ describe.skipIf(!HAS_CHROMIUM)('the browser tag in Chromium (end to end)', () =>
     expect(pageErrors).toEqual([]);
   });
 
+  it("Pinterest, Snapchat, Reddit and LinkedIn ids: each kept in its platform's cookie, recorded, and read back by identifiers()", async () => {
+    const n = Date.now();
+    const ids = { epik: `dj0yJnU9-${n}`, ScCid: `5c1d-${n}`, rdt_cid: `${n}.t2_abc`, li_fat_id: `9c1e-${n}` };
+    const query = Object.entries(ids)
+      .map(([kind, value]) => `${kind}=${value}`)
+      .join('&');
+    // Snap's and Reddit's own pixels set their browser ids; the tag only reads them.
+    await context.addCookies([
+      { name: '_scid', value: 'snap-browser-1', domain: 'shop.example', path: '/' },
+      { name: '_rdt_uuid', value: '1700000000000.reddit-browser-1', domain: 'shop.example', path: '/' },
+    ]);
+    const answer = await land(`https://shop.example:${shopPort}/landing?${query}`);
+    expect(answer.status()).toBe(200);
+    expect((await answer.json()).data).toMatchObject(ids);
+    expect({
+      epik: (await cookie('_epik'))?.value,
+      ScCid: (await cookie('_scclid'))?.value,
+      rdt_cid: (await cookie('_rdt_cid'))?.value,
+      li_fat_id: (await cookie('li_fat_id'))?.value,
+    }).toEqual(ids);
+    expect(await page.evaluate('window.waytrack.identifiers()')).toMatchObject({
+      ...ids,
+      scid: 'snap-browser-1',
+      rdtUuid: '1700000000000.reddit-browser-1',
+    });
+    expect(pageErrors).toEqual([]);
+  });
+
   it('keeps an existing _fbc for the same fbclid (its time is the click time)', async () => {
     const fbclid = `keep-${Date.now()}`;
     const earlier = `fb.1.1700000000000.${fbclid}`;
