@@ -26,6 +26,8 @@ export const REUSED_ROUTES = [
   'DELETE /stores/:id/destinations/google_ads',
   'PUT /stores/:id/destinations/tiktok',
   'DELETE /stores/:id/destinations/tiktok',
+  'PUT /stores/:id/destinations/microsoft',
+  'DELETE /stores/:id/destinations/microsoft',
   'POST /stores/:id/destinations/:kind/test',
   'GET /analytics/metrics',
   'GET /analytics/timeseries',

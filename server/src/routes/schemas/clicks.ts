@@ -12,7 +12,7 @@ export const CLICK_ID_DESCRIPTIONS = {
   gbraid: 'Google Ads app-to-web click id on iOS (`gbraid`)',
   wbraid: 'Google Ads web-to-app click id on iOS (`wbraid`)',
   ttclid: 'TikTok click id (`ttclid`)',
-  msclkid: 'Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded)',
+  msclkid: 'Microsoft Advertising click id (`msclkid`; forwarded to the microsoft destination, api.md §12)',
 } as const;
 
 /** gclid, gbraid, wbraid, ttclid, msclkid: each 1–500 of [A-Za-z0-9_.-], else `invalid_click_id` (api.md §8). */
