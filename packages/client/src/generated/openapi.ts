@@ -121,6 +121,22 @@ export interface Operations {
             scoreGain: number;
           }>;
         };
+        microsoft?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
       };
     };
   };
@@ -408,7 +424,7 @@ export interface Operations {
       /** Forwarding to Meta: pending, sent, failed or skipped */
       capiStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination) */
-      destination?: 'meta' | 'google_ads' | 'tiktok';
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
       /** Only conversions in this state at the destination (or at any destination) */
       forwardingStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`) for this reason */
@@ -511,6 +527,19 @@ export interface Operations {
             /** Only when skipped: the reason in a sentence */
             message?: string;
           };
+          microsoft?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
         };
         /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
         matchQuality: {
@@ -545,6 +574,21 @@ export interface Operations {
             }>;
           };
           tiktok?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+          microsoft?: {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
@@ -694,6 +738,19 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        microsoft?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -728,6 +785,21 @@ export interface Operations {
           }>;
         };
         tiktok?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        microsoft?: {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
@@ -929,6 +1001,19 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        microsoft?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -963,6 +1048,21 @@ export interface Operations {
           }>;
         };
         tiktok?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        microsoft?: {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
@@ -1450,10 +1550,10 @@ export interface Operations {
       id: string;
     };
     response: {
-      /** Every platform, configured or not: meta, google_ads, tiktok */
+      /** Every platform, configured or not: meta, google_ads, tiktok, microsoft */
       destinations: Array<{
         /** The ad platform */
-        kind: 'meta' | 'google_ads' | 'tiktok';
+        kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
         /** true when the store forwards conversions to this platform */
         configured: boolean;
         /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1507,7 +1607,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1524,7 +1624,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1551,7 +1651,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1568,7 +1668,47 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the Microsoft Advertising destination */
+  'PUT /v1/stores/{id}/destinations/microsoft': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The UET tag ID from Microsoft Advertising (Tools → UET tag; digits) */
+      tagId: string;
+      /** The UET Conversions API access token (the UET tag → Use Conversions API); write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the Microsoft Advertising destination */
+  'DELETE /v1/stores/{id}/destinations/microsoft': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1595,7 +1735,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1612,7 +1752,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1627,7 +1767,7 @@ export interface Operations {
       /** The store’s id */
       id: string;
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
     };
     response: {
       /** true when the platform accepted the credentials */
@@ -1650,7 +1790,7 @@ export interface Operations {
       /** Inclusive; default today in the store time zone */
       endDate?: string;
       /** Only this destination; default all three */
-      destination?: 'meta' | 'google_ads' | 'tiktok';
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
     };
     response: {
       storeId: string;
@@ -1808,6 +1948,52 @@ export interface Operations {
               skippedByReason: Record<string, string>;
             };
           };
+          /** What became of the day’s conversions at one destination */
+          microsoft?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
         };
         /** Each count’s conversions-list query */
         links: {
@@ -1838,7 +2024,7 @@ export interface Operations {
         wbraid?: string | null | '';
         /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
         ttclid?: string | null | '';
-        /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        /** Microsoft Advertising click id (`msclkid`; forwarded to the microsoft destination, api.md §12): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
         msclkid?: string | null | '';
         /** (Extension) TikTok’s browser id, the `_ttp` cookie; forwarded to TikTok with the conversions this click wins. (null or "" is the same as leaving it out) */
         ttp?: string | null | '';
@@ -1939,7 +2125,7 @@ export interface Operations {
         wbraid?: string | null | '';
         /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
         ttclid?: string | null | '';
-        /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+        /** Microsoft Advertising click id (`msclkid`; forwarded to the microsoft destination, api.md §12): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
         msclkid?: string | null | '';
         /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
         ttp?: string | null | '';
@@ -2168,7 +2354,7 @@ export interface Operations {
       wbraid?: string | null | '';
       /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       ttclid?: string | null | '';
-      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      /** Microsoft Advertising click id (`msclkid`; forwarded to the microsoft destination, api.md §12): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       msclkid?: string | null | '';
       /** (Extension) The buyer’s browser user agent as the store saw it: with ipAddress an attribution signal; forwarded to Meta as client_user_agent. (null or "" is the same as leaving it out) */
       userAgent?: string | null | '';
@@ -2242,7 +2428,7 @@ export interface Operations {
       wbraid?: string | null | '';
       /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       ttclid?: string | null | '';
-      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      /** Microsoft Advertising click id (`msclkid`; forwarded to the microsoft destination, api.md §12): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       msclkid?: string | null | '';
       /** (Extension) TikTok’s browser id, the `_ttp` cookie; forwarded to TikTok with the conversions this click wins. (null or "" is the same as leaving it out) */
       ttp?: string | null | '';
@@ -2367,7 +2553,7 @@ export interface Operations {
       wbraid?: string | null | '';
       /** TikTok click id (`ttclid`): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       ttclid?: string | null | '';
-      /** Microsoft Advertising click id (`msclkid`; captured and attributed, not yet forwarded): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
+      /** Microsoft Advertising click id (`msclkid`; forwarded to the microsoft destination, api.md §12): 1–500 characters of A–Z, a–z, 0–9, `_`, `.`, `-`, else `invalid_click_id`. (null or "" is the same as leaving it out) */
       msclkid?: string | null | '';
       /** (Extension) The `_ttp` cookie (TikTok browser id); forwarded to TikTok for matching. (null or "" is the same as leaving it out) */
       ttp?: string | null | '';
