@@ -83,6 +83,8 @@ export const CREDENTIAL_HINTS = {
   meta: 'renew the Conversions API access token (Meta Events Manager → your pixel → Settings → Conversions API → Generate access token) and set it as the meta destination’s accessToken',
   tiktok:
     'renew the Events API access token (TikTok Events Manager → your pixel → Settings → Events API → Generate Access Token) and set it as the tiktok destination’s accessToken',
+  microsoft:
+    'renew the Conversions API access token (Microsoft Advertising → Tools → UET tag → your tag → Use Conversions API) and set it as the microsoft destination’s accessToken',
 } as const;
 
 /** What a destination check answers (api.md §12, POST /v1/stores/:id/destinations/:kind/test). */

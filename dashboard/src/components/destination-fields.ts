@@ -57,6 +57,15 @@ export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
     { path: 'accessToken', label: 'Access token', secret: true },
     { path: 'testEventCode', label: 'Test event code', hint: 'Optional: test-mode conversions go to TikTok with it.' },
   ],
+  microsoft: [
+    { path: 'tagId', label: 'UET tag ID', hint: 'Microsoft Advertising → Tools → UET tag: the tag’s ID (digits).' },
+    {
+      path: 'accessToken',
+      label: 'Conversions API token',
+      secret: true,
+      hint: 'From the UET tag’s “Use Conversions API”. Test-mode conversions are not sent to Microsoft.',
+    },
+  ],
 };
 
 type Settings = Record<string, unknown> | null | undefined;

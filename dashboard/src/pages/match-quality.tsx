@@ -21,10 +21,10 @@ interface DestinationQuality {
 }
 
 interface MatchQualityView {
-  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok', DestinationQuality>>;
+  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok' | 'microsoft', DestinationQuality>>;
 }
 
-const DESTINATIONS = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok' } as const;
+const DESTINATIONS = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok', microsoft: 'Microsoft Advertising' } as const;
 
 const KEYS: Record<string, string> = {
   clickId: 'click id',
@@ -122,8 +122,8 @@ function StoreQuality({ store, from, to }: { store: Store; from: string; to: str
     return (
       <Empty title="No forwarded conversions on these days">
         <p>
-          Match quality is measured for conversions sent to Meta, Google Ads or TikTok. Set up a destination on the{' '}
-          <Link href={`${BASE}/stores/${store.id}`}>store's page</Link>.
+          Match quality is measured for conversions sent to Meta, Google Ads, TikTok or Microsoft Advertising. Set up a
+          destination on the <Link href={`${BASE}/stores/${store.id}`}>store's page</Link>.
         </p>
       </Empty>
     );

@@ -12,10 +12,20 @@ import { BASE, Link, setQuery, useLocation } from '../router.js';
 import { loadAllStores } from '../stores.js';
 import { useApi } from '../use-api.js';
 
-type Kind = 'meta' | 'google_ads' | 'tiktok';
-const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok'];
-const KIND_LABEL: Record<Kind, string> = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok' };
-const TRACE_LABEL: Record<Kind, string> = { meta: 'fbtrace_id', google_ads: 'job id', tiktok: 'request_id' };
+type Kind = 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'microsoft'];
+const KIND_LABEL: Record<Kind, string> = {
+  meta: 'Meta',
+  google_ads: 'Google Ads',
+  tiktok: 'TikTok',
+  microsoft: 'Microsoft Advertising',
+};
+const TRACE_LABEL: Record<Kind, string> = {
+  meta: 'fbtrace_id',
+  google_ads: 'job id',
+  tiktok: 'request_id',
+  microsoft: 'request id',
+};
 
 interface ByReason {
   total: number;
@@ -248,7 +258,7 @@ export function Reconciliation() {
           </div>
           <p class="note">
             Eligible = sent + pending + failed + skipped: the conversions a platform receives. A platform does not receive
-            conversions without its click id (Google Ads, TikTok), nor any recorded before it was set up.
+            conversions without its click id (Google Ads, TikTok, Microsoft Advertising), nor any recorded before it was set up.
           </p>
         </>
       )}

@@ -69,9 +69,15 @@ export type BreakdownGroup = Breakdown['groups'][number];
 
 // Spend sources (api.md §11)
 export type SpendSourceList = Data<'GET /v1/stores/{id}/spend-sources'>;
-export type SpendSource = Data<'PUT /v1/stores/{id}/spend-sources/{kind}'>;
+export type SpendSource = Data<'PUT /v1/stores/{id}/spend-sources/meta'>;
 export type SpendSourceKind = SpendSource['kind'];
-export type SpendSourceParams = Body<'PUT /v1/stores/{id}/spend-sources/{kind}'>;
+/** The PUT body of each kind (meta: adAccountIds; google_ads: customerIds, …; tiktok: advertiserIds). */
+export type SpendSourceParamsOf = {
+  meta: Body<'PUT /v1/stores/{id}/spend-sources/meta'>;
+  google_ads: Body<'PUT /v1/stores/{id}/spend-sources/google_ads'>;
+  tiktok: Body<'PUT /v1/stores/{id}/spend-sources/tiktok'>;
+};
+export type SpendSourceParams = SpendSourceParamsOf[SpendSourceKind];
 export type SpendSourceSync = Data<'POST /v1/stores/{id}/spend-sources/{kind}/sync'>;
 
 // Ad spend

@@ -27,6 +27,8 @@ export const REUSED_ROUTES = [
   'DELETE /stores/:id/destinations/google_ads',
   'PUT /stores/:id/destinations/tiktok',
   'DELETE /stores/:id/destinations/tiktok',
+  'PUT /stores/:id/destinations/microsoft',
+  'DELETE /stores/:id/destinations/microsoft',
   'POST /stores/:id/destinations/:kind/test',
   // Spend sources (api.md §11): one documented PUT per platform, like destinations.
   'GET /stores/:id/spend-sources',

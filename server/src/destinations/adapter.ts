@@ -145,6 +145,8 @@ export interface DestinationEnv {
   tiktokApiUrl: string;
   /** GOOGLE_DATA_MANAGER_URL (api.md §12). */
   googleDataManagerUrl: string;
+  /** MICROSOFT_CAPI_URL (api.md §12): the UET Conversions API. */
+  microsoftCapiUrl: string;
 }
 
 /** Every payload of a batch gets the same outcome (a request-level answer). */

@@ -48,7 +48,9 @@ const Health = Type.Object(
 const ListedDestination = Type.Object({ ...Destination.properties, health: Health });
 
 const DestinationList = Type.Object({
-  destinations: Type.Array(ListedDestination, { description: 'Every platform, configured or not: meta, google_ads, tiktok' }),
+  destinations: Type.Array(ListedDestination, {
+    description: 'Every platform, configured or not: meta, google_ads, tiktok, microsoft',
+  }),
 });
 
 /** The check's kind is one Waytrack has (the document says so: an unknown one is the params' 400). */
@@ -83,7 +85,7 @@ const Params = Type.Object({
 });
 const KindParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'The store’s id', examples: [EXAMPLE.storeId] }),
-  kind: Type.String({ maxLength: 32, description: 'meta, google_ads or tiktok', examples: ['google_ads'] }),
+  kind: Type.String({ maxLength: 32, description: 'meta, google_ads, tiktok or microsoft', examples: ['google_ads'] }),
 });
 
 const UNVERIFIED = { status: 'unverified', consecutiveFailures: 0 };
@@ -113,6 +115,12 @@ const EXAMPLE_CONFIGURED = {
     kind: 'tiktok',
     configured: true,
     settings: { pixelCode: 'C4ABCDEFGH12345', testEventCode: null, accessTokenConfigured: true },
+    updatedAt: EXAMPLE.recordedAt,
+  },
+  microsoft: {
+    kind: 'microsoft',
+    configured: true,
+    settings: { tagId: '343210987', accessTokenConfigured: true },
     updatedAt: EXAMPLE.recordedAt,
   },
 };
@@ -156,7 +164,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         operationId: 'listDestinations',
         summary: 'List a store’s destinations',
         description:
-          'Where the store’s conversions are forwarded: Meta (the store’s pixelId and capiAccessToken), Google Ads and TikTok, each with `configured` and its settings without secrets.',
+          'Where the store’s conversions are forwarded: Meta (the store’s pixelId and capiAccessToken), Google Ads, TikTok and Microsoft Advertising, each with `configured` and its settings without secrets.',
         security: bearer,
         params: Params,
         response: describeResponses(DestinationList, {
@@ -172,6 +180,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
                     health: { status: 'ok', lastSuccessAt: EXAMPLE.recordedAt, consecutiveFailures: 0 },
                   },
                   { kind: 'tiktok', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
+                  { kind: 'microsoft', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
                 ],
               },
             },

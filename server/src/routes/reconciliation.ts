@@ -29,7 +29,7 @@ export const reconciliationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async 
           startDate: DateQuery('Inclusive; default 29 days before endDate'),
           endDate: DateQuery('Inclusive; default today in the store time zone'),
           destination: Type.Optional(
-            Type.Union([Type.Literal('meta'), Type.Literal('google_ads'), Type.Literal('tiktok')], {
+            Type.Union([Type.Literal('meta'), Type.Literal('google_ads'), Type.Literal('tiktok'), Type.Literal('microsoft')], {
               description: 'Only this destination; default all three',
             }),
           ),

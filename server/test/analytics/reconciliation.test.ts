@@ -5,7 +5,7 @@ import { newId } from '../../src/ids.js';
 import { call, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
 
 const DAY_MS = 86_400_000;
-const KINDS = ['meta', 'google_ads', 'tiktok'] as const;
+const KINDS = ['meta', 'google_ads', 'tiktok', 'microsoft'] as const;
 type Kind = (typeof KINDS)[number];
 // Zones with DST changes, half- and quarter-hour offsets, and day ranges around their changes.
 const ZONES = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Pacific/Chatham', 'Australia/Lord_Howe'];
@@ -38,6 +38,7 @@ const conversionArb = fc.record({
   meta: metaState,
   google_ads: otherState,
   tiktok: otherState,
+  microsoft: otherState,
 });
 const scenarioArb = fc.record({
   zone: fc.constantFrom(...ZONES),
@@ -129,7 +130,7 @@ describe('reconciliation', () => {
       }
       const forwarding: Record<string, unknown> = {};
       const others: Partial<Record<Kind, Expected>> = {};
-      for (const kind of ['google_ads', 'tiktok'] as const) {
+      for (const kind of ['google_ads', 'tiktok', 'microsoft'] as const) {
         const s = g[kind];
         if (s.kind === 'none') {
           others[kind] = null;
@@ -212,6 +213,7 @@ describe('reconciliation', () => {
         meta,
         google_ads: others.google_ads ?? null,
         tiktok: others.tiktok ?? null,
+        microsoft: others.microsoft ?? null,
       });
     }
     await ctx.database.write(async (trx) => {

@@ -148,6 +148,24 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
     await tiktok.getByText('accessToken is required').waitFor();
     pages.expected.push(/status of 400 .*destinations\/tiktok\)$/);
 
+    // Microsoft Advertising: a tag id that is not digits is named beside its field; then saved, the token never shown.
+    const microsoft = page.getByRole('region', { name: 'Microsoft Advertising' });
+    await microsoft.getByLabel('UET tag ID').fill('abc');
+    await microsoft.getByLabel('Conversions API token').fill('ms-browser-token-1');
+    await microsoft.getByRole('button', { name: 'Save Microsoft Advertising' }).click();
+    await eventually(async () => expect(await microsoft.getByLabel('UET tag ID').getAttribute('aria-invalid')).toBe('true'));
+    pages.expected.push(/status of 400 .*destinations\/microsoft\)$/);
+    await microsoft.getByLabel('UET tag ID').fill('343210987');
+    await microsoft.getByRole('button', { name: 'Save Microsoft Advertising' }).click();
+    await microsoft.getByText('Microsoft Advertising settings saved.').waitFor();
+    await expect(microsoft.getByLabel('Conversions API token').inputValue()).resolves.toBe('');
+    expect(await page.content()).not.toContain('ms-browser-token-1');
+    const listedMs = await api('GET', `/v1/stores/${storeId}/destinations`);
+    expect(listedMs.body.data.destinations.find((d: { kind: string }) => d.kind === 'microsoft')).toMatchObject({
+      configured: true,
+      settings: { tagId: '343210987', accessTokenConfigured: true },
+    });
+
     // Removal asks first; then the platform is no longer configured.
     await google.getByRole('button', { name: 'Remove Google Ads' }).click();
     const confirm = google.getByRole('group', { name: 'Remove Google Ads?' });

@@ -217,6 +217,21 @@ const ROUTES: RouteCase[] = [
     otherAccount: notFound('store_not_found')(route('DELETE', '/stores/:id/destinations/tiktok')),
   },
   {
+    method: 'PUT',
+    path: '/stores/:id/destinations/microsoft',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/microsoft`,
+    body: () => ({ tagId: '343210987', accessToken: 'microsoft-security-token' }),
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('PUT', '/stores/:id/destinations/microsoft')),
+  },
+  {
+    method: 'DELETE',
+    path: '/stores/:id/destinations/microsoft',
+    url: (s) => `/dashboard/api/stores/${s.storeId}/destinations/microsoft`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('DELETE', '/stores/:id/destinations/microsoft')),
+  },
+  {
     method: 'GET',
     path: '/stores/:id/spend-sources',
     url: (s) => `/dashboard/api/stores/${s.storeId}/spend-sources`,

@@ -192,7 +192,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
   },
   // G9 for the destinations' DELETE (bodiless) too.
-  ...['meta', 'google_ads', 'tiktok'].flatMap((kind) => [
+  ...['meta', 'google_ads', 'tiktok', 'microsoft'].flatMap((kind) => [
     ...gap(
       [`DELETE /v1/stores/{id}/destinations/${kind}`],
       'Content-Type',

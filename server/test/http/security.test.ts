@@ -654,6 +654,7 @@ const ROUTES: RouteCase[] = [
         'tiktok-security-token',
       ],
       ['meta', { pixelId: '98765432101', accessToken: 'meta-security-token' }, '98765432101', 'meta-security-token'],
+      ['microsoft', { tagId: '343210987', accessToken: 'microsoft-security-token' }, '343210987', 'microsoft-security-token'],
       [
         'google_ads',
         {

@@ -1,5 +1,5 @@
 import type { Requester, RequestOptions } from '../request.js';
-import type { SpendSource, SpendSourceKind, SpendSourceList, SpendSourceParams, SpendSourceSync } from '../types.js';
+import type { SpendSource, SpendSourceKind, SpendSourceList, SpendSourceParamsOf, SpendSourceSync } from '../types.js';
 
 /** A store's spend sources (api.md §11): each platform's daily campaign spend, pulled by a background sync. */
 export class SpendSources {
@@ -15,7 +15,12 @@ export class SpendSources {
    * keeps the stored one, or else the store's destination of that kind is used. The backfill runs
    * in the background.
    */
-  put(storeId: string, kind: SpendSourceKind, params: SpendSourceParams, options?: RequestOptions): Promise<SpendSource> {
+  put<K extends SpendSourceKind>(
+    storeId: string,
+    kind: K,
+    params: SpendSourceParamsOf[K],
+    options?: RequestOptions,
+  ): Promise<SpendSource> {
     return this.requester.call(
       { method: 'PUT', path: `/stores/${encodeURIComponent(storeId)}/spend-sources/${encodeURIComponent(kind)}`, body: params },
       options,

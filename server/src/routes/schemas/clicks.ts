@@ -12,9 +12,9 @@ export const CLICK_ID_DESCRIPTIONS = {
   gbraid: 'Google Ads app-to-web click id on iOS (`gbraid`)',
   wbraid: 'Google Ads web-to-app click id on iOS (`wbraid`)',
   ttclid: 'TikTok click id (`ttclid`)',
-  msclkid: 'Microsoft Advertising click id (`msclkid`)',
+  msclkid: 'Microsoft Advertising click id (`msclkid`; forwarded to the microsoft destination, api.md §12)',
   epik: 'Pinterest click id (`epik`; the tag keeps it in `_epik`)',
-  ScCid: 'Snapchat click id (`ScCid`; the tag keeps it in `_scid`)',
+  ScCid: 'Snapchat click id (`ScCid`; the tag keeps it in `_scclid`)',
   rdt_cid: 'Reddit click id (`rdt_cid`; the tag keeps it in `_rdt_cid`)',
   li_fat_id: 'LinkedIn click id (`li_fat_id`; the tag keeps it in `li_fat_id`)',
 } as const;

@@ -59,7 +59,12 @@ const Day = Type.Object({
   attributed: Count('Of received, those attributed'),
   refunded: Count('Of received, those with at least one refund (by now)'),
   destinations: Type.Object(
-    { meta: Type.Optional(DestinationDay), google_ads: Type.Optional(DestinationDay), tiktok: Type.Optional(DestinationDay) },
+    {
+      meta: Type.Optional(DestinationDay),
+      google_ads: Type.Optional(DestinationDay),
+      tiktok: Type.Optional(DestinationDay),
+      microsoft: Type.Optional(DestinationDay),
+    },
     { description: 'Every destination (or the one asked for with `destination`), configured or not' },
   ),
   links: Type.Object(
