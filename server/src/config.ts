@@ -23,6 +23,8 @@ export interface Config {
   /** GOOGLE_DATA_MANAGER_URL: Google's Data Manager API (api.md §12), the google_ads destination's default path. */
   googleDataManagerUrl: string;
   tiktokApiUrl: string;
+  /** REDDIT_API_URL: Reddit's Ads API (api.md §12), the reddit destination's Conversions API. */
+  redditApiUrl: string;
   capiSyncWaitMs: number;
   /** DESTINATION_ALERT_AFTER_S: a job pending longer turns its destination `failing` (api.md §12). */
   destinationAlertAfterS: number;
@@ -173,7 +175,7 @@ function connections(env: Env, trustProxy: boolean) {
   };
 }
 
-/** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL (§12). */
+/** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL, REDDIT_API_URL (§12). */
 function destinations(env: Env) {
   const googleAdsApiVersion = env.GOOGLE_ADS_API_VERSION || 'v22';
   if (!/^v\d+$/.test(googleAdsApiVersion)) {
@@ -186,6 +188,7 @@ function destinations(env: Env) {
     googleOauthTokenUrl: url(env, 'GOOGLE_OAUTH_TOKEN_URL', 'https://oauth2.googleapis.com/token', ['http:', 'https:']) as string,
     googleDataManagerUrl: base('GOOGLE_DATA_MANAGER_URL', 'https://datamanager.googleapis.com'),
     tiktokApiUrl: base('TIKTOK_API_URL', 'https://business-api.tiktok.com'),
+    redditApiUrl: base('REDDIT_API_URL', 'https://ads-api.reddit.com'),
   };
 }
 

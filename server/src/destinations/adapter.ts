@@ -145,6 +145,8 @@ export interface DestinationEnv {
   tiktokApiUrl: string;
   /** GOOGLE_DATA_MANAGER_URL (api.md §12). */
   googleDataManagerUrl: string;
+  /** REDDIT_API_URL (api.md §12). */
+  redditApiUrl: string;
 }
 
 /** Every payload of a batch gets the same outcome (a request-level answer). */
