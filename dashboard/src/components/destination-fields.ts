@@ -57,6 +57,19 @@ export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
     { path: 'accessToken', label: 'Access token', secret: true },
     { path: 'testEventCode', label: 'Test event code', hint: 'Optional: test-mode conversions go to TikTok with it.' },
   ],
+  reddit: [
+    {
+      path: 'adAccountId',
+      label: 'Ad account ID',
+      hint: 'From Reddit Ads Manager: t2_… or a2_… (the account menu, or the ads.reddit.com address).',
+    },
+    {
+      path: 'accessToken',
+      label: 'Conversion access token',
+      secret: true,
+      hint: 'Events Manager → your pixel → Conversions API → Generate access token. Test-mode conversions go to Reddit with test_mode.',
+    },
+  ],
 };
 
 type Settings = Record<string, unknown> | null | undefined;

@@ -11,7 +11,7 @@ import type { ClicksTable, ConversionsTable } from '../db/schema.js';
  * 10), so "which key is missing" translates directly into "how many points it would add".
  */
 
-export type MatchDestination = 'meta' | 'google_ads' | 'tiktok';
+export type MatchDestination = 'meta' | 'google_ads' | 'tiktok' | 'reddit';
 export type MatchKey = 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
 
 export interface MatchWarning {
@@ -44,6 +44,8 @@ export const MATCH_WEIGHTS: Record<MatchDestination, Partial<Record<MatchKey, nu
   meta: { clickId: 3, email: 3, phone: 1.5, ipUserAgent: 1.5, fbp: 0.5, address: 0.5 },
   google_ads: { clickId: 6, email: 2.5, phone: 1.5 },
   tiktok: { clickId: 3, email: 2.5, phone: 1.5, ipUserAgent: 1.5, ttp: 1.5 },
+  // Reddit matches on the rdt_cid, the hashed email and IP + user agent (its `_rdt_uuid` is sent, not scored).
+  reddit: { clickId: 4.5, email: 3, ipUserAgent: 2.5 },
 };
 
 /** What a conversion carries towards one destination, before weighing (see `signalsFor`). */
@@ -214,6 +216,7 @@ export function signalsFor(
     const clickId = kind ? (click?.[kind] ?? refs[kind] ?? undefined) : undefined;
     return { ...common, clickId, userIdentifiersAccepted: kind === 'gclid' };
   }
+  if (destination === 'reddit') return { ...common, clickId: click?.rdt_cid ?? refs.rdt_cid };
   return {
     ...common,
     clickId: click?.ttclid ?? refs.ttclid,

@@ -28,7 +28,7 @@ export async function setMatchQuality(
 ): Promise<void> {
   const kinds: MatchDestination[] = [
     ...(destinations.meta ? (['meta'] as const) : []),
-    ...destinations.others.filter((k): k is MatchDestination => k === 'google_ads' || k === 'tiktok'),
+    ...destinations.others.filter((k): k is MatchDestination => k === 'google_ads' || k === 'tiktok' || k === 'reddit'),
   ];
   if (kinds.length === 0) return;
   const click = await attributedClick();

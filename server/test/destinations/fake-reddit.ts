@@ -85,7 +85,11 @@ export class FakeReddit {
     }
   }
 
-  private handle(req: http.IncomingMessage, raw: string, at: number) {
+  private handle(
+    req: http.IncomingMessage,
+    raw: string,
+    at: number,
+  ): { status: number; body: Json; headers?: Record<string, string> } {
     const match = /^\/api\/v2\.0\/conversions\/events\/([^/?]+)$/.exec((req.url ?? '').split('?')[0] as string);
     if (req.method !== 'POST' || !match) return { status: 404, body: { message: 'Not Found' } };
     const requestId = randomBytes(8).toString('hex');

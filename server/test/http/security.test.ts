@@ -653,6 +653,7 @@ const ROUTES: RouteCase[] = [
         'C4SECURITY0123456789',
         'tiktok-security-token',
       ],
+      ['reddit', { adAccountId: 'a2_security9', accessToken: 'reddit-security-token' }, 'a2_security9', 'reddit-security-token'],
       ['meta', { pixelId: '98765432101', accessToken: 'meta-security-token' }, '98765432101', 'meta-security-token'],
       [
         'google_ads',
