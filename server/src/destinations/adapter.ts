@@ -147,6 +147,8 @@ export interface DestinationEnv {
   googleDataManagerUrl: string;
   /** REDDIT_API_URL (api.md §12). */
   redditApiUrl: string;
+  /** LINKEDIN_API_URL (api.md §12). */
+  linkedinApiUrl: string;
 }
 
 /** Every payload of a batch gets the same outcome (a request-level answer). */

@@ -1,5 +1,6 @@
 import type { Adapter, Sender } from './adapter.js';
 import { googleAds } from './google_ads/index.js';
+import { linkedin } from './linkedin/index.js';
 import { metaSender } from './meta/index.js';
 import { reddit } from './reddit/index.js';
 import { tiktok } from './tiktok/index.js';
@@ -14,6 +15,7 @@ export const ADAPTERS = {
   google_ads: googleAds,
   tiktok,
   reddit,
+  linkedin,
 } as const;
 
 export type AdapterKind = keyof typeof ADAPTERS;

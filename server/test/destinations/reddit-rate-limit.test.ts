@@ -23,6 +23,7 @@ const env = (): DestinationEnv => ({
   googleDataManagerUrl: 'http://127.0.0.1:9',
   tiktokApiUrl: 'http://127.0.0.1:9',
   redditApiUrl: fake.url,
+  linkedinApiUrl: 'http://127.0.0.1:9',
 });
 
 const event = (i: number) => ({
