@@ -70,6 +70,19 @@ export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
       hint: 'Events Manager → your pixel → Conversions API → Generate access token. Test-mode conversions go to Reddit with test_mode.',
     },
   ],
+  linkedin: [
+    {
+      path: 'conversionRuleId',
+      label: 'Conversion rule',
+      hint: 'Campaign Manager → Analyze → Conversion tracking → the rule: urn:lla:llaPartnerConversion:<digits>, or the digits alone.',
+    },
+    {
+      path: 'accessToken',
+      label: 'Access token',
+      secret: true,
+      hint: 'An OAuth token with the rw_conversions scope (it lasts 60 days). LinkedIn has no test mode: test-mode conversions are not sent.',
+    },
+  ],
 };
 
 type Settings = Record<string, unknown> | null | undefined;

@@ -21,10 +21,16 @@ interface DestinationQuality {
 }
 
 interface MatchQualityView {
-  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok' | 'reddit', DestinationQuality>>;
+  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok' | 'reddit' | 'linkedin', DestinationQuality>>;
 }
 
-const DESTINATIONS = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok', reddit: 'Reddit' } as const;
+const DESTINATIONS = {
+  meta: 'Meta',
+  google_ads: 'Google Ads',
+  tiktok: 'TikTok',
+  reddit: 'Reddit',
+  linkedin: 'LinkedIn',
+} as const;
 
 const KEYS: Record<string, string> = {
   clickId: 'click id',

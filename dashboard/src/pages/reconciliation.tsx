@@ -12,14 +12,21 @@ import { BASE, Link, setQuery, useLocation } from '../router.js';
 import { loadAllStores } from '../stores.js';
 import { useApi } from '../use-api.js';
 
-type Kind = 'meta' | 'google_ads' | 'tiktok' | 'reddit';
-const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'reddit'];
-const KIND_LABEL: Record<Kind, string> = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok', reddit: 'Reddit' };
+type Kind = 'meta' | 'google_ads' | 'tiktok' | 'reddit' | 'linkedin';
+const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'reddit', 'linkedin'];
+const KIND_LABEL: Record<Kind, string> = {
+  meta: 'Meta',
+  google_ads: 'Google Ads',
+  tiktok: 'TikTok',
+  reddit: 'Reddit',
+  linkedin: 'LinkedIn',
+};
 const TRACE_LABEL: Record<Kind, string> = {
   meta: 'fbtrace_id',
   google_ads: 'job id',
   tiktok: 'request_id',
   reddit: 'request id',
+  linkedin: 'x-li-uuid',
 };
 
 interface ByReason {

@@ -28,7 +28,9 @@ export async function setMatchQuality(
 ): Promise<void> {
   const kinds: MatchDestination[] = [
     ...(destinations.meta ? (['meta'] as const) : []),
-    ...destinations.others.filter((k): k is MatchDestination => k === 'google_ads' || k === 'tiktok' || k === 'reddit'),
+    ...destinations.others.filter(
+      (k): k is MatchDestination => k === 'google_ads' || k === 'tiktok' || k === 'reddit' || k === 'linkedin',
+    ),
   ];
   if (kinds.length === 0) return;
   const click = await attributedClick();

@@ -654,6 +654,12 @@ const ROUTES: RouteCase[] = [
         'tiktok-security-token',
       ],
       ['reddit', { adAccountId: 'a2_security9', accessToken: 'reddit-security-token' }, 'a2_security9', 'reddit-security-token'],
+      [
+        'linkedin',
+        { conversionRuleId: '987654', accessToken: 'linkedin-security-token' },
+        'urn:lla:llaPartnerConversion:987654',
+        'linkedin-security-token',
+      ],
       ['meta', { pixelId: '98765432101', accessToken: 'meta-security-token' }, '98765432101', 'meta-security-token'],
       [
         'google_ads',
