@@ -24,6 +24,10 @@ export interface Config {
   googleDataManagerUrl: string;
   tiktokApiUrl: string;
   microsoftCapiUrl: string;
+  /** REDDIT_API_URL: Reddit's Ads API (api.md §12), the reddit destination's Conversions API. */
+  redditApiUrl: string;
+  /** LINKEDIN_API_URL: LinkedIn's REST API (api.md §12), the linkedin destination's Conversions API. */
+  linkedinApiUrl: string;
   capiSyncWaitMs: number;
   /** DESTINATION_ALERT_AFTER_S: a job pending longer turns its destination `failing` (api.md §12). */
   destinationAlertAfterS: number;
@@ -175,6 +179,7 @@ function connections(env: Env, trustProxy: boolean) {
 }
 
 /** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL, MICROSOFT_CAPI_URL (§12). */
+/** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL, REDDIT_API_URL, LINKEDIN_API_URL (§12). */
 function destinations(env: Env) {
   const googleAdsApiVersion = env.GOOGLE_ADS_API_VERSION || 'v22';
   if (!/^v\d+$/.test(googleAdsApiVersion)) {
@@ -188,6 +193,8 @@ function destinations(env: Env) {
     googleDataManagerUrl: base('GOOGLE_DATA_MANAGER_URL', 'https://datamanager.googleapis.com'),
     tiktokApiUrl: base('TIKTOK_API_URL', 'https://business-api.tiktok.com'),
     microsoftCapiUrl: base('MICROSOFT_CAPI_URL', 'https://capi.uet.microsoft.com'),
+    redditApiUrl: base('REDDIT_API_URL', 'https://ads-api.reddit.com'),
+    linkedinApiUrl: base('LINKEDIN_API_URL', 'https://api.linkedin.com'),
   };
 }
 

@@ -66,6 +66,32 @@ export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
       hint: 'From the UET tag’s “Use Conversions API”. Test-mode conversions are not sent to Microsoft.',
     },
   ],
+  reddit: [
+    {
+      path: 'adAccountId',
+      label: 'Ad account ID',
+      hint: 'From Reddit Ads Manager: t2_… or a2_… (the account menu, or the ads.reddit.com address).',
+    },
+    {
+      path: 'accessToken',
+      label: 'Conversion access token',
+      secret: true,
+      hint: 'Events Manager → your pixel → Conversions API → Generate access token. Test-mode conversions go to Reddit with test_mode.',
+    },
+  ],
+  linkedin: [
+    {
+      path: 'conversionRuleId',
+      label: 'Conversion rule',
+      hint: 'Campaign Manager → Analyze → Conversion tracking → the rule: urn:lla:llaPartnerConversion:<digits>, or the digits alone.',
+    },
+    {
+      path: 'accessToken',
+      label: 'Access token',
+      secret: true,
+      hint: 'An OAuth token with the rw_conversions scope (it lasts 60 days). LinkedIn has no test mode: test-mode conversions are not sent.',
+    },
+  ],
 };
 
 type Settings = Record<string, unknown> | null | undefined;

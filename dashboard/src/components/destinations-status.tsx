@@ -7,6 +7,8 @@ const OTHERS: Array<{ kind: Exclude<DestinationKind, 'meta'>; name: string }> = 
   { kind: 'google_ads', name: 'Google Ads' },
   { kind: 'tiktok', name: 'TikTok' },
   { kind: 'microsoft', name: 'Microsoft Advertising' },
+  { kind: 'reddit', name: 'Reddit' },
+  { kind: 'linkedin', name: 'LinkedIn' },
 ];
 
 export const DESTINATION_NAMES: Record<DestinationKind, string> = {
@@ -14,6 +16,8 @@ export const DESTINATION_NAMES: Record<DestinationKind, string> = {
   google_ads: 'Google Ads',
   tiktok: 'TikTok',
   microsoft: 'Microsoft Advertising',
+  reddit: 'Reddit',
+  linkedin: 'LinkedIn',
 };
 
 /** Each destination other than Meta that receives the conversion: status, attempts, sent time, last error. */

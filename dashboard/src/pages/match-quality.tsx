@@ -21,10 +21,17 @@ interface DestinationQuality {
 }
 
 interface MatchQualityView {
-  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok' | 'microsoft', DestinationQuality>>;
+  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin', DestinationQuality>>;
 }
 
-const DESTINATIONS = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok', microsoft: 'Microsoft Advertising' } as const;
+const DESTINATIONS = {
+  meta: 'Meta',
+  google_ads: 'Google Ads',
+  tiktok: 'TikTok',
+  microsoft: 'Microsoft Advertising',
+  reddit: 'Reddit',
+  linkedin: 'LinkedIn',
+} as const;
 
 const KEYS: Record<string, string> = {
   clickId: 'click id',

@@ -12,19 +12,23 @@ import { BASE, Link, setQuery, useLocation } from '../router.js';
 import { loadAllStores } from '../stores.js';
 import { useApi } from '../use-api.js';
 
-type Kind = 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
-const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'microsoft'];
+type Kind = 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'microsoft', 'reddit', 'linkedin'];
 const KIND_LABEL: Record<Kind, string> = {
   meta: 'Meta',
   google_ads: 'Google Ads',
   tiktok: 'TikTok',
   microsoft: 'Microsoft Advertising',
+  reddit: 'Reddit',
+  linkedin: 'LinkedIn',
 };
 const TRACE_LABEL: Record<Kind, string> = {
   meta: 'fbtrace_id',
   google_ads: 'job id',
   tiktok: 'request_id',
   microsoft: 'request id',
+  reddit: 'request id',
+  linkedin: 'x-li-uuid',
 };
 
 interface ByReason {

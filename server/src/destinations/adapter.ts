@@ -147,6 +147,10 @@ export interface DestinationEnv {
   googleDataManagerUrl: string;
   /** MICROSOFT_CAPI_URL (api.md §12): the UET Conversions API. */
   microsoftCapiUrl: string;
+  /** REDDIT_API_URL (api.md §12). */
+  redditApiUrl: string;
+  /** LINKEDIN_API_URL (api.md §12). */
+  linkedinApiUrl: string;
 }
 
 /** Every payload of a batch gets the same outcome (a request-level answer). */

@@ -1,7 +1,9 @@
 import type { Adapter, Sender } from './adapter.js';
 import { googleAds } from './google_ads/index.js';
+import { linkedin } from './linkedin/index.js';
 import { metaSender } from './meta/index.js';
 import { microsoft } from './microsoft/index.js';
+import { reddit } from './reddit/index.js';
 import { tiktok } from './tiktok/index.js';
 
 /**
@@ -14,6 +16,8 @@ export const ADAPTERS = {
   google_ads: googleAds,
   tiktok,
   microsoft,
+  reddit,
+  linkedin,
 } as const;
 
 export type AdapterKind = keyof typeof ADAPTERS;

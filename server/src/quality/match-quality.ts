@@ -11,7 +11,7 @@ import type { ClicksTable, ConversionsTable } from '../db/schema.js';
  * 10), so "which key is missing" translates directly into "how many points it would add".
  */
 
-export type MatchDestination = 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+export type MatchDestination = 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
 export type MatchKey = 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
 
 export interface MatchWarning {
@@ -46,6 +46,10 @@ export const MATCH_WEIGHTS: Record<MatchDestination, Partial<Record<MatchKey, nu
   google_ads: { clickId: 6, email: 2.5, phone: 1.5 },
   tiktok: { clickId: 3, email: 2.5, phone: 1.5, ipUserAgent: 1.5, ttp: 1.5 },
   microsoft: { clickId: 5, email: 2.5, phone: 1.5, ipUserAgent: 1 },
+  // Reddit matches on the rdt_cid, the hashed email and IP + user agent (its `_rdt_uuid` is sent, not scored).
+  reddit: { clickId: 4.5, email: 3, ipUserAgent: 2.5 },
+  // LinkedIn matches on the li_fat_id and the hashed email (userInfo's names are sent, not scored).
+  linkedin: { clickId: 6, email: 4 },
 };
 
 /** What a conversion carries towards one destination, before weighing (see `signalsFor`). */
@@ -218,6 +222,8 @@ export function signalsFor(
     return { ...common, clickId, userIdentifiersAccepted: kind === 'gclid' };
   }
   if (destination === 'microsoft') return { ...common, clickId: click?.msclkid || refs.msclkid || undefined };
+  if (destination === 'reddit') return { ...common, clickId: click?.rdt_cid ?? refs.rdt_cid };
+  if (destination === 'linkedin') return { ...common, clickId: click?.li_fat_id ?? refs.li_fat_id };
   return {
     ...common,
     clickId: click?.ttclid ?? refs.ttclid,

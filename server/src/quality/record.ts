@@ -28,7 +28,10 @@ export async function setMatchQuality(
 ): Promise<void> {
   const kinds: MatchDestination[] = [
     ...(destinations.meta ? (['meta'] as const) : []),
-    ...destinations.others.filter((k): k is MatchDestination => k === 'google_ads' || k === 'tiktok' || k === 'microsoft'),
+    ...destinations.others.filter(
+      (k): k is MatchDestination =>
+        k === 'google_ads' || k === 'tiktok' || k === 'microsoft' || k === 'reddit' || k === 'linkedin',
+    ),
   ];
   if (kinds.length === 0) return;
   const click = await attributedClick();

@@ -49,7 +49,7 @@ const ListedDestination = Type.Object({ ...Destination.properties, health: Healt
 
 const DestinationList = Type.Object({
   destinations: Type.Array(ListedDestination, {
-    description: 'Every platform, configured or not: meta, google_ads, tiktok, microsoft',
+    description: 'Every platform, configured or not: meta, google_ads, tiktok, microsoft, reddit, linkedin',
   }),
 });
 
@@ -85,7 +85,11 @@ const Params = Type.Object({
 });
 const KindParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'The store’s id', examples: [EXAMPLE.storeId] }),
-  kind: Type.String({ maxLength: 32, description: 'meta, google_ads, tiktok or microsoft', examples: ['google_ads'] }),
+  kind: Type.String({
+    maxLength: 32,
+    description: 'meta, google_ads, tiktok, microsoft, reddit or linkedin',
+    examples: ['google_ads'],
+  }),
 });
 
 const UNVERIFIED = { status: 'unverified', consecutiveFailures: 0 };
@@ -121,6 +125,18 @@ const EXAMPLE_CONFIGURED = {
     kind: 'microsoft',
     configured: true,
     settings: { tagId: '343210987', accessTokenConfigured: true },
+    updatedAt: EXAMPLE.recordedAt,
+  },
+  reddit: {
+    kind: 'reddit',
+    configured: true,
+    settings: { adAccountId: 'a2_abc123xyz', accessTokenConfigured: true },
+    updatedAt: EXAMPLE.recordedAt,
+  },
+  linkedin: {
+    kind: 'linkedin',
+    configured: true,
+    settings: { conversionRuleId: 'urn:lla:llaPartnerConversion:123456', accessTokenConfigured: true },
     updatedAt: EXAMPLE.recordedAt,
   },
 };
@@ -164,7 +180,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         operationId: 'listDestinations',
         summary: 'List a store’s destinations',
         description:
-          'Where the store’s conversions are forwarded: Meta (the store’s pixelId and capiAccessToken), Google Ads, TikTok and Microsoft Advertising, each with `configured` and its settings without secrets.',
+          'Where the store’s conversions are forwarded: Meta (the store’s pixelId and capiAccessToken), Google Ads, TikTok, Microsoft Advertising, Reddit and LinkedIn, each with `configured` and its settings without secrets.',
         security: bearer,
         params: Params,
         response: describeResponses(DestinationList, {
@@ -181,6 +197,8 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
                   },
                   { kind: 'tiktok', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
                   { kind: 'microsoft', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
+                  { kind: 'reddit', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
+                  { kind: 'linkedin', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
                 ],
               },
             },
@@ -203,7 +221,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         operationId: 'testDestination',
         summary: 'Check a destination’s credentials',
         description:
-          'Checks the stored credentials against the platform now, without creating a live conversion: Meta reads the pixel with the token (or sends a test event when testEventCode is set), Google exchanges the refresh token and uploads a made-up conversion with validateOnly, TikTok sends a test event with its testEventCode. Nothing is recorded. `ok: false` is an answer too (200): the message says whose side failed and what to do.',
+          'Checks the stored credentials against the platform now, without creating a live conversion: Meta reads the pixel with the token (or sends a test event when testEventCode is set), Google exchanges the refresh token and uploads a made-up conversion with validateOnly, TikTok sends a test event with its testEventCode, Reddit an event with `test_mode: true`, LinkedIn reads the conversion rule (it has no test mode). Nothing is recorded. `ok: false` is an answer too (200): the message says whose side failed and what to do.',
         security: bearer,
         params: TestParams,
         response: describeResponses(CheckAnswer, {

@@ -131,6 +131,8 @@ describe('destinations API', () => {
       ['google_ads', false],
       ['tiktok', false],
       ['microsoft', false],
+      ['reddit', false],
+      ['linkedin', false],
     ]);
 
     const google = await put(storeId, 'google_ads', googleBody({ loginCustomerId: '9876543210' }));

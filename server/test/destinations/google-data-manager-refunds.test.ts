@@ -33,6 +33,8 @@ const env = () => ({
   googleDataManagerUrl: dm.url,
   tiktokApiUrl: 'http://127.0.0.1:9',
   microsoftCapiUrl: 'http://127.0.0.1:9',
+  redditApiUrl: 'http://127.0.0.1:9',
+  linkedinApiUrl: 'http://127.0.0.1:9',
 });
 
 const settings = { api: 'data_manager' as const, customerId: '1234567890', conversionAction: ACTION };

@@ -653,6 +653,13 @@ const ROUTES: RouteCase[] = [
         'C4SECURITY0123456789',
         'tiktok-security-token',
       ],
+      ['reddit', { adAccountId: 'a2_security9', accessToken: 'reddit-security-token' }, 'a2_security9', 'reddit-security-token'],
+      [
+        'linkedin',
+        { conversionRuleId: '987654', accessToken: 'linkedin-security-token' },
+        'urn:lla:llaPartnerConversion:987654',
+        'linkedin-security-token',
+      ],
       ['meta', { pixelId: '98765432101', accessToken: 'meta-security-token' }, '98765432101', 'meta-security-token'],
       ['microsoft', { tagId: '343210987', accessToken: 'microsoft-security-token' }, '343210987', 'microsoft-security-token'],
       [

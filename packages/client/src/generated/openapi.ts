@@ -200,6 +200,38 @@ export interface Operations {
             scoreGain: number;
           }>;
         };
+        reddit?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
+        linkedin?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
       };
     };
   };
@@ -517,7 +549,7 @@ export interface Operations {
       /** Forwarding to Meta: pending, sent, failed or skipped */
       capiStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination) */
-      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
       /** Only conversions in this state at the destination (or at any destination) */
       forwardingStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`) for this reason */
@@ -638,6 +670,32 @@ export interface Operations {
             /** Only when skipped: the reason in a sentence */
             message?: string;
           };
+          reddit?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
+          linkedin?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
         };
         /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
         matchQuality: {
@@ -687,6 +745,36 @@ export interface Operations {
             }>;
           };
           microsoft?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+          reddit?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+          linkedin?: {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
@@ -854,6 +942,32 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        reddit?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        linkedin?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -903,6 +1017,36 @@ export interface Operations {
           }>;
         };
         microsoft?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        reddit?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        linkedin?: {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
@@ -1122,6 +1266,32 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        reddit?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        linkedin?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -1171,6 +1341,36 @@ export interface Operations {
           }>;
         };
         microsoft?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        reddit?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        linkedin?: {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
@@ -1662,10 +1862,10 @@ export interface Operations {
       id: string;
     };
     response: {
-      /** Every platform, configured or not: meta, google_ads, tiktok, microsoft */
+      /** Every platform, configured or not: meta, google_ads, tiktok, microsoft, reddit, linkedin */
       destinations: Array<{
         /** The ad platform */
-        kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+        kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
         /** true when the store forwards conversions to this platform */
         configured: boolean;
         /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1719,7 +1919,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1736,7 +1936,47 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the LinkedIn destination */
+  'PUT /v1/stores/{id}/destinations/linkedin': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The conversion rule: urn:lla:llaPartnerConversion:<digits>, or the digits alone (shown as the URN); Campaign Manager → Analyze → Conversion tracking → the rule */
+      conversionRuleId: string;
+      /** An OAuth access token with the rw_conversions scope; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the LinkedIn destination */
+  'DELETE /v1/stores/{id}/destinations/linkedin': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1763,7 +2003,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1780,7 +2020,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1803,7 +2043,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1820,7 +2060,47 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the Reddit destination */
+  'PUT /v1/stores/{id}/destinations/reddit': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The Reddit Ads account id: t2_… or a2_… (Reddit Ads Manager → the account menu, or the ads.reddit.com URL) */
+      adAccountId: string;
+      /** The Conversions API access token; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the Reddit destination */
+  'DELETE /v1/stores/{id}/destinations/reddit': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1847,7 +2127,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1864,7 +2144,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1879,7 +2159,7 @@ export interface Operations {
       /** The store’s id */
       id: string;
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
     };
     response: {
       /** true when the platform accepted the credentials */
@@ -1901,8 +2181,8 @@ export interface Operations {
       startDate?: string;
       /** Inclusive; default today in the store time zone */
       endDate?: string;
-      /** Only this destination; default all three */
-      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft';
+      /** Only this destination; default all of them */
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
     };
     response: {
       storeId: string;

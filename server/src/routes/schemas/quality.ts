@@ -35,6 +35,8 @@ export const MatchQualityMap = Type.Object(
     google_ads: Type.Optional(MatchQualityEntry),
     tiktok: Type.Optional(MatchQualityEntry),
     microsoft: Type.Optional(MatchQualityEntry),
+    reddit: Type.Optional(MatchQualityEntry),
+    linkedin: Type.Optional(MatchQualityEntry),
   },
   {
     description:
@@ -97,6 +99,8 @@ export const MatchQualityView = Type.Object({
       google_ads: Type.Optional(DestinationSummary),
       tiktok: Type.Optional(DestinationSummary),
       microsoft: Type.Optional(DestinationSummary),
+      reddit: Type.Optional(DestinationSummary),
+      linkedin: Type.Optional(DestinationSummary),
     },
     { description: 'Per destination with at least one conversion in range' },
   ),
