@@ -55,6 +55,93 @@ export interface Operations {
       nextCursor: string | null;
     };
   };
+  /** Spend, credited conversions, net revenue, ROAS and CPA per ad channel and campaign */
+  'GET /v1/analytics/channels': {
+    query: {
+      /** The store */
+      storeId: string;
+      /** Inclusive; default 29 days before endDate */
+      startDate?: string;
+      /** Inclusive; default today in the store time zone */
+      endDate?: string;
+      /** How a conversion is credited to its touchpoints */
+      model?: 'last_click' | 'first_click' | 'linear' | 'time_decay' | 'position_based';
+    };
+    response: {
+      storeId: string;
+      startDate: string;
+      endDate: string;
+      timezone: string;
+      /** The store currency every amount is in */
+      currency: string;
+      model: 'last_click' | 'first_click' | 'linear' | 'time_decay' | 'position_based';
+      livemode: boolean;
+      /** Each channel with clicks, credit or spend in range (click platforms first, in a fixed order), unattributed last; they add up to GET /v1/analytics/metrics */
+      channels: Array<{
+        /** meta, google_ads, tiktok, microsoft, pinterest, snapchat, reddit, linkedin (the credited click’s platform), another ad spend platform by its name, or unattributed (conversions credited to no click) */
+        channel: string;
+        /** Ad spend in the store currency (other currencies converted at their day’s rate; without one left out, see warnings) */
+        spend: number;
+        /** Clicks (bots left out) dated in range */
+        clicks: number;
+        /** Conversions credited by the model (fractions of multi-touch credit, 2 decimals) */
+        conversions: number;
+        /** Credited Purchase revenue in the store currency, by conversion day */
+        revenue: number;
+        /** Credited refunds in the store currency, by refund day */
+        refunds: number;
+        /** revenue − refunds */
+        netRevenue: number;
+        /** netRevenue ÷ spend, 2 decimals; null when spend is 0 */
+        roas: number | null;
+        /** spend ÷ conversions, to the minor unit; null when spend or conversions is 0 */
+        cpa: number | null;
+        /** Customers whose first conversion is in range and credited (last click) to this channel / campaign */
+        newCustomers: number;
+        /** Highest spend first, then net revenue; empty for unattributed */
+        campaigns: Array<{
+          /** The credited click’s campaign_id (or the spend entry’s campaignId); "" for clicks without one */
+          campaignId: string;
+          /** From the ad spend entries, when known */
+          campaignName: string | null;
+          /** Ad spend in the store currency (other currencies converted at their day’s rate; without one left out, see warnings) */
+          spend: number;
+          /** Clicks (bots left out) dated in range */
+          clicks: number;
+          /** Conversions credited by the model (fractions of multi-touch credit, 2 decimals) */
+          conversions: number;
+          /** Credited Purchase revenue in the store currency, by conversion day */
+          revenue: number;
+          /** Credited refunds in the store currency, by refund day */
+          refunds: number;
+          /** revenue − refunds */
+          netRevenue: number;
+          /** netRevenue ÷ spend, 2 decimals; null when spend is 0 */
+          roas: number | null;
+          /** spend ÷ conversions, to the minor unit; null when spend or conversions is 0 */
+          cpa: number | null;
+          /** Customers whose first conversion is in range and credited (last click) to this channel / campaign */
+          newCustomers: number;
+        }>;
+      }>;
+      totals: {
+        /** Ad spend of every channel in the store currency */
+        spend: number;
+        /** Net revenue of every channel (the metrics’ netRevenue) */
+        netRevenue: number;
+        /** netRevenue ÷ spend, 2 decimals; null when spend is 0 */
+        mer: number | null;
+      };
+      warnings: Array<{
+        /** What is wrong; so far only `spend_not_converted` */
+        code: string;
+        currency: string;
+        days: string[];
+        amount: number;
+        message: string;
+      }>;
+    };
+  };
   /** A store's first-purchase cohorts by month (and channel of the first purchase) */
   'GET /v1/analytics/cohorts': {
     query: {
@@ -301,6 +388,31 @@ export interface Operations {
         averageOrderValue: number;
         /** interval=day only: the ad spend recorded for the day in the store currency (spend in other currencies is in metrics’ adSpendByCurrency) */
         adSpend?: number;
+      }>;
+    };
+  };
+  /** What would make the channel report wrong, each with a sentence to act on */
+  'GET /v1/analytics/tracking-health': {
+    query: {
+      /** The store */
+      storeId: string;
+      /** Inclusive; default 29 days before endDate */
+      startDate?: string;
+      /** Inclusive; default today in the store time zone */
+      endDate?: string;
+    };
+    response: {
+      storeId: string;
+      startDate: string;
+      endDate: string;
+      livemode: boolean;
+      /** Spend without clicks (highest spend first), untagged clicks per channel, failing destinations, failing spend sources, pending conversions; empty when all is well */
+      items: Array<{
+        /** One of spend_without_clicks, untagged_clicks, destination_failing, spend_source_failing, conversions_pending (a string: more may come) */
+        type: string;
+        /** One sentence saying what is wrong and what to do */
+        message: string;
+        [key: string]: unknown;
       }>;
     };
   };
@@ -1961,37 +2073,96 @@ export interface Operations {
       }>;
     };
   };
-  /** Connect a spend source */
-  'PUT /v1/stores/{id}/spend-sources/{kind}': {
+  /** Connect the Google Ads spend source */
+  'PUT /v1/stores/{id}/spend-sources/google_ads': {
     params: {
       /** The store’s id */
       id: string;
-      /** The ad platform whose spend is pulled */
-      kind: 'meta' | 'google_ads' | 'tiktok';
     };
     body: {
-      /** meta: the ad accounts, act_<digits> (null or "" is the same as leaving it out) */
-      adAccountIds?: string[] | null | '';
-      /** google_ads: the customer ids, 10 digits without dashes (null or "" is the same as leaving it out) */
-      customerIds?: string[] | null | '';
-      /** google_ads: the manager account; default the destination’s (null or "" is the same as leaving it out) */
+      /** The Google Ads customer ids, 10 digits without dashes */
+      customerIds: string[];
+      /** The manager account the customers are reached through; default the destination’s (null or "" is the same as leaving it out) */
       loginCustomerId?: string | null | '';
-      /** tiktok: the advertiser ids (null or "" is the same as leaving it out) */
-      advertiserIds?: string[] | null | '';
-      /** meta, tiktok: a token of its own; left out, the one stored with the source, else the store’s destination’s (null or "" is the same as leaving it out) */
-      accessToken?: string | null | '';
-      /** google_ads: the Google Ads API developer token; left out, the stored one, else the destination’s (null or "" is the same as leaving it out) */
+      /** The Google Ads API developer token; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
       developerToken?: string | null | '';
-      /** google_ads: an OAuth client of its own (the destination’s shape); left out, the destination’s (null or "" is the same as leaving it out) */
+      /** An OAuth client of the source’s own (the google_ads destination’s shape); left out, the destination’s (null or "" is the same as leaving it out) */
       oauth?: {
-        /** The OAuth client id */
-        clientId: string;
+        /** The OAuth client id (required with oauth) (null or "" is the same as leaving it out) */
+        clientId?: string | null | '';
+        /** The OAuth client secret; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
         clientSecret?: string | null | '';
+        /** A refresh token with the adwords scope; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
         refreshToken?: string | null | '';
       } | null | '';
-      /** Days pulled when connected (default 30) (null or "" is the same as leaving it out) */
+      /** Days pulled when connected, through today (default 30) (null or "" is the same as leaving it out) */
       backfillDays?: number | null | '';
-      [key: string]: unknown;
+    };
+    response: {
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store pulls this platform’s spend */
+      configured: boolean;
+      /** The platform accounts pulled (Meta ad accounts, Google Ads customers, TikTok advertisers) */
+      accounts: string[];
+      /** never: no sync has finished yet; ok: the last sync recorded the spend; failing: the last sync failed (lastError says why) */
+      status: 'never' | 'ok' | 'failing';
+      /** When a sync last recorded the spend */
+      lastSyncedAt: string | null;
+      /** The last day (the platform account’s own) the last successful sync pulled */
+      syncedThrough: string | null;
+      /** Why the last sync failed: the platform’s error with its message and the credential to renew (expired token, missing permission, unknown account), or this server’s network (DNS, connect, TLS, timeout) naming the host */
+      lastError?: string;
+      /** The settings without secrets (each own secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+    };
+  };
+  /** Connect the Meta spend source */
+  'PUT /v1/stores/{id}/spend-sources/meta': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The Meta ad accounts, act_<digits> */
+      adAccountIds: string[];
+      /** A Marketing API token with ads_read; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** Days pulled when connected, through today (default 30) (null or "" is the same as leaving it out) */
+      backfillDays?: number | null | '';
+    };
+    response: {
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store pulls this platform’s spend */
+      configured: boolean;
+      /** The platform accounts pulled (Meta ad accounts, Google Ads customers, TikTok advertisers) */
+      accounts: string[];
+      /** never: no sync has finished yet; ok: the last sync recorded the spend; failing: the last sync failed (lastError says why) */
+      status: 'never' | 'ok' | 'failing';
+      /** When a sync last recorded the spend */
+      lastSyncedAt: string | null;
+      /** The last day (the platform account’s own) the last successful sync pulled */
+      syncedThrough: string | null;
+      /** Why the last sync failed: the platform’s error with its message and the credential to renew (expired token, missing permission, unknown account), or this server’s network (DNS, connect, TLS, timeout) naming the host */
+      lastError?: string;
+      /** The settings without secrets (each own secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+    };
+  };
+  /** Connect the TikTok spend source */
+  'PUT /v1/stores/{id}/spend-sources/tiktok': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The TikTok advertiser ids */
+      advertiserIds: string[];
+      /** A TikTok Marketing API access token with reporting access; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** Days pulled when connected, through today (default 30) (null or "" is the same as leaving it out) */
+      backfillDays?: number | null | '';
     };
     response: {
       /** The ad platform whose spend is pulled */

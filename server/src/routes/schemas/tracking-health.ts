@@ -7,7 +7,7 @@ export const TrackingHealthItem = Type.Object(
   {
     type: Type.String({
       description:
-        'spend_without_clicks | untagged_clicks | destination_failing | spend_source_failing | conversions_pending (a string: more may come)',
+        'One of spend_without_clicks, untagged_clicks, destination_failing, spend_source_failing, conversions_pending (a string: more may come)',
       examples: ['untagged_clicks'],
     }),
     message: Type.String({ description: 'One sentence saying what is wrong and what to do' }),
