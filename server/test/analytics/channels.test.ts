@@ -180,4 +180,102 @@ describe('GET /v1/analytics/channels', () => {
     ]);
     expect(data.items[0].message).toMatch(/^TikTok campaign tt1 spent ¥1,000 .* with no tracked click: add the Waytrack tag/);
   });
+
+  it('tracking health names failing destinations and spend sources and conversions pending over an hour', async () => {
+    const store = await ctx.database.read
+      .selectFrom('stores')
+      .select(['account_id'])
+      .where('id', '=', storeId)
+      .executeTakeFirstOrThrow();
+    const now = Date.now();
+    const conversion = await ctx.database.read
+      .selectFrom('conversions')
+      .select('id')
+      .where('store_id', '=', storeId)
+      .where('order_id', '=', 'P2')
+      .executeTakeFirstOrThrow();
+    await ctx.database.write(async (trx) => {
+      await trx
+        .insertInto('destination_health')
+        .values({
+          store_id: storeId,
+          kind: 'tiktok',
+          account_id: store.account_id,
+          status: 'failing',
+          consecutive_failures: 5,
+          last_success_at: null,
+          last_failure_at: now - 60_000,
+          last_error: 'TikTok refused the access token (expired)',
+          failing_reason: 'failures',
+          failing_since: now - 600_000,
+          updated_at: now,
+        })
+        .execute();
+      await trx
+        .insertInto('spend_sources')
+        .values({
+          store_id: storeId,
+          kind: 'meta',
+          account_id: store.account_id,
+          settings: '{"adAccountIds":["act_1"]}',
+          secrets: null,
+          backfill_days: 30,
+          status: 'failing',
+          last_synced_at: now - 7_200_000,
+          synced_through: D(-3),
+          last_error: 'Meta: the access token has expired',
+          consecutive_failures: 2,
+          next_sync_at: now + 3_600_000,
+          claimed_by: null,
+          lease_until: null,
+          created_at: now - 86_400_000,
+          updated_at: now,
+        })
+        .execute();
+      const job = {
+        conversion_id: conversion.id,
+        destination: 'tiktok',
+        job_key: '',
+        kind: 'conversion' as const,
+        account_id: store.account_id,
+        store_id: storeId,
+        livemode: 1,
+        route: '',
+        payload: '{}',
+        status: 'pending' as const,
+        attempts: 0,
+        next_attempt_at: now + 86_400_000,
+        expires_at: now + 86_400_000,
+        claimed_by: null,
+        last_error: null,
+        trace_id: null,
+        created_at: now - 2 * 3_600_000,
+        updated_at: now,
+        sent_at: null,
+      };
+      // One job over an hour old is reported; a younger one is not.
+      await trx.insertInto('destination_jobs').values(job).execute();
+      await trx
+        .insertInto('destination_jobs')
+        .values({ ...job, destination: 'reddit', created_at: now - 60_000 })
+        .execute();
+    });
+    const data = await get(`/v1/analytics/tracking-health?${range()}`);
+    const of = (type: string) => data.items.filter((i: { type: string }) => i.type === type);
+    expect(of('destination_failing')).toEqual([
+      expect.objectContaining({
+        destination: 'tiktok',
+        consecutiveFailures: 5,
+        lastError: 'TikTok refused the access token (expired)',
+      }),
+    ]);
+    expect(of('destination_failing')[0].message).toMatch(
+      /^The TikTok destination is failing \(TikTok refused the access token \(expired\)\)/,
+    );
+    expect(of('spend_source_failing')).toEqual([
+      expect.objectContaining({ kind: 'meta', syncedThrough: D(-3), lastError: 'Meta: the access token has expired' }),
+    ]);
+    expect(of('conversions_pending')).toEqual([expect.objectContaining({ destination: 'tiktok', conversions: 1 })]);
+    expect(of('conversions_pending')[0].message).toMatch(/^1 conversion has been waiting more than an hour to be sent to TikTok/);
+  });
 });
