@@ -106,3 +106,15 @@ export function presentAttributedTo(row: ConversionsTable) {
     confidenceScore: row.confidence ?? 0,
   };
 }
+
+/**
+ * The channel of a stored click (api.md §11 channel report): the platform of its first id kind in
+ * CLICK_ID_KINDS order — the one a conversion credited to it names unless it named another of
+ * the click's ids (`channelOf`). Every click carries at least one id (its `fbclid` column is its
+ * dedup key), so a stored click always has a channel.
+ */
+export function channelOfClick(click: Pick<ClicksTable, 'fbclid'> & Partial<Record<string, unknown>>): string {
+  const ids = clickIdsOfClick(click as unknown as ClicksTable);
+  const kind = Object.keys(ids).find((k) => k in CHANNEL_OF_KIND);
+  return kind ? CHANNEL_OF_KIND[kind as keyof typeof CHANNEL_OF_KIND] : 'meta';
+}

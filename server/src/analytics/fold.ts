@@ -4,6 +4,7 @@
  */
 import { allocateCredit, MODELS } from '../attribution/models.js';
 import type { Zone } from '../calendar/zone.js';
+import { channelOfClick } from '../click-channel.js';
 import type { RefundFact } from '../db/repositories/refunds.js';
 import type { ClickFact, ConversionFact } from '../db/repositories/rollup-queue.js';
 import type { FoldRows } from '../db/repositories/rollup-writes.js';
@@ -21,6 +22,19 @@ export const DIMENSIONS = [
 ] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
+/**
+ * A dimension folded but not offered by the breakdown: the channel of the click (click-channel.ts)
+ * and its campaign id, as `channel|campaignId` (the channel report, analytics/channels.ts).
+ */
+export const CHANNEL_CAMPAIGN = 'channel_campaign';
+type FoldDimension = Dimension | typeof CHANNEL_CAMPAIGN;
+const FOLD_DIMENSIONS: readonly FoldDimension[] = [...DIMENSIONS, CHANNEL_CAMPAIGN];
+
+/** The `channel_campaign` value of a channel and a campaign id ('' for none). */
+export function channelCampaignValue(channel: string, campaignId: string | null): string {
+  return `${channel}|${campaignId ?? ''}`;
+}
+
 /** A conversion's credit is counted in millionths, so fractional shares add up exactly. */
 export const CREDIT_UNITS = 1_000_000;
 
@@ -33,7 +47,16 @@ export function landingPageOf(url: string): string {
   return cut === -1 ? url : url.slice(0, cut);
 }
 
-function dimensionValue(click: Pick<ClickFact, Dimension>, dimension: Dimension): string {
+function dimensionValue(
+  click: Omit<ClickFact, 'id' | 'store_id' | 'livemode' | 'click_time' | 'is_bot'>,
+  dimension: FoldDimension,
+): string {
+  if (dimension === CHANNEL_CAMPAIGN) {
+    // A conversion whose credited click is gone (retention) has no ids: it credits no channel's campaign.
+    return click.fbclid === null
+      ? NO_VALUE
+      : channelCampaignValue(channelOfClick(click as { fbclid: string }), click.campaign_id);
+  }
   const raw = click[dimension];
   if (!raw) return NO_VALUE;
   return dimension === 'landing_page' ? landingPageOf(raw) : raw;
@@ -75,7 +98,7 @@ export class Fold {
     if (click.is_bot === 1) return;
     const localDate = zone.date(click.click_time);
     this.hour(click.store_id, click.livemode, localDate, zone.hourStart(click.click_time), NO_VALUE).clicks += 1;
-    for (const dimension of DIMENSIONS) {
+    for (const dimension of FOLD_DIMENSIONS) {
       const value = dimensionValue(click, dimension);
       const key = [click.store_id, click.livemode, dimension, localDate, value].join(SEP);
       const row = this.clicks.get(key);
@@ -126,7 +149,7 @@ export class Fold {
     for (const [id, click] of clicks)
       values.set(
         id,
-        DIMENSIONS.map((d) => dimensionValue(click, d)),
+        FOLD_DIMENSIONS.map((d) => dimensionValue(click, d)),
       );
     for (const model of MODELS) {
       const units = allocateCredit(model, touchpoints, winner, CREDIT_UNITS, conversion.event_time);
@@ -142,8 +165,8 @@ export class Fold {
         const revenueMinor = revenue.get(credit.clickId) ?? 0;
         if (credit.valueMinor === 0 && revenueMinor === 0) continue;
         const clickValues = values.get(credit.clickId) as string[];
-        for (let d = 0; d < DIMENSIONS.length; d++) {
-          const dimension = DIMENSIONS[d] as Dimension;
+        for (let d = 0; d < FOLD_DIMENSIONS.length; d++) {
+          const dimension = FOLD_DIMENSIONS[d] as FoldDimension;
           const value = clickValues[d] as string;
           const row = this.credit(conversion, localDate, model, dimension, value);
           row.units += sign * credit.valueMinor;
@@ -158,7 +181,7 @@ export class Fold {
     conversion: ConversionFact,
     localDate: string,
     model: string,
-    dimension: Dimension,
+    dimension: FoldDimension,
     value: string,
   ): RollupDimensionCreditsTable {
     const key = [conversion.store_id, conversion.livemode, localDate, conversion.currency, model, dimension, value].join(SEP);
@@ -215,7 +238,7 @@ export class Fold {
         const share = total - (previous.get(clickId) ?? 0);
         if (share === 0) continue;
         const click = clicks.get(clickId) as ConversionFact;
-        for (const dimension of DIMENSIONS) {
+        for (const dimension of FOLD_DIMENSIONS) {
           this.credit(conversion, localDate, model, dimension, dimensionValue(click, dimension)).refund_minor += sign * share;
         }
       }

@@ -26,6 +26,8 @@ export interface ConvertedSpend {
   /** Entries counted into totalMinor (ROAS is null without any). */
   entries: number;
   unconverted: UnconvertedSpend[];
+  /** Each other currency's day that had a rate: its total and that total converted (the channel report splits it). */
+  convertedDays: Array<{ currency: string; date: string; minor: number }>;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function convertSpend(db: Reader, storeCurrency: string, days: DayS
     entries += d.entries;
   }
   const unconverted = new Map<string, UnconvertedSpend>();
+  const convertedDays: ConvertedSpend['convertedDays'] = [];
   if (foreign.length > 0) {
     const dates = foreign.map((d) => d.date).sort();
     const currencies = [...new Set([storeCurrency, ...foreign.map((d) => d.currency)])];
@@ -72,6 +75,7 @@ export async function convertSpend(db: Reader, storeCurrency: string, days: DayS
       if (converted !== undefined) {
         totalMinor += converted;
         entries += d.entries;
+        convertedDays.push({ currency: d.currency, date: d.date, minor: converted });
         continue;
       }
       const u = unconverted.get(d.currency) ?? { currency: d.currency, minor: 0, days: [] };
@@ -84,7 +88,7 @@ export async function convertSpend(db: Reader, storeCurrency: string, days: DayS
   for (const d of days) if (d.currency !== storeCurrency && d.total === 0) entries += d.entries;
   const list = [...unconverted.values()].sort((a, b) => (a.currency < b.currency ? -1 : 1));
   for (const u of list) u.days.sort();
-  return { totalMinor, entries, unconverted: list };
+  return { totalMinor, entries, unconverted: list, convertedDays };
 }
 
 /** `warnings` entries of spend left out of ROAS: one per currency, naming its days. */

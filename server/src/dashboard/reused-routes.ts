@@ -41,6 +41,8 @@ export const REUSED_ROUTES = [
   'GET /analytics/timeseries',
   'GET /analytics/match-quality',
   'GET /analytics/cohorts',
+  'GET /analytics/channels',
+  'GET /analytics/tracking-health',
   'GET /conversions',
   'GET /conversions/:id',
   'POST /conversions/:id/resend',

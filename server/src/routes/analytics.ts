@@ -16,6 +16,7 @@ import {
   STORE_NOT_FOUND,
 } from '../http/openapi.js';
 import { listContext, PageQuery } from '../http/pagination.js';
+import { channelRoutes } from './channels.js';
 import { cohortRoutes } from './cohorts.js';
 import { bearer, DateQuery, Nullable, Query, type RouteDeps, Timestamp } from './common.js';
 import { matchQualityRoutes } from './match-quality.js';
@@ -182,6 +183,8 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (app,
   await app.register(matchQualityRoutes, deps);
   // GET /v1/analytics/cohorts (api.md §11 "Customers").
   await app.register(cohortRoutes, deps);
+  // GET /v1/analytics/channels and /tracking-health (api.md §11 "The channel report", "Tracking health").
+  await app.register(channelRoutes, deps);
   // GET /v1/analytics/metrics — a store's headline metrics over a date range
   app.get(
     '/analytics/metrics',

@@ -296,6 +296,20 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/analytics/channels',
+    url: (s) => `/dashboard/api/analytics/channels?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('GET', '/analytics/channels')),
+  },
+  {
+    method: 'GET',
+    path: '/analytics/tracking-health',
+    url: (s) => `/dashboard/api/analytics/tracking-health?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: notFound('store_not_found')(route('GET', '/analytics/tracking-health')),
+  },
+  {
+    method: 'GET',
     path: '/analytics/timeseries',
     url: (s) => `/dashboard/api/analytics/timeseries?storeId=${s.storeId}`,
     status: 200,

@@ -18,6 +18,8 @@ const DATE_QUERIES = [
   'GET /v1/analytics/breakdown',
   'GET /v1/analytics/match-quality',
   'GET /v1/analytics/cohorts',
+  'GET /v1/analytics/channels',
+  'GET /v1/analytics/tracking-health',
   'GET /v1/stores/{id}/ad-spend',
   'GET /v1/stores/{id}/reconciliation',
 ];

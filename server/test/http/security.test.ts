@@ -420,6 +420,42 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/v1/analytics/channels',
+    scope: 'analytics:read',
+    url: (s) => `/v1/analytics/channels?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/analytics/channels'), 'store_not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      const body = conversionBody(seed.storeId, { orderId: `ch-${seed.orderId}` });
+      await ok(await call(app, 'POST', '/v1/track/conversion', { key: owner, body }));
+      const url = `/v1/analytics/channels?storeId=${seed.storeId}`;
+      const conversions = (data: { channels: Array<{ conversions: number }> }) =>
+        data.channels.reduce((n, c) => n + c.conversions, 0);
+      expect(conversions((await ok(await call(app, 'GET', url, { key: owner }))).body.data)).toBeGreaterThan(0);
+      expect(conversions((await ok(await call(app, 'GET', url, { key: outsider }))).body.data)).toBe(0);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/analytics/tracking-health',
+    scope: 'analytics:read',
+    url: (s) => `/v1/analytics/tracking-health?storeId=${s.storeId}`,
+    status: 200,
+    otherAccount: rejectsForeignId(route('GET', '/v1/analytics/tracking-health'), 'store_not_found'),
+    async otherMode({ app, owner, outsider, seed }) {
+      const entries = [
+        { date: new Date().toISOString().slice(0, 10), amount: 5, currency: 'USD', campaignId: `th-${seed.orderId}` },
+      ];
+      await ok(await call(app, 'POST', `/v1/stores/${seed.storeId}/ad-spend`, { key: owner, body: { entries } }));
+      const url = `/v1/analytics/tracking-health?storeId=${seed.storeId}`;
+      const spent = (data: { items: Array<{ type: string; campaignId?: string }> }) =>
+        data.items.filter((i) => i.type === 'spend_without_clicks' && i.campaignId === `th-${seed.orderId}`).length;
+      expect(spent((await ok(await call(app, 'GET', url, { key: owner }))).body.data)).toBe(1);
+      expect(spent((await ok(await call(app, 'GET', url, { key: outsider }))).body.data)).toBe(0);
+    },
+  },
+  {
+    method: 'GET',
     path: '/v1/analytics/breakdown',
     scope: 'analytics:read',
     url: (s) => `/v1/analytics/breakdown?storeId=${s.storeId}&by=campaign_id`,

@@ -55,6 +55,93 @@ export interface Operations {
       nextCursor: string | null;
     };
   };
+  /** Spend, credited conversions, net revenue, ROAS and CPA per ad channel and campaign */
+  'GET /v1/analytics/channels': {
+    query: {
+      /** The store */
+      storeId: string;
+      /** Inclusive; default 29 days before endDate */
+      startDate?: string;
+      /** Inclusive; default today in the store time zone */
+      endDate?: string;
+      /** How a conversion is credited to its touchpoints */
+      model?: 'last_click' | 'first_click' | 'linear' | 'time_decay' | 'position_based';
+    };
+    response: {
+      storeId: string;
+      startDate: string;
+      endDate: string;
+      timezone: string;
+      /** The store currency every amount is in */
+      currency: string;
+      model: 'last_click' | 'first_click' | 'linear' | 'time_decay' | 'position_based';
+      livemode: boolean;
+      /** Each channel with clicks, credit or spend in range (click platforms first, in a fixed order), unattributed last; they add up to GET /v1/analytics/metrics */
+      channels: Array<{
+        /** meta, google_ads, tiktok, microsoft, pinterest, snapchat, reddit, linkedin (the credited click’s platform), another ad spend platform by its name, or unattributed (conversions credited to no click) */
+        channel: string;
+        /** Ad spend in the store currency (other currencies converted at their day’s rate; without one left out, see warnings) */
+        spend: number;
+        /** Clicks (bots left out) dated in range */
+        clicks: number;
+        /** Conversions credited by the model (fractions of multi-touch credit, 2 decimals) */
+        conversions: number;
+        /** Credited Purchase revenue in the store currency, by conversion day */
+        revenue: number;
+        /** Credited refunds in the store currency, by refund day */
+        refunds: number;
+        /** revenue − refunds */
+        netRevenue: number;
+        /** netRevenue ÷ spend, 2 decimals; null when spend is 0 */
+        roas: number | null;
+        /** spend ÷ conversions, to the minor unit; null when spend or conversions is 0 */
+        cpa: number | null;
+        /** Customers whose first conversion is in range and credited (last click) to this channel / campaign */
+        newCustomers: number;
+        /** Highest spend first, then net revenue; empty for unattributed */
+        campaigns: Array<{
+          /** The credited click’s campaign_id (or the spend entry’s campaignId); "" for clicks without one */
+          campaignId: string;
+          /** From the ad spend entries, when known */
+          campaignName: string | null;
+          /** Ad spend in the store currency (other currencies converted at their day’s rate; without one left out, see warnings) */
+          spend: number;
+          /** Clicks (bots left out) dated in range */
+          clicks: number;
+          /** Conversions credited by the model (fractions of multi-touch credit, 2 decimals) */
+          conversions: number;
+          /** Credited Purchase revenue in the store currency, by conversion day */
+          revenue: number;
+          /** Credited refunds in the store currency, by refund day */
+          refunds: number;
+          /** revenue − refunds */
+          netRevenue: number;
+          /** netRevenue ÷ spend, 2 decimals; null when spend is 0 */
+          roas: number | null;
+          /** spend ÷ conversions, to the minor unit; null when spend or conversions is 0 */
+          cpa: number | null;
+          /** Customers whose first conversion is in range and credited (last click) to this channel / campaign */
+          newCustomers: number;
+        }>;
+      }>;
+      totals: {
+        /** Ad spend of every channel in the store currency */
+        spend: number;
+        /** Net revenue of every channel (the metrics’ netRevenue) */
+        netRevenue: number;
+        /** netRevenue ÷ spend, 2 decimals; null when spend is 0 */
+        mer: number | null;
+      };
+      warnings: Array<{
+        /** What is wrong; so far only `spend_not_converted` */
+        code: string;
+        currency: string;
+        days: string[];
+        amount: number;
+        message: string;
+      }>;
+    };
+  };
   /** A store's first-purchase cohorts by month (and channel of the first purchase) */
   'GET /v1/analytics/cohorts': {
     query: {
@@ -349,6 +436,31 @@ export interface Operations {
         averageOrderValue: number;
         /** interval=day only: the ad spend recorded for the day in the store currency (spend in other currencies is in metrics’ adSpendByCurrency) */
         adSpend?: number;
+      }>;
+    };
+  };
+  /** What would make the channel report wrong, each with a sentence to act on */
+  'GET /v1/analytics/tracking-health': {
+    query: {
+      /** The store */
+      storeId: string;
+      /** Inclusive; default 29 days before endDate */
+      startDate?: string;
+      /** Inclusive; default today in the store time zone */
+      endDate?: string;
+    };
+    response: {
+      storeId: string;
+      startDate: string;
+      endDate: string;
+      livemode: boolean;
+      /** Spend without clicks (highest spend first), untagged clicks per channel, failing destinations, failing spend sources, pending conversions; empty when all is well */
+      items: Array<{
+        /** One of spend_without_clicks, untagged_clicks, destination_failing, spend_source_failing, conversions_pending (a string: more may come) */
+        type: string;
+        /** One sentence saying what is wrong and what to do */
+        message: string;
+        [key: string]: unknown;
       }>;
     };
   };

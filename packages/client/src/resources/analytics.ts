@@ -4,12 +4,16 @@ import type {
   Breakdown,
   BreakdownGroup,
   BreakdownParams,
+  Channels,
+  ChannelsParams,
   Cohorts,
   CohortsParams,
   Metrics,
   MetricsParams,
   Timeseries,
   TimeseriesParams,
+  TrackingHealth,
+  TrackingHealthParams,
 } from '../types.js';
 
 /** A store's reports over an inclusive date range in its time zone (default: the last 30 days). */
@@ -36,6 +40,16 @@ export class Analytics {
   /** GET /v1/analytics/cohorts — first-purchase cohorts by month (`by=channel`: and channel), net revenue per customer, CAC, payback. */
   cohorts(params: CohortsParams, options?: RequestOptions): Promise<Cohorts> {
     return this.requester.call({ method: 'GET', path: '/analytics/cohorts', query: params }, options);
+  }
+
+  /** GET /v1/analytics/channels — spend, credited conversions, net revenue, ROAS and CPA per channel and campaign. */
+  channels(params: ChannelsParams, options?: RequestOptions): Promise<Channels> {
+    return this.requester.call({ method: 'GET', path: '/analytics/channels', query: params }, options);
+  }
+
+  /** GET /v1/analytics/tracking-health — what would make the channel report wrong, each with a sentence to act on. */
+  trackingHealth(params: TrackingHealthParams, options?: RequestOptions): Promise<TrackingHealth> {
+    return this.requester.call({ method: 'GET', path: '/analytics/tracking-health', query: params }, options);
   }
 
   /** Every group of a breakdown, page after page. */

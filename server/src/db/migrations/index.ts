@@ -30,6 +30,7 @@ import * as attributedClickIds from './0029_attributed_click_ids.js';
 import * as moreClickIds from './0030_more_click_ids.js';
 import * as spendSources from './0031_spend_sources.js';
 import * as customers from './0033_customers.js';
+import * as channelRollups from './0034_channel_rollups.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -69,6 +70,7 @@ const migrations: Record<string, Migration> = {
   '0030_more_click_ids': moreClickIds,
   '0031_spend_sources': spendSources,
   '0033_customers': customers,
+  '0034_channel_rollups': channelRollups,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

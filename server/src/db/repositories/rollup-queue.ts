@@ -35,6 +35,17 @@ export interface ClickFact {
   adset_id: string | null;
   ad_id: string | null;
   landing_page: string | null;
+  /** The click's ids (its channel, api.md §11): the dedup key `fbclid` and a column per other kind. */
+  fbclid: string | null;
+  gclid?: string | null;
+  gbraid?: string | null;
+  wbraid?: string | null;
+  ttclid?: string | null;
+  msclkid?: string | null;
+  epik?: string | null;
+  ScCid?: string | null;
+  rdt_cid?: string | null;
+  li_fat_id?: string | null;
 }
 
 /**
@@ -185,7 +196,21 @@ const DIMENSION_COLUMNS = [
   'landing_page',
 ] as const;
 
-const CLICK_COLUMNS = ['id', 'store_id', 'livemode', 'click_time', 'is_bot', ...DIMENSION_COLUMNS] as const;
+/** The click id columns a click's channel is told by (click-channel.ts). */
+const CHANNEL_COLUMNS = [
+  'fbclid',
+  'gclid',
+  'gbraid',
+  'wbraid',
+  'ttclid',
+  'msclkid',
+  'epik',
+  'ScCid',
+  'rdt_cid',
+  'li_fat_id',
+] as const;
+
+const CLICK_COLUMNS = ['id', 'store_id', 'livemode', 'click_time', 'is_bot', ...DIMENSION_COLUMNS, ...CHANNEL_COLUMNS] as const;
 
 export async function clickFacts(db: Reader, ids: string[]): Promise<ClickFact[]> {
   const facts: ClickFact[] = [];
@@ -213,7 +238,10 @@ const CONVERSION_COLUMNS = [
   'attributed_click_id',
 ] as const;
 
-type CreditedClick = Pick<ClicksTable, 'id' | 'click_time' | (typeof DIMENSION_COLUMNS)[number]>;
+type CreditedClick = Pick<
+  ClicksTable,
+  'id' | 'click_time' | (typeof DIMENSION_COLUMNS)[number] | (typeof CHANNEL_COLUMNS)[number]
+>;
 
 const NO_CLICK: Omit<ConversionFact, (typeof CONVERSION_COLUMNS)[number]> = {
   click_id: null,
@@ -226,6 +254,7 @@ const NO_CLICK: Omit<ConversionFact, (typeof CONVERSION_COLUMNS)[number]> = {
   adset_id: null,
   ad_id: null,
   landing_page: null,
+  fbclid: null,
 };
 
 /**
@@ -267,7 +296,7 @@ export async function conversionFacts(db: Reader, ids: string[]): Promise<Conver
     for (let j = 0; j < clickIds.length; j += ID_CHUNK) {
       const rows = await db
         .selectFrom('clicks')
-        .select(['id', 'click_time', ...DIMENSION_COLUMNS])
+        .select(['id', 'click_time', ...DIMENSION_COLUMNS, ...CHANNEL_COLUMNS])
         .where('id', 'in', clickIds.slice(j, j + ID_CHUNK))
         .execute();
       for (const row of rows) clicks.set(row.id, row);
