@@ -23,6 +23,10 @@ export interface Config {
   /** GOOGLE_DATA_MANAGER_URL: Google's Data Manager API (api.md §12), the google_ads destination's default path. */
   googleDataManagerUrl: string;
   tiktokApiUrl: string;
+  /** PINTEREST_API_URL (api.md §12): Pinterest's API, the pinterest destination's Conversions API. */
+  pinterestApiUrl: string;
+  /** SNAPCHAT_API_URL (api.md §12): Snap's Conversions API host. */
+  snapchatApiUrl: string;
   capiSyncWaitMs: number;
   /** DESTINATION_ALERT_AFTER_S: a job pending longer turns its destination `failing` (api.md §12). */
   destinationAlertAfterS: number;
@@ -173,7 +177,7 @@ function connections(env: Env, trustProxy: boolean) {
   };
 }
 
-/** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL (§12). */
+/** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL, PINTEREST_API_URL, SNAPCHAT_API_URL (§12). */
 function destinations(env: Env) {
   const googleAdsApiVersion = env.GOOGLE_ADS_API_VERSION || 'v22';
   if (!/^v\d+$/.test(googleAdsApiVersion)) {
@@ -186,6 +190,8 @@ function destinations(env: Env) {
     googleOauthTokenUrl: url(env, 'GOOGLE_OAUTH_TOKEN_URL', 'https://oauth2.googleapis.com/token', ['http:', 'https:']) as string,
     googleDataManagerUrl: base('GOOGLE_DATA_MANAGER_URL', 'https://datamanager.googleapis.com'),
     tiktokApiUrl: base('TIKTOK_API_URL', 'https://business-api.tiktok.com'),
+    pinterestApiUrl: base('PINTEREST_API_URL', 'https://api.pinterest.com'),
+    snapchatApiUrl: base('SNAPCHAT_API_URL', 'https://tr.snapchat.com'),
   };
 }
 

@@ -145,6 +145,10 @@ export interface DestinationEnv {
   tiktokApiUrl: string;
   /** GOOGLE_DATA_MANAGER_URL (api.md §12). */
   googleDataManagerUrl: string;
+  /** PINTEREST_API_URL (api.md §12). */
+  pinterestApiUrl: string;
+  /** SNAPCHAT_API_URL (api.md §12). */
+  snapchatApiUrl: string;
 }
 
 /** Every payload of a batch gets the same outcome (a request-level answer). */

@@ -1,6 +1,7 @@
 import type { Adapter, Sender } from './adapter.js';
 import { googleAds } from './google_ads/index.js';
 import { metaSender } from './meta/index.js';
+import { pinterest } from './pinterest/index.js';
 import { tiktok } from './tiktok/index.js';
 
 /**
@@ -12,6 +13,7 @@ import { tiktok } from './tiktok/index.js';
 export const ADAPTERS = {
   google_ads: googleAds,
   tiktok,
+  pinterest,
 } as const;
 
 export type AdapterKind = keyof typeof ADAPTERS;
