@@ -16,6 +16,8 @@ export interface FieldSpec {
   actions?: true;
   /** A choice among fixed values (a select; the first is what a new destination gets). */
   choices?: Array<{ value: string; label: string }>;
+  /** A true/false setting, shown as its choices `false`/`true` and sent as a boolean. */
+  boolean?: true;
 }
 
 export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
@@ -57,6 +59,25 @@ export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
     { path: 'accessToken', label: 'Access token', secret: true },
     { path: 'testEventCode', label: 'Test event code', hint: 'Optional: test-mode conversions go to TikTok with it.' },
   ],
+  pinterest: [
+    { path: 'adAccountId', label: 'Ad account ID', hint: 'Digits, from Pinterest Ads Manager (the account menu).' },
+    {
+      path: 'accessToken',
+      label: 'Conversion access token',
+      secret: true,
+      hint: 'Ads Manager → Ads → Conversions → Conversions API → Generate new token.',
+    },
+    {
+      path: 'testMode',
+      label: 'Test mode',
+      boolean: true,
+      choices: [
+        { value: 'false', label: 'Off: live conversions are recorded' },
+        { value: 'true', label: 'On: every conversion is only validated (test=true)' },
+      ],
+      hint: 'Test-mode conversions are always sent with test=true.',
+    },
+  ],
 };
 
 type Settings = Record<string, unknown> | null | undefined;
@@ -72,6 +93,7 @@ export function shownValue(settings: Settings, spec: FieldSpec): string {
   if (spec.secret) return '';
   const value = at(settings, spec.path.split('.'));
   if (typeof value === 'string') return value;
+  if (typeof value === 'boolean') return String(value);
   if (spec.choices) return spec.choices[0]?.value ?? '';
   if (spec.actions && value && typeof value === 'object') {
     return Object.entries(value as Record<string, unknown>)
@@ -124,7 +146,7 @@ export function bodyOf(kind: DestinationKind, form: FormData): Record<string, un
   const body: Record<string, unknown> = {};
   for (const spec of DESTINATION_FIELDS[kind]) {
     const text = String(form.get(spec.path) ?? '').trim();
-    const value = spec.actions ? conversionAction(text, spec.path) : text || undefined;
+    const value = spec.actions ? conversionAction(text, spec.path) : spec.boolean ? text === 'true' : text || undefined;
     const path = spec.path.split('.');
     const name = path.pop() as string;
     let target = body;

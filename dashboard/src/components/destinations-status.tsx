@@ -6,9 +6,15 @@ import type { Conversion, DestinationKind } from '../types.js';
 const OTHERS: Array<{ kind: Exclude<DestinationKind, 'meta'>; name: string }> = [
   { kind: 'google_ads', name: 'Google Ads' },
   { kind: 'tiktok', name: 'TikTok' },
+  { kind: 'pinterest', name: 'Pinterest' },
 ];
 
-export const DESTINATION_NAMES: Record<DestinationKind, string> = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok' };
+export const DESTINATION_NAMES: Record<DestinationKind, string> = {
+  meta: 'Meta',
+  google_ads: 'Google Ads',
+  tiktok: 'TikTok',
+  pinterest: 'Pinterest',
+};
 
 /** Each destination other than Meta that receives the conversion: status, attempts, sent time, last error. */
 export function DestinationsStatus({ conversion }: { conversion: Conversion }) {

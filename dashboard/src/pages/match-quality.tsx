@@ -21,10 +21,10 @@ interface DestinationQuality {
 }
 
 interface MatchQualityView {
-  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok', DestinationQuality>>;
+  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok' | 'pinterest', DestinationQuality>>;
 }
 
-const DESTINATIONS = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok' } as const;
+const DESTINATIONS = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok', pinterest: 'Pinterest' } as const;
 
 const KEYS: Record<string, string> = {
   clickId: 'click id',

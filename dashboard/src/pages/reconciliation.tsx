@@ -12,10 +12,15 @@ import { BASE, Link, setQuery, useLocation } from '../router.js';
 import { loadAllStores } from '../stores.js';
 import { useApi } from '../use-api.js';
 
-type Kind = 'meta' | 'google_ads' | 'tiktok';
-const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok'];
-const KIND_LABEL: Record<Kind, string> = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok' };
-const TRACE_LABEL: Record<Kind, string> = { meta: 'fbtrace_id', google_ads: 'job id', tiktok: 'request_id' };
+type Kind = 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'pinterest'];
+const KIND_LABEL: Record<Kind, string> = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok', pinterest: 'Pinterest' };
+const TRACE_LABEL: Record<Kind, string> = {
+  meta: 'fbtrace_id',
+  google_ads: 'job id',
+  tiktok: 'request_id',
+  pinterest: 'x-pinterest-rid',
+};
 
 interface ByReason {
   total: number;

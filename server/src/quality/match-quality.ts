@@ -11,7 +11,7 @@ import type { ClicksTable, ConversionsTable } from '../db/schema.js';
  * 10), so "which key is missing" translates directly into "how many points it would add".
  */
 
-export type MatchDestination = 'meta' | 'google_ads' | 'tiktok';
+export type MatchDestination = 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
 export type MatchKey = 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
 
 export interface MatchWarning {
@@ -38,12 +38,14 @@ export interface MatchQuality {
  * Points per key. Meta's ordering follows its Event Match Quality guidance (click id and email
  * weigh most, then phone, then IP + user agent, then the browser id and the address fields);
  * Google Ads matches on the click id and, with a gclid, on hashed email and phone only; TikTok
- * on ttclid, email, phone, IP + user agent and its `_ttp` cookie.
+ * on ttclid, email, phone, IP + user agent and its `_ttp` cookie; Pinterest on the epik, email,
+ * phone and IP + user agent (it has no browser id in the Conversions API).
  */
 export const MATCH_WEIGHTS: Record<MatchDestination, Partial<Record<MatchKey, number>>> = {
   meta: { clickId: 3, email: 3, phone: 1.5, ipUserAgent: 1.5, fbp: 0.5, address: 0.5 },
   google_ads: { clickId: 6, email: 2.5, phone: 1.5 },
   tiktok: { clickId: 3, email: 2.5, phone: 1.5, ipUserAgent: 1.5, ttp: 1.5 },
+  pinterest: { clickId: 3, email: 3, phone: 1.5, ipUserAgent: 2.5 },
 };
 
 /** What a conversion carries towards one destination, before weighing (see `signalsFor`). */
@@ -182,7 +184,8 @@ export function scoreMatch(destination: MatchDestination, signals: MatchSignals,
  * The signals of a conversion towards one destination, mirroring what each sends: Meta the
  * click's fbc (or a well-formed fbc the store sent), IP and user agent of the conversion or else
  * its click, fbp; Google the gclid/gbraid/wbraid of the click or named explicitly; TikTok the
- * ttclid and ttp likewise (destinations/meta/event.ts, destinations/google_ads/, destinations/tiktok/).
+ * ttclid and ttp likewise; Pinterest the epik (destinations/meta/event.ts, destinations/google_ads/,
+ * destinations/tiktok/, destinations/pinterest/).
  */
 export function signalsFor(
   destination: MatchDestination,
@@ -214,6 +217,7 @@ export function signalsFor(
     const clickId = kind ? (click?.[kind] ?? refs[kind] ?? undefined) : undefined;
     return { ...common, clickId, userIdentifiersAccepted: kind === 'gclid' };
   }
+  if (destination === 'pinterest') return { ...common, clickId: click?.epik ?? refs.epik };
   return {
     ...common,
     clickId: click?.ttclid ?? refs.ttclid,

@@ -130,6 +130,7 @@ describe('destinations API', () => {
       ['meta', false],
       ['google_ads', false],
       ['tiktok', false],
+      ['pinterest', false],
     ]);
 
     const google = await put(storeId, 'google_ads', googleBody({ loginCustomerId: '9876543210' }));

@@ -141,6 +141,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
   ...[
     ['meta', 'accessToken'],
     ['tiktok', 'accessToken'],
+    ['pinterest', 'accessToken'],
     ...['developerToken', 'oauth', 'oauth.clientId', 'oauth.clientSecret', 'oauth.refreshToken'].map((f) => ['google_ads', f]),
   ].flatMap(([kind, field]) =>
     gap(
@@ -161,7 +162,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     'x-rules google-ads-api-only',
   ),
   // Removing a destination the store does not have is 404 (declared; the fuzzer cannot know which are set).
-  ...['google_ads', 'tiktok'].map((kind) => ({
+  ...['google_ads', 'tiktok', 'pinterest'].map((kind) => ({
     operation: `DELETE /v1/stores/{id}/destinations/${kind}`,
     field: undefined,
     code: 'not_found',
@@ -192,7 +193,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
   },
   // G9 for the destinations' DELETE (bodiless) too.
-  ...['meta', 'google_ads', 'tiktok'].flatMap((kind) => [
+  ...['meta', 'google_ads', 'tiktok', 'pinterest'].flatMap((kind) => [
     ...gap(
       [`DELETE /v1/stores/{id}/destinations/${kind}`],
       'Content-Type',

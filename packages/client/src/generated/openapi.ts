@@ -184,6 +184,22 @@ export interface Operations {
             scoreGain: number;
           }>;
         };
+        pinterest?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            scoreGain: number;
+          }>;
+        };
       };
     };
   };
@@ -501,7 +517,7 @@ export interface Operations {
       /** Forwarding to Meta: pending, sent, failed or skipped */
       capiStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination) */
-      destination?: 'meta' | 'google_ads' | 'tiktok';
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
       /** Only conversions in this state at the destination (or at any destination) */
       forwardingStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`) for this reason */
@@ -609,6 +625,19 @@ export interface Operations {
             /** Only when skipped: the reason in a sentence */
             message?: string;
           };
+          pinterest?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
         };
         /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
         matchQuality: {
@@ -643,6 +672,21 @@ export interface Operations {
             }>;
           };
           tiktok?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              message: string;
+            }>;
+          };
+          pinterest?: {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
@@ -797,6 +841,19 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        pinterest?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -831,6 +888,21 @@ export interface Operations {
           }>;
         };
         tiktok?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        pinterest?: {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
@@ -1037,6 +1109,19 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        pinterest?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -1071,6 +1156,21 @@ export interface Operations {
           }>;
         };
         tiktok?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            message: string;
+          }>;
+        };
+        pinterest?: {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
@@ -1562,10 +1662,10 @@ export interface Operations {
       id: string;
     };
     response: {
-      /** Every platform, configured or not: meta, google_ads, tiktok */
+      /** Every platform, configured or not: meta, google_ads, tiktok, pinterest */
       destinations: Array<{
         /** The ad platform */
-        kind: 'meta' | 'google_ads' | 'tiktok';
+        kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
         /** true when the store forwards conversions to this platform */
         configured: boolean;
         /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1619,7 +1719,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1636,7 +1736,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1663,7 +1763,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1680,7 +1780,49 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the Pinterest destination */
+  'PUT /v1/stores/{id}/destinations/pinterest': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The ad account id from Pinterest Ads Manager (digits) */
+      adAccountId: string;
+      /** The Conversions API access token (conversion token) of the ad account; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** true: every conversion (live ones too) is sent with the API’s `test=true` (Pinterest validates and does not record it); test-mode conversions always are (null or "" is the same as leaving it out) */
+      testMode?: boolean | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the Pinterest destination */
+  'DELETE /v1/stores/{id}/destinations/pinterest': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1707,7 +1849,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1724,7 +1866,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1739,7 +1881,7 @@ export interface Operations {
       /** The store’s id */
       id: string;
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
     };
     response: {
       /** true when the platform accepted the credentials */
@@ -1761,8 +1903,8 @@ export interface Operations {
       startDate?: string;
       /** Inclusive; default today in the store time zone */
       endDate?: string;
-      /** Only this destination; default all three */
-      destination?: 'meta' | 'google_ads' | 'tiktok';
+      /** Only this destination; default all */
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
     };
     response: {
       storeId: string;
@@ -1961,37 +2103,96 @@ export interface Operations {
       }>;
     };
   };
-  /** Connect a spend source */
-  'PUT /v1/stores/{id}/spend-sources/{kind}': {
+  /** Connect the Google Ads spend source */
+  'PUT /v1/stores/{id}/spend-sources/google_ads': {
     params: {
       /** The store’s id */
       id: string;
-      /** The ad platform whose spend is pulled */
-      kind: 'meta' | 'google_ads' | 'tiktok';
     };
     body: {
-      /** meta: the ad accounts, act_<digits> (null or "" is the same as leaving it out) */
-      adAccountIds?: string[] | null | '';
-      /** google_ads: the customer ids, 10 digits without dashes (null or "" is the same as leaving it out) */
-      customerIds?: string[] | null | '';
-      /** google_ads: the manager account; default the destination’s (null or "" is the same as leaving it out) */
+      /** The Google Ads customer ids, 10 digits without dashes */
+      customerIds: string[];
+      /** The manager account the customers are reached through; default the destination’s (null or "" is the same as leaving it out) */
       loginCustomerId?: string | null | '';
-      /** tiktok: the advertiser ids (null or "" is the same as leaving it out) */
-      advertiserIds?: string[] | null | '';
-      /** meta, tiktok: a token of its own; left out, the one stored with the source, else the store’s destination’s (null or "" is the same as leaving it out) */
-      accessToken?: string | null | '';
-      /** google_ads: the Google Ads API developer token; left out, the stored one, else the destination’s (null or "" is the same as leaving it out) */
+      /** The Google Ads API developer token; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
       developerToken?: string | null | '';
-      /** google_ads: an OAuth client of its own (the destination’s shape); left out, the destination’s (null or "" is the same as leaving it out) */
+      /** An OAuth client of the source’s own (the google_ads destination’s shape); left out, the destination’s (null or "" is the same as leaving it out) */
       oauth?: {
-        /** The OAuth client id */
-        clientId: string;
+        /** The OAuth client id (required with oauth) (null or "" is the same as leaving it out) */
+        clientId?: string | null | '';
+        /** The OAuth client secret; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
         clientSecret?: string | null | '';
+        /** A refresh token with the adwords scope; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
         refreshToken?: string | null | '';
       } | null | '';
-      /** Days pulled when connected (default 30) (null or "" is the same as leaving it out) */
+      /** Days pulled when connected, through today (default 30) (null or "" is the same as leaving it out) */
       backfillDays?: number | null | '';
-      [key: string]: unknown;
+    };
+    response: {
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store pulls this platform’s spend */
+      configured: boolean;
+      /** The platform accounts pulled (Meta ad accounts, Google Ads customers, TikTok advertisers) */
+      accounts: string[];
+      /** never: no sync has finished yet; ok: the last sync recorded the spend; failing: the last sync failed (lastError says why) */
+      status: 'never' | 'ok' | 'failing';
+      /** When a sync last recorded the spend */
+      lastSyncedAt: string | null;
+      /** The last day (the platform account’s own) the last successful sync pulled */
+      syncedThrough: string | null;
+      /** Why the last sync failed: the platform’s error with its message and the credential to renew (expired token, missing permission, unknown account), or this server’s network (DNS, connect, TLS, timeout) naming the host */
+      lastError?: string;
+      /** The settings without secrets (each own secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+    };
+  };
+  /** Connect the Meta spend source */
+  'PUT /v1/stores/{id}/spend-sources/meta': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The Meta ad accounts, act_<digits> */
+      adAccountIds: string[];
+      /** A Marketing API token with ads_read; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** Days pulled when connected, through today (default 30) (null or "" is the same as leaving it out) */
+      backfillDays?: number | null | '';
+    };
+    response: {
+      /** The ad platform whose spend is pulled */
+      kind: 'meta' | 'google_ads' | 'tiktok';
+      /** true when the store pulls this platform’s spend */
+      configured: boolean;
+      /** The platform accounts pulled (Meta ad accounts, Google Ads customers, TikTok advertisers) */
+      accounts: string[];
+      /** never: no sync has finished yet; ok: the last sync recorded the spend; failing: the last sync failed (lastError says why) */
+      status: 'never' | 'ok' | 'failing';
+      /** When a sync last recorded the spend */
+      lastSyncedAt: string | null;
+      /** The last day (the platform account’s own) the last successful sync pulled */
+      syncedThrough: string | null;
+      /** Why the last sync failed: the platform’s error with its message and the credential to renew (expired token, missing permission, unknown account), or this server’s network (DNS, connect, TLS, timeout) naming the host */
+      lastError?: string;
+      /** The settings without secrets (each own secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+    };
+  };
+  /** Connect the TikTok spend source */
+  'PUT /v1/stores/{id}/spend-sources/tiktok': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The TikTok advertiser ids */
+      advertiserIds: string[];
+      /** A TikTok Marketing API access token with reporting access; write-only: left out, the one stored with the source is kept, else the store’s destination’s is used (required while neither has one) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** Days pulled when connected, through today (default 30) (null or "" is the same as leaving it out) */
+      backfillDays?: number | null | '';
     };
     response: {
       /** The ad platform whose spend is pulled */

@@ -34,6 +34,7 @@ export const MatchQualityMap = Type.Object(
     meta: Type.Optional(MatchQualityEntry),
     google_ads: Type.Optional(MatchQualityEntry),
     tiktok: Type.Optional(MatchQualityEntry),
+    pinterest: Type.Optional(MatchQualityEntry),
   },
   {
     description:
@@ -95,6 +96,7 @@ export const MatchQualityView = Type.Object({
       meta: Type.Optional(DestinationSummary),
       google_ads: Type.Optional(DestinationSummary),
       tiktok: Type.Optional(DestinationSummary),
+      pinterest: Type.Optional(DestinationSummary),
     },
     { description: 'Per destination with at least one conversion in range' },
   ),
