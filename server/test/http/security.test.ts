@@ -654,7 +654,12 @@ const ROUTES: RouteCase[] = [
         'tiktok-security-token',
       ],
       ['meta', { pixelId: '98765432101', accessToken: 'meta-security-token' }, '98765432101', 'meta-security-token'],
-      ['pinterest', { adAccountId: '549755885175', accessToken: 'pinterest-security-token' }, '549755885175', 'pinterest-security-token'],
+      [
+        'pinterest',
+        { adAccountId: '549755885175', accessToken: 'pinterest-security-token' },
+        '549755885175',
+        'pinterest-security-token',
+      ],
       [
         'google_ads',
         {
