@@ -78,6 +78,15 @@ export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
       hint: 'Test-mode conversions are always sent with test=true.',
     },
   ],
+  snapchat: [
+    { path: 'pixelId', label: 'Pixel ID', hint: 'From Snapchat Ads Manager → Events Manager (a UUID).' },
+    {
+      path: 'accessToken',
+      label: 'Conversions API token',
+      secret: true,
+      hint: 'Business Details → Conversions API Tokens → Generate Token. Test-mode conversions go to Snap’s Test Event Tool.',
+    },
+  ],
 };
 
 type Settings = Record<string, unknown> | null | undefined;

@@ -9,7 +9,7 @@ import { DestinationHealthStatus } from './destination-health.js';
 import { DESTINATION_NAMES } from './destinations-status.js';
 import { ErrorMessage, Loading } from './status.js';
 
-const KINDS: DestinationKind[] = ['meta', 'google_ads', 'tiktok', 'pinterest'];
+const KINDS: DestinationKind[] = ['meta', 'google_ads', 'tiktok', 'pinterest', 'snapchat'];
 
 const asApiError = (e: unknown) =>
   e instanceof FieldProblem

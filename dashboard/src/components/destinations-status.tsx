@@ -7,6 +7,7 @@ const OTHERS: Array<{ kind: Exclude<DestinationKind, 'meta'>; name: string }> = 
   { kind: 'google_ads', name: 'Google Ads' },
   { kind: 'tiktok', name: 'TikTok' },
   { kind: 'pinterest', name: 'Pinterest' },
+  { kind: 'snapchat', name: 'Snapchat' },
 ];
 
 export const DESTINATION_NAMES: Record<DestinationKind, string> = {
@@ -14,6 +15,7 @@ export const DESTINATION_NAMES: Record<DestinationKind, string> = {
   google_ads: 'Google Ads',
   tiktok: 'TikTok',
   pinterest: 'Pinterest',
+  snapchat: 'Snapchat',
 };
 
 /** Each destination other than Meta that receives the conversion: status, attempts, sent time, last error. */

@@ -21,10 +21,16 @@ interface DestinationQuality {
 }
 
 interface MatchQualityView {
-  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok' | 'pinterest', DestinationQuality>>;
+  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat', DestinationQuality>>;
 }
 
-const DESTINATIONS = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok', pinterest: 'Pinterest' } as const;
+const DESTINATIONS = {
+  meta: 'Meta',
+  google_ads: 'Google Ads',
+  tiktok: 'TikTok',
+  pinterest: 'Pinterest',
+  snapchat: 'Snapchat',
+} as const;
 
 const KEYS: Record<string, string> = {
   clickId: 'click id',
@@ -33,18 +39,20 @@ const KEYS: Record<string, string> = {
   ipUserAgent: 'IP address and user agent',
   fbp: 'fbp browser id',
   ttp: 'ttp browser id',
+  scid: 'scid browser id',
   address: 'name and address',
 };
 
 /** What to do so a conversion carries the key. */
 const ADVICE: Record<string, string> = {
   clickId:
-    'add the browser tag to every landing page (it records the click ids), or send fbc / gclid / ttclid with the conversion',
+    'add the browser tag to every landing page (it records the click ids), or send fbc / gclid / ttclid / epik / ScCid with the conversion',
   email: "send the buyer's email in customerData.email",
   phone: "send the buyer's phone with its country code (+49…), or customerData.country",
   ipUserAgent: "send the buyer's ipAddress and userAgent from your server",
   fbp: 'send the _fbp cookie as fbp',
   ttp: 'send the _ttp cookie as ttp',
+  scid: 'send the Snap Pixel’s _scid cookie as scid',
   address: 'send name, city, state, zip code and country in customerData',
 };
 

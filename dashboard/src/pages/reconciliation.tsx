@@ -12,14 +12,21 @@ import { BASE, Link, setQuery, useLocation } from '../router.js';
 import { loadAllStores } from '../stores.js';
 import { useApi } from '../use-api.js';
 
-type Kind = 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
-const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'pinterest'];
-const KIND_LABEL: Record<Kind, string> = { meta: 'Meta', google_ads: 'Google Ads', tiktok: 'TikTok', pinterest: 'Pinterest' };
+type Kind = 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
+const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'pinterest', 'snapchat'];
+const KIND_LABEL: Record<Kind, string> = {
+  meta: 'Meta',
+  google_ads: 'Google Ads',
+  tiktok: 'TikTok',
+  pinterest: 'Pinterest',
+  snapchat: 'Snapchat',
+};
 const TRACE_LABEL: Record<Kind, string> = {
   meta: 'fbtrace_id',
   google_ads: 'job id',
   tiktok: 'request_id',
   pinterest: 'x-pinterest-rid',
+  snapchat: 'request_id',
 };
 
 interface ByReason {

@@ -2,6 +2,7 @@ import type { Adapter, Sender } from './adapter.js';
 import { googleAds } from './google_ads/index.js';
 import { metaSender } from './meta/index.js';
 import { pinterest } from './pinterest/index.js';
+import { snapchat } from './snapchat/index.js';
 import { tiktok } from './tiktok/index.js';
 
 /**
@@ -14,6 +15,7 @@ export const ADAPTERS = {
   google_ads: googleAds,
   tiktok,
   pinterest,
+  snapchat,
 } as const;
 
 export type AdapterKind = keyof typeof ADAPTERS;

@@ -11,8 +11,8 @@ import type { ClicksTable, ConversionsTable } from '../db/schema.js';
  * 10), so "which key is missing" translates directly into "how many points it would add".
  */
 
-export type MatchDestination = 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
-export type MatchKey = 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+export type MatchDestination = 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
+export type MatchKey = 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
 
 export interface MatchWarning {
   code:
@@ -39,13 +39,15 @@ export interface MatchQuality {
  * weigh most, then phone, then IP + user agent, then the browser id and the address fields);
  * Google Ads matches on the click id and, with a gclid, on hashed email and phone only; TikTok
  * on ttclid, email, phone, IP + user agent and its `_ttp` cookie; Pinterest on the epik, email,
- * phone and IP + user agent (it has no browser id in the Conversions API).
+ * phone and IP + user agent (it has no browser id in the Conversions API); Snapchat on the ScCid,
+ * email, phone, IP + user agent and its `_scid` cookie (`sc_cookie1`).
  */
 export const MATCH_WEIGHTS: Record<MatchDestination, Partial<Record<MatchKey, number>>> = {
   meta: { clickId: 3, email: 3, phone: 1.5, ipUserAgent: 1.5, fbp: 0.5, address: 0.5 },
   google_ads: { clickId: 6, email: 2.5, phone: 1.5 },
   tiktok: { clickId: 3, email: 2.5, phone: 1.5, ipUserAgent: 1.5, ttp: 1.5 },
   pinterest: { clickId: 3, email: 3, phone: 1.5, ipUserAgent: 2.5 },
+  snapchat: { clickId: 3, email: 2.5, phone: 1.5, ipUserAgent: 1.5, scid: 1.5 },
 };
 
 /** What a conversion carries towards one destination, before weighing (see `signalsFor`). */
@@ -76,7 +78,7 @@ const FBC = /^fb\.\d\.(\d+)\.[A-Za-z0-9_.-]{1,500}$/;
 const SHA256_HEX = /^[a-f0-9]{64}$/i;
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 const FBC_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
-const USER_DATA_KEYS: MatchKey[] = ['email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'address'];
+const USER_DATA_KEYS: MatchKey[] = ['email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'scid', 'address'];
 
 function present(value: string | undefined): value is string {
   return value !== undefined && value.trim() !== '';
@@ -158,7 +160,7 @@ export function scoreMatch(destination: MatchDestination, signals: MatchSignals,
       });
     }
   }
-  if (present(signals.browserId)) sent.add(destination === 'tiktok' ? 'ttp' : 'fbp');
+  if (present(signals.browserId)) sent.add(destination === 'tiktok' ? 'ttp' : destination === 'snapchat' ? 'scid' : 'fbp');
   if (hasAddress(data)) sent.add('address');
 
   if (!allowed) {
@@ -218,6 +220,8 @@ export function signalsFor(
     return { ...common, clickId, userIdentifiersAccepted: kind === 'gclid' };
   }
   if (destination === 'pinterest') return { ...common, clickId: click?.epik ?? refs.epik };
+  if (destination === 'snapchat')
+    return { ...common, clickId: click?.ScCid ?? refs.ScCid, browserId: conversion.scid ?? undefined };
   return {
     ...common,
     clickId: click?.ttclid ?? refs.ttclid,

@@ -5,7 +5,7 @@ import { type AttributedClick, attributedClickOf } from '../db/repositories/clic
 import type { ConversionsTable } from '../db/schema.js';
 import { MATCH_WEIGHTS, type MatchDestination, type MatchKey, type MatchOptions, matchQualityOf } from './match-quality.js';
 
-const USER_DATA_KEYS: ReadonlySet<MatchKey> = new Set(['email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'address']);
+const USER_DATA_KEYS: ReadonlySet<MatchKey> = new Set(['email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'scid', 'address']);
 
 /**
  * Sets the `match_quality` column of a conversion about to be recorded: one entry per

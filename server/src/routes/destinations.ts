@@ -49,7 +49,7 @@ const ListedDestination = Type.Object({ ...Destination.properties, health: Healt
 
 const DestinationList = Type.Object({
   destinations: Type.Array(ListedDestination, {
-    description: 'Every platform, configured or not: meta, google_ads, tiktok, pinterest',
+    description: 'Every platform, configured or not: meta, google_ads, tiktok, pinterest, snapchat',
   }),
 });
 
@@ -85,7 +85,7 @@ const Params = Type.Object({
 });
 const KindParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'The store’s id', examples: [EXAMPLE.storeId] }),
-  kind: Type.String({ maxLength: 32, description: 'meta, google_ads, tiktok or pinterest', examples: ['google_ads'] }),
+  kind: Type.String({ maxLength: 32, description: 'meta, google_ads, tiktok, pinterest or snapchat', examples: ['google_ads'] }),
 });
 
 const UNVERIFIED = { status: 'unverified', consecutiveFailures: 0 };
@@ -121,6 +121,12 @@ const EXAMPLE_CONFIGURED = {
     kind: 'pinterest',
     configured: true,
     settings: { adAccountId: '549755885175', testMode: false, accessTokenConfigured: true },
+    updatedAt: EXAMPLE.recordedAt,
+  },
+  snapchat: {
+    kind: 'snapchat',
+    configured: true,
+    settings: { pixelId: '5bf81ee1-15b1-4dc1-b636-d7dae49b950e', accessTokenConfigured: true },
     updatedAt: EXAMPLE.recordedAt,
   },
 };
@@ -164,7 +170,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         operationId: 'listDestinations',
         summary: 'List a store’s destinations',
         description:
-          'Where the store’s conversions are forwarded: Meta (the store’s pixelId and capiAccessToken), Google Ads, TikTok and Pinterest, each with `configured` and its settings without secrets.',
+          'Where the store’s conversions are forwarded: Meta (the store’s pixelId and capiAccessToken), Google Ads, TikTok, Pinterest and Snapchat, each with `configured` and its settings without secrets.',
         security: bearer,
         params: Params,
         response: describeResponses(DestinationList, {
@@ -181,6 +187,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
                   },
                   { kind: 'tiktok', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
                   { kind: 'pinterest', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
+                  { kind: 'snapchat', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
                 ],
               },
             },
@@ -203,7 +210,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         operationId: 'testDestination',
         summary: 'Check a destination’s credentials',
         description:
-          'Checks the stored credentials against the platform now, without creating a live conversion: Meta reads the pixel with the token (or sends a test event when testEventCode is set), Google exchanges the refresh token and uploads a made-up conversion with validateOnly, TikTok sends a test event with its testEventCode, Pinterest reads the ad account with the token. Nothing is recorded. `ok: false` is an answer too (200): the message says whose side failed and what to do.',
+          'Checks the stored credentials against the platform now, without creating a live conversion: Meta reads the pixel with the token (or sends a test event when testEventCode is set), Google exchanges the refresh token and uploads a made-up conversion with validateOnly, TikTok sends a test event with its testEventCode, Pinterest reads the ad account with the token, Snapchat sends an event to its Test Event Tool (events/validate). Nothing is recorded. `ok: false` is an answer too (200): the message says whose side failed and what to do.',
         security: bearer,
         params: TestParams,
         response: describeResponses(CheckAnswer, {

@@ -22,16 +22,25 @@ export const reconciliationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async 
         operationId: 'getReconciliation',
         summary: 'Reconcile conversions with what each destination received',
         description:
-          'Per day (event time in the store’s time zone; by default the 30 days ending today, at most 731) and per destination: the conversions received, attributed and refunded, and of those a destination receives (`eligible` = sent + pending + failed + skipped), how many were sent, acknowledged with the platform’s trace id (Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`, Pinterest `x-pinterest-rid`), are pending, failed or were skipped, by reason. Every count comes with the `GET /v1/conversions` query listing exactly its conversions.',
+          'Per day (event time in the store’s time zone; by default the 30 days ending today, at most 731) and per destination: the conversions received, attributed and refunded, and of those a destination receives (`eligible` = sent + pending + failed + skipped), how many were sent, acknowledged with the platform’s trace id (Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`, Pinterest `x-pinterest-rid`, Snapchat `request_id`), are pending, failed or were skipped, by reason. Every count comes with the `GET /v1/conversions` query listing exactly its conversions.',
         security: bearer,
         params: StoreParams,
         querystring: Query({
           startDate: DateQuery('Inclusive; default 29 days before endDate'),
           endDate: DateQuery('Inclusive; default today in the store time zone'),
           destination: Type.Optional(
-            Type.Union([Type.Literal('meta'), Type.Literal('google_ads'), Type.Literal('tiktok'), Type.Literal('pinterest')], {
-              description: 'Only this destination; default all',
-            }),
+            Type.Union(
+              [
+                Type.Literal('meta'),
+                Type.Literal('google_ads'),
+                Type.Literal('tiktok'),
+                Type.Literal('pinterest'),
+                Type.Literal('snapchat'),
+              ],
+              {
+                description: 'Only this destination; default all',
+              },
+            ),
           ),
         }),
         response: describeResponses(Reconciliation, {

@@ -131,6 +131,7 @@ describe('destinations API', () => {
       ['google_ads', false],
       ['tiktok', false],
       ['pinterest', false],
+      ['snapchat', false],
     ]);
 
     const google = await put(storeId, 'google_ads', googleBody({ loginCustomerId: '9876543210' }));

@@ -142,6 +142,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     ['meta', 'accessToken'],
     ['tiktok', 'accessToken'],
     ['pinterest', 'accessToken'],
+    ['snapchat', 'accessToken'],
     ...['developerToken', 'oauth', 'oauth.clientId', 'oauth.clientSecret', 'oauth.refreshToken'].map((f) => ['google_ads', f]),
   ].flatMap(([kind, field]) =>
     gap(
@@ -162,7 +163,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     'x-rules google-ads-api-only',
   ),
   // Removing a destination the store does not have is 404 (declared; the fuzzer cannot know which are set).
-  ...['google_ads', 'tiktok', 'pinterest'].map((kind) => ({
+  ...['google_ads', 'tiktok', 'pinterest', 'snapchat'].map((kind) => ({
     operation: `DELETE /v1/stores/{id}/destinations/${kind}`,
     field: undefined,
     code: 'not_found',
@@ -193,7 +194,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
   },
   // G9 for the destinations' DELETE (bodiless) too.
-  ...['meta', 'google_ads', 'tiktok', 'pinterest'].flatMap((kind) => [
+  ...['meta', 'google_ads', 'tiktok', 'pinterest', 'snapchat'].flatMap((kind) => [
     ...gap(
       [`DELETE /v1/stores/{id}/destinations/${kind}`],
       'Content-Type',

@@ -655,6 +655,12 @@ const ROUTES: RouteCase[] = [
       ],
       ['meta', { pixelId: '98765432101', accessToken: 'meta-security-token' }, '98765432101', 'meta-security-token'],
       [
+        'snapchat',
+        { pixelId: 'snap-security-pixel', accessToken: 'snapchat-security-token' },
+        'snap-security-pixel',
+        'snapchat-security-token',
+      ],
+      [
         'pinterest',
         { adAccountId: '549755885175', accessToken: 'pinterest-security-token' },
         '549755885175',

@@ -147,8 +147,8 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -163,8 +163,8 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -179,8 +179,8 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -195,8 +195,24 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+            scoreGain: number;
+          }>;
+        };
+        snapchat?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -517,7 +533,7 @@ export interface Operations {
       /** Forwarding to Meta: pending, sent, failed or skipped */
       capiStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination) */
-      destination?: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
       /** Only conversions in this state at the destination (or at any destination) */
       forwardingStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`) for this reason */
@@ -638,6 +654,19 @@ export interface Operations {
             /** Only when skipped: the reason in a sentence */
             message?: string;
           };
+          snapchat?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
         };
         /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
         matchQuality: {
@@ -645,14 +674,14 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -660,14 +689,14 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -675,14 +704,14 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -690,14 +719,29 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+              message: string;
+            }>;
+          };
+          snapchat?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -854,6 +898,19 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        snapchat?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -861,14 +918,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -876,14 +933,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -891,14 +948,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -906,14 +963,29 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+            message: string;
+          }>;
+        };
+        snapchat?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1122,6 +1194,19 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        snapchat?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -1129,14 +1214,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1144,14 +1229,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1159,14 +1244,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1174,14 +1259,29 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+            message: string;
+          }>;
+        };
+        snapchat?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1662,10 +1762,10 @@ export interface Operations {
       id: string;
     };
     response: {
-      /** Every platform, configured or not: meta, google_ads, tiktok, pinterest */
+      /** Every platform, configured or not: meta, google_ads, tiktok, pinterest, snapchat */
       destinations: Array<{
         /** The ad platform */
-        kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+        kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
         /** true when the store forwards conversions to this platform */
         configured: boolean;
         /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1719,7 +1819,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1736,7 +1836,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1763,7 +1863,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1780,7 +1880,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1805,7 +1905,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1822,7 +1922,47 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the Snapchat destination */
+  'PUT /v1/stores/{id}/destinations/snapchat': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The Snap Pixel id from Snapchat Ads Manager → Events Manager (a UUID) */
+      pixelId: string;
+      /** The Conversions API token (Business Details → Conversions API Tokens); write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the Snapchat destination */
+  'DELETE /v1/stores/{id}/destinations/snapchat': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1849,7 +1989,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1866,7 +2006,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -1881,7 +2021,7 @@ export interface Operations {
       /** The store’s id */
       id: string;
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
     };
     response: {
       /** true when the platform accepted the credentials */
@@ -1904,7 +2044,7 @@ export interface Operations {
       /** Inclusive; default today in the store time zone */
       endDate?: string;
       /** Only this destination; default all */
-      destination?: 'meta' | 'google_ads' | 'tiktok' | 'pinterest';
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'pinterest' | 'snapchat';
     };
     response: {
       storeId: string;

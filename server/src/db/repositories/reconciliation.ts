@@ -12,7 +12,7 @@ import { engineOf, type JsonStatements } from '../engine.js';
  * the one to change.
  */
 
-export const DESTINATION_KINDS = ['meta', 'google_ads', 'tiktok', 'pinterest'] as const;
+export const DESTINATION_KINDS = ['meta', 'google_ads', 'tiktok', 'pinterest', 'snapchat'] as const;
 export type DestinationKind = (typeof DESTINATION_KINDS)[number];
 export const FORWARDING_STATUSES = ['pending', 'sent', 'failed', 'skipped'] as const;
 export type ForwardingStatus = (typeof FORWARDING_STATUSES)[number];

@@ -6,10 +6,19 @@ const BOOLEAN = (description: string) =>
 /** The conversions list's reconciliation filters (api.md §10; docs/api.md "Reconciliation"). */
 export const ForwardingListQuery = {
   destination: Type.Optional(
-    Type.Union([Type.Literal('meta'), Type.Literal('google_ads'), Type.Literal('tiktok'), Type.Literal('pinterest')], {
-      description:
-        'Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination)',
-    }),
+    Type.Union(
+      [
+        Type.Literal('meta'),
+        Type.Literal('google_ads'),
+        Type.Literal('tiktok'),
+        Type.Literal('pinterest'),
+        Type.Literal('snapchat'),
+      ],
+      {
+        description:
+          'Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination)',
+      },
+    ),
   ),
   forwardingStatus: Type.Optional(
     Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed'), Type.Literal('skipped')], {
