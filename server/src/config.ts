@@ -28,6 +28,10 @@ export interface Config {
   redditApiUrl: string;
   /** LINKEDIN_API_URL: LinkedIn's REST API (api.md §12), the linkedin destination's Conversions API. */
   linkedinApiUrl: string;
+  /** PINTEREST_API_URL (api.md §12): Pinterest's API, the pinterest destination's Conversions API. */
+  pinterestApiUrl: string;
+  /** SNAPCHAT_API_URL (api.md §12): Snap's Conversions API host. */
+  snapchatApiUrl: string;
   capiSyncWaitMs: number;
   /** DESTINATION_ALERT_AFTER_S: a job pending longer turns its destination `failing` (api.md §12). */
   destinationAlertAfterS: number;
@@ -180,6 +184,7 @@ function connections(env: Env, trustProxy: boolean) {
 
 /** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL, MICROSOFT_CAPI_URL (§12). */
 /** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL, REDDIT_API_URL, LINKEDIN_API_URL (§12). */
+/** GOOGLE_ADS_API_URL, GOOGLE_ADS_API_VERSION, GOOGLE_OAUTH_TOKEN_URL, TIKTOK_API_URL (api.md §8), GOOGLE_DATA_MANAGER_URL, PINTEREST_API_URL, SNAPCHAT_API_URL (§12). */
 function destinations(env: Env) {
   const googleAdsApiVersion = env.GOOGLE_ADS_API_VERSION || 'v22';
   if (!/^v\d+$/.test(googleAdsApiVersion)) {
@@ -195,6 +200,8 @@ function destinations(env: Env) {
     microsoftCapiUrl: base('MICROSOFT_CAPI_URL', 'https://capi.uet.microsoft.com'),
     redditApiUrl: base('REDDIT_API_URL', 'https://ads-api.reddit.com'),
     linkedinApiUrl: base('LINKEDIN_API_URL', 'https://api.linkedin.com'),
+    pinterestApiUrl: base('PINTEREST_API_URL', 'https://api.pinterest.com'),
+    snapchatApiUrl: base('SNAPCHAT_API_URL', 'https://tr.snapchat.com'),
   };
 }
 

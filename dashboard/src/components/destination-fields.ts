@@ -16,6 +16,8 @@ export interface FieldSpec {
   actions?: true;
   /** A choice among fixed values (a select; the first is what a new destination gets). */
   choices?: Array<{ value: string; label: string }>;
+  /** A true/false setting, shown as its choices `false`/`true` and sent as a boolean. */
+  boolean?: true;
 }
 
 export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
@@ -66,6 +68,34 @@ export const DESTINATION_FIELDS: Record<DestinationKind, FieldSpec[]> = {
       hint: 'From the UET tag’s “Use Conversions API”. Test-mode conversions are not sent to Microsoft.',
     },
   ],
+  pinterest: [
+    { path: 'adAccountId', label: 'Ad account ID', hint: 'Digits, from Pinterest Ads Manager (the account menu).' },
+    {
+      path: 'accessToken',
+      label: 'Conversion access token',
+      secret: true,
+      hint: 'Ads Manager → Ads → Conversions → Conversions API → Generate new token.',
+    },
+    {
+      path: 'testMode',
+      label: 'Test mode',
+      boolean: true,
+      choices: [
+        { value: 'false', label: 'Off: live conversions are recorded' },
+        { value: 'true', label: 'On: every conversion is only validated (test=true)' },
+      ],
+      hint: 'Test-mode conversions are always sent with test=true.',
+    },
+  ],
+  snapchat: [
+    { path: 'pixelId', label: 'Pixel ID', hint: 'From Snapchat Ads Manager → Events Manager (a UUID).' },
+    {
+      path: 'accessToken',
+      label: 'Conversions API token',
+      secret: true,
+      hint: 'Business Details → Conversions API Tokens → Generate Token. Test-mode conversions go to Snap’s Test Event Tool.',
+    },
+  ],
   reddit: [
     {
       path: 'adAccountId',
@@ -107,6 +137,7 @@ export function shownValue(settings: Settings, spec: FieldSpec): string {
   if (spec.secret) return '';
   const value = at(settings, spec.path.split('.'));
   if (typeof value === 'string') return value;
+  if (typeof value === 'boolean') return String(value);
   if (spec.choices) return spec.choices[0]?.value ?? '';
   if (spec.actions && value && typeof value === 'object') {
     return Object.entries(value as Record<string, unknown>)
@@ -159,7 +190,7 @@ export function bodyOf(kind: DestinationKind, form: FormData): Record<string, un
   const body: Record<string, unknown> = {};
   for (const spec of DESTINATION_FIELDS[kind]) {
     const text = String(form.get(spec.path) ?? '').trim();
-    const value = spec.actions ? conversionAction(text, spec.path) : text || undefined;
+    const value = spec.actions ? conversionAction(text, spec.path) : spec.boolean ? text === 'true' : text || undefined;
     const path = spec.path.split('.');
     const name = path.pop() as string;
     let target = body;

@@ -9,7 +9,7 @@ import { DestinationHealthStatus } from './destination-health.js';
 import { DESTINATION_NAMES } from './destinations-status.js';
 import { ErrorMessage, Loading } from './status.js';
 
-const KINDS: DestinationKind[] = ['meta', 'google_ads', 'tiktok', 'microsoft', 'reddit', 'linkedin'];
+const KINDS: DestinationKind[] = ['meta', 'google_ads', 'tiktok', 'microsoft', 'pinterest', 'snapchat', 'reddit', 'linkedin'];
 
 const asApiError = (e: unknown) =>
   e instanceof FieldProblem

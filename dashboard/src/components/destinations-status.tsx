@@ -9,6 +9,8 @@ const OTHERS: Array<{ kind: Exclude<DestinationKind, 'meta'>; name: string }> = 
   { kind: 'microsoft', name: 'Microsoft Advertising' },
   { kind: 'reddit', name: 'Reddit' },
   { kind: 'linkedin', name: 'LinkedIn' },
+  { kind: 'pinterest', name: 'Pinterest' },
+  { kind: 'snapchat', name: 'Snapchat' },
 ];
 
 export const DESTINATION_NAMES: Record<DestinationKind, string> = {
@@ -18,6 +20,8 @@ export const DESTINATION_NAMES: Record<DestinationKind, string> = {
   microsoft: 'Microsoft Advertising',
   reddit: 'Reddit',
   linkedin: 'LinkedIn',
+  pinterest: 'Pinterest',
+  snapchat: 'Snapchat',
 };
 
 /** Each destination other than Meta that receives the conversion: status, attempts, sent time, last error. */

@@ -182,8 +182,9 @@ export function SpendSourcesPanel({ store }: { store: Store }) {
           status: 'never' as const,
         };
         return (
-          <section class="destination" key={kind} aria-labelledby={`spend-${kind}-heading`}>
-            <h3 id={`spend-${kind}-heading`}>{SPEND_NAMES[kind]}</h3>
+          // A group, not a region: the Destinations panel above has the platforms' regions.
+          <fieldset class="destination spend-source" key={kind} aria-labelledby={`spend-${kind}-heading`}>
+            <h3 id={`spend-${kind}-heading`}>{SPEND_NAMES[kind]} spend</h3>
             <p class="hint">
               <span class={`badge ${source.status === 'failing' ? 'failed' : source.configured ? 'sent' : 'skipped'}`}>
                 {source.status === 'failing' ? 'Failing' : source.configured ? 'Connected' : 'Not connected'}
@@ -210,7 +211,7 @@ export function SpendSourcesPanel({ store }: { store: Store }) {
                 loaded.reload();
               }}
             />
-          </section>
+          </fieldset>
         );
       })}
     </section>

@@ -21,7 +21,9 @@ interface DestinationQuality {
 }
 
 interface MatchQualityView {
-  destinations: Partial<Record<'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin', DestinationQuality>>;
+  destinations: Partial<
+    Record<'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin', DestinationQuality>
+  >;
 }
 
 const DESTINATIONS = {
@@ -31,6 +33,8 @@ const DESTINATIONS = {
   microsoft: 'Microsoft Advertising',
   reddit: 'Reddit',
   linkedin: 'LinkedIn',
+  pinterest: 'Pinterest',
+  snapchat: 'Snapchat',
 } as const;
 
 const KEYS: Record<string, string> = {
@@ -40,18 +44,20 @@ const KEYS: Record<string, string> = {
   ipUserAgent: 'IP address and user agent',
   fbp: 'fbp browser id',
   ttp: 'ttp browser id',
+  scid: 'scid browser id',
   address: 'name and address',
 };
 
 /** What to do so a conversion carries the key. */
 const ADVICE: Record<string, string> = {
   clickId:
-    'add the browser tag to every landing page (it records the click ids), or send fbc / gclid / ttclid with the conversion',
+    'add the browser tag to every landing page (it records the click ids), or send fbc / gclid / ttclid / epik / ScCid with the conversion',
   email: "send the buyer's email in customerData.email",
   phone: "send the buyer's phone with its country code (+49…), or customerData.country",
   ipUserAgent: "send the buyer's ipAddress and userAgent from your server",
   fbp: 'send the _fbp cookie as fbp',
   ttp: 'send the _ttp cookie as ttp',
+  scid: 'send the Snap Pixel’s _scid cookie as scid',
   address: 'send name, city, state, zip code and country in customerData',
 };
 

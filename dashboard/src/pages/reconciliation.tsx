@@ -12,8 +12,8 @@ import { BASE, Link, setQuery, useLocation } from '../router.js';
 import { loadAllStores } from '../stores.js';
 import { useApi } from '../use-api.js';
 
-type Kind = 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
-const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'microsoft', 'reddit', 'linkedin'];
+type Kind = 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
+const KINDS: Kind[] = ['meta', 'google_ads', 'tiktok', 'microsoft', 'pinterest', 'snapchat', 'reddit', 'linkedin'];
 const KIND_LABEL: Record<Kind, string> = {
   meta: 'Meta',
   google_ads: 'Google Ads',
@@ -21,6 +21,8 @@ const KIND_LABEL: Record<Kind, string> = {
   microsoft: 'Microsoft Advertising',
   reddit: 'Reddit',
   linkedin: 'LinkedIn',
+  pinterest: 'Pinterest',
+  snapchat: 'Snapchat',
 };
 const TRACE_LABEL: Record<Kind, string> = {
   meta: 'fbtrace_id',
@@ -29,6 +31,8 @@ const TRACE_LABEL: Record<Kind, string> = {
   microsoft: 'request id',
   reddit: 'request id',
   linkedin: 'x-li-uuid',
+  pinterest: 'x-pinterest-rid',
+  snapchat: 'request_id',
 };
 
 interface ByReason {

@@ -84,7 +84,7 @@ class DestinationsTest(unittest.TestCase):
     def test_put_list_delete(self):
         store = new_store(self.wt)
         listed = self.wt.stores.destinations.list(store.id)
-        self.assertEqual([d.kind for d in listed.destinations], ["meta", "google_ads", "tiktok"])
+        self.assertEqual([d.kind for d in listed.destinations], ["meta", "google_ads", "tiktok", "microsoft", "reddit", "linkedin", "pinterest", "snapchat"])
         tiktok = self.wt.stores.destinations.put(
             store.id, "tiktok", {"pixelCode": "CPYTHON12345678", "accessToken": "tt-secret-python"}
         )

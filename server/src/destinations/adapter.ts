@@ -151,6 +151,10 @@ export interface DestinationEnv {
   redditApiUrl: string;
   /** LINKEDIN_API_URL (api.md §12). */
   linkedinApiUrl: string;
+  /** PINTEREST_API_URL (api.md §12). */
+  pinterestApiUrl: string;
+  /** SNAPCHAT_API_URL (api.md §12). */
+  snapchatApiUrl: string;
 }
 
 /** Every payload of a batch gets the same outcome (a request-level answer). */

@@ -3,7 +3,9 @@ import { googleAds } from './google_ads/index.js';
 import { linkedin } from './linkedin/index.js';
 import { metaSender } from './meta/index.js';
 import { microsoft } from './microsoft/index.js';
+import { pinterest } from './pinterest/index.js';
 import { reddit } from './reddit/index.js';
+import { snapchat } from './snapchat/index.js';
 import { tiktok } from './tiktok/index.js';
 
 /**
@@ -18,6 +20,8 @@ export const ADAPTERS = {
   microsoft,
   reddit,
   linkedin,
+  pinterest,
+  snapchat,
 } as const;
 
 export type AdapterKind = keyof typeof ADAPTERS;

@@ -11,8 +11,8 @@ import type { ClicksTable, ConversionsTable } from '../db/schema.js';
  * 10), so "which key is missing" translates directly into "how many points it would add".
  */
 
-export type MatchDestination = 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
-export type MatchKey = 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+export type MatchDestination = 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
+export type MatchKey = 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
 
 export interface MatchWarning {
   code:
@@ -39,7 +39,9 @@ export interface MatchQuality {
  * weigh most, then phone, then IP + user agent, then the browser id and the address fields);
  * Google Ads matches on the click id and, with a gclid, on hashed email and phone only; TikTok
  * on ttclid, email, phone, IP + user agent and its `_ttp` cookie; Microsoft Advertising's
- * Conversions API on the msclkid, hashed email and phone, and IP + user agent.
+ * Conversions API on the msclkid, hashed email and phone, and IP + user agent; Pinterest on the epik, email,
+ * phone and IP + user agent (it has no browser id in the Conversions API); Snapchat on the ScCid,
+ * email, phone, IP + user agent and its `_scid` cookie (`sc_cookie1`).
  */
 export const MATCH_WEIGHTS: Record<MatchDestination, Partial<Record<MatchKey, number>>> = {
   meta: { clickId: 3, email: 3, phone: 1.5, ipUserAgent: 1.5, fbp: 0.5, address: 0.5 },
@@ -50,6 +52,8 @@ export const MATCH_WEIGHTS: Record<MatchDestination, Partial<Record<MatchKey, nu
   reddit: { clickId: 4.5, email: 3, ipUserAgent: 2.5 },
   // LinkedIn matches on the li_fat_id and the hashed email (userInfo's names are sent, not scored).
   linkedin: { clickId: 6, email: 4 },
+  pinterest: { clickId: 3, email: 3, phone: 1.5, ipUserAgent: 2.5 },
+  snapchat: { clickId: 3, email: 2.5, phone: 1.5, ipUserAgent: 1.5, scid: 1.5 },
 };
 
 /** What a conversion carries towards one destination, before weighing (see `signalsFor`). */
@@ -80,7 +84,7 @@ const FBC = /^fb\.\d\.(\d+)\.[A-Za-z0-9_.-]{1,500}$/;
 const SHA256_HEX = /^[a-f0-9]{64}$/i;
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/;
 const FBC_MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000;
-const USER_DATA_KEYS: MatchKey[] = ['email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'address'];
+const USER_DATA_KEYS: MatchKey[] = ['email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'scid', 'address'];
 
 function present(value: string | undefined): value is string {
   return value !== undefined && value.trim() !== '';
@@ -162,7 +166,7 @@ export function scoreMatch(destination: MatchDestination, signals: MatchSignals,
       });
     }
   }
-  if (present(signals.browserId)) sent.add(destination === 'tiktok' ? 'ttp' : 'fbp');
+  if (present(signals.browserId)) sent.add(destination === 'tiktok' ? 'ttp' : destination === 'snapchat' ? 'scid' : 'fbp');
   if (hasAddress(data)) sent.add('address');
 
   if (!allowed) {
@@ -190,6 +194,8 @@ export function scoreMatch(destination: MatchDestination, signals: MatchSignals,
  * its click, fbp; Google the gclid/gbraid/wbraid of the click or named explicitly; TikTok the
  * ttclid and ttp likewise, Microsoft the msclkid (destinations/meta/event.ts, destinations/google_ads/,
  * destinations/tiktok/, destinations/microsoft/mapping.ts).
+ * ttclid and ttp likewise; Pinterest the epik (destinations/meta/event.ts, destinations/google_ads/,
+ * destinations/tiktok/, destinations/pinterest/).
  */
 export function signalsFor(
   destination: MatchDestination,
@@ -224,6 +230,9 @@ export function signalsFor(
   if (destination === 'microsoft') return { ...common, clickId: click?.msclkid || refs.msclkid || undefined };
   if (destination === 'reddit') return { ...common, clickId: click?.rdt_cid ?? refs.rdt_cid };
   if (destination === 'linkedin') return { ...common, clickId: click?.li_fat_id ?? refs.li_fat_id };
+  if (destination === 'pinterest') return { ...common, clickId: click?.epik ?? refs.epik };
+  if (destination === 'snapchat')
+    return { ...common, clickId: click?.ScCid ?? refs.ScCid, browserId: conversion.scid ?? undefined };
   return {
     ...common,
     clickId: click?.ttclid ?? refs.ttclid,

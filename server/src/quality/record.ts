@@ -3,9 +3,9 @@ import type { CustomerData } from '../customer-data.js';
 import type { Reader } from '../db/database.js';
 import { type AttributedClick, attributedClickOf } from '../db/repositories/clicks.js';
 import type { ConversionsTable } from '../db/schema.js';
-import { type MatchDestination, type MatchKey, type MatchOptions, matchQualityOf } from './match-quality.js';
+import { MATCH_WEIGHTS, type MatchDestination, type MatchKey, type MatchOptions, matchQualityOf } from './match-quality.js';
 
-const USER_DATA_KEYS: ReadonlySet<MatchKey> = new Set(['email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'address']);
+const USER_DATA_KEYS: ReadonlySet<MatchKey> = new Set(['email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'scid', 'address']);
 
 /**
  * Sets the `match_quality` column of a conversion about to be recorded: one entry per
@@ -28,10 +28,7 @@ export async function setMatchQuality(
 ): Promise<void> {
   const kinds: MatchDestination[] = [
     ...(destinations.meta ? (['meta'] as const) : []),
-    ...destinations.others.filter(
-      (k): k is MatchDestination =>
-        k === 'google_ads' || k === 'tiktok' || k === 'microsoft' || k === 'reddit' || k === 'linkedin',
-    ),
+    ...destinations.others.filter((k): k is MatchDestination => k !== 'meta' && k in MATCH_WEIGHTS),
   ];
   if (kinds.length === 0) return;
   const click = await attributedClick();

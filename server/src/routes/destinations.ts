@@ -49,7 +49,7 @@ const ListedDestination = Type.Object({ ...Destination.properties, health: Healt
 
 const DestinationList = Type.Object({
   destinations: Type.Array(ListedDestination, {
-    description: 'Every platform, configured or not: meta, google_ads, tiktok, microsoft, reddit, linkedin',
+    description: 'Every platform, configured or not: meta, google_ads, tiktok, microsoft, pinterest, snapchat, reddit, linkedin',
   }),
 });
 
@@ -87,7 +87,7 @@ const KindParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'The store’s id', examples: [EXAMPLE.storeId] }),
   kind: Type.String({
     maxLength: 32,
-    description: 'meta, google_ads, tiktok, microsoft, reddit or linkedin',
+    description: 'meta, google_ads, tiktok, microsoft, pinterest, snapchat, reddit or linkedin',
     examples: ['google_ads'],
   }),
 });
@@ -139,6 +139,18 @@ const EXAMPLE_CONFIGURED = {
     settings: { conversionRuleId: 'urn:lla:llaPartnerConversion:123456', accessTokenConfigured: true },
     updatedAt: EXAMPLE.recordedAt,
   },
+  pinterest: {
+    kind: 'pinterest',
+    configured: true,
+    settings: { adAccountId: '549755885175', testMode: false, accessTokenConfigured: true },
+    updatedAt: EXAMPLE.recordedAt,
+  },
+  snapchat: {
+    kind: 'snapchat',
+    configured: true,
+    settings: { pixelId: '5bf81ee1-15b1-4dc1-b636-d7dae49b950e', accessTokenConfigured: true },
+    updatedAt: EXAMPLE.recordedAt,
+  },
 };
 
 // Examples of the documented kinds; a new platform's operation is documented without them.
@@ -180,7 +192,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         operationId: 'listDestinations',
         summary: 'List a store’s destinations',
         description:
-          'Where the store’s conversions are forwarded: Meta (the store’s pixelId and capiAccessToken), Google Ads, TikTok, Microsoft Advertising, Reddit and LinkedIn, each with `configured` and its settings without secrets.',
+          'Where the store’s conversions are forwarded: Meta (the store’s pixelId and capiAccessToken), Google Ads, TikTok, Microsoft Advertising, Pinterest, Snapchat, Reddit and LinkedIn, each with `configured` and its settings without secrets.',
         security: bearer,
         params: Params,
         response: describeResponses(DestinationList, {
@@ -199,6 +211,8 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
                   { kind: 'microsoft', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
                   { kind: 'reddit', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
                   { kind: 'linkedin', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
+                  { kind: 'pinterest', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
+                  { kind: 'snapchat', configured: false, settings: null, updatedAt: null, health: UNVERIFIED },
                 ],
               },
             },
@@ -221,7 +235,7 @@ export const destinationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async (ap
         operationId: 'testDestination',
         summary: 'Check a destination’s credentials',
         description:
-          'Checks the stored credentials against the platform now, without creating a live conversion: Meta reads the pixel with the token (or sends a test event when testEventCode is set), Google exchanges the refresh token and uploads a made-up conversion with validateOnly, TikTok sends a test event with its testEventCode, Reddit an event with `test_mode: true`, LinkedIn reads the conversion rule (it has no test mode). Nothing is recorded. `ok: false` is an answer too (200): the message says whose side failed and what to do.',
+          'Checks the stored credentials against the platform now, without creating a live conversion: Meta reads the pixel with the token (or sends a test event when testEventCode is set), Google exchanges the refresh token and uploads a made-up conversion with validateOnly, TikTok sends a test event with its testEventCode, Microsoft an event Microsoft refuses as invalid, Pinterest reads the ad account, Snapchat validates an event, Reddit an event with `test_mode: true`, LinkedIn reads the conversion rule (it has no test mode). Nothing is recorded. `ok: false` is an answer too (200): the message says whose side failed and what to do.',
         security: bearer,
         params: TestParams,
         response: describeResponses(CheckAnswer, {

@@ -22,7 +22,7 @@ export const reconciliationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async 
         operationId: 'getReconciliation',
         summary: 'Reconcile conversions with what each destination received',
         description:
-          'Per day (event time in the store’s time zone; by default the 30 days ending today, at most 731) and per destination: the conversions received, attributed and refunded, and of those a destination receives (`eligible` = sent + pending + failed + skipped), how many were sent, acknowledged with the platform’s trace id (Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`, Reddit’s request id, LinkedIn’s x-li-uuid), are pending, failed or were skipped, by reason. Every count comes with the `GET /v1/conversions` query listing exactly its conversions.',
+          'Per day (event time in the store’s time zone; by default the 30 days ending today, at most 731) and per destination: the conversions received, attributed and refunded, and of those a destination receives (`eligible` = sent + pending + failed + skipped), how many were sent, acknowledged with the platform’s trace id (Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`, Microsoft’s request id, Pinterest `x-pinterest-rid`, Snapchat `request_id`, Reddit’s request id, LinkedIn’s x-li-uuid), are pending, failed or were skipped, by reason. Every count comes with the `GET /v1/conversions` query listing exactly its conversions.',
         security: bearer,
         params: StoreParams,
         querystring: Query({
@@ -35,6 +35,8 @@ export const reconciliationRoutes: FastifyPluginAsyncTypebox<RouteDeps> = async 
                 Type.Literal('google_ads'),
                 Type.Literal('tiktok'),
                 Type.Literal('microsoft'),
+                Type.Literal('pinterest'),
+                Type.Literal('snapchat'),
                 Type.Literal('reddit'),
                 Type.Literal('linkedin'),
               ],

@@ -165,6 +165,18 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium: destinations and r
       configured: true,
       settings: { tagId: '343210987', accessTokenConfigured: true },
     });
+    // Pinterest: its test mode is a choice sent as a boolean; the token is never shown again.
+    const pinterest = page.getByRole('region', { name: 'Pinterest' });
+    await pinterest.getByLabel('Ad account ID').fill('549755885175');
+    await pinterest.getByLabel('Conversion access token').fill('pina-browser-token');
+    await pinterest.getByLabel('Test mode').selectOption('true');
+    await pinterest.getByRole('button', { name: 'Save Pinterest' }).click();
+    await eventually(async () => {
+      const saved = await api('GET', `/v1/stores/${storeId}/destinations`);
+      const entry = saved.body.data.destinations.find((d: { kind: string }) => d.kind === 'pinterest');
+      expect(entry.settings).toEqual({ adAccountId: '549755885175', testMode: true, accessTokenConfigured: true });
+    });
+    await expect(pinterest.getByLabel('Conversion access token').inputValue()).resolves.toBe('');
 
     // Removal asks first; then the platform is no longer configured.
     await google.getByRole('button', { name: 'Remove Google Ads' }).click();

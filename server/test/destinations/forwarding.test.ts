@@ -133,6 +133,8 @@ describe('destinations API', () => {
       ['microsoft', false],
       ['reddit', false],
       ['linkedin', false],
+      ['pinterest', false],
+      ['snapchat', false],
     ]);
 
     const google = await put(storeId, 'google_ads', googleBody({ loginCustomerId: '9876543210' }));
@@ -178,7 +180,7 @@ describe('destinations API', () => {
     expect(noToken.body.error).toMatchObject({ code: 'missing_required_field', details: { field: 'accessToken' } });
     const typo = await put(storeId, 'tiktok', tiktokBody({ pixelcode: 'x' }));
     expect(typo.body.error.details).toMatchObject({ field: 'pixelcode', reason: 'unknown_field' });
-    const unknown = await put(storeId, 'snapchat', {});
+    const unknown = await put(storeId, 'myspace', {});
     expect(unknown.body.error).toMatchObject({ code: 'invalid_request', details: { field: 'kind' } });
     const readOnly = await ctx.keyWithScopes(['stores:read']);
     expect((await put(storeId, 'tiktok', tiktokBody(), readOnly)).status).toBe(403);

@@ -31,6 +31,8 @@ const env = () => ({
   googleAdsApiVersion: 'v22',
   googleOauthTokenUrl: dm.tokenUrl,
   googleDataManagerUrl: dm.url,
+  pinterestApiUrl: 'http://127.0.0.1:9',
+  snapchatApiUrl: 'http://127.0.0.1:9',
   tiktokApiUrl: 'http://127.0.0.1:9',
   microsoftCapiUrl: 'http://127.0.0.1:9',
   redditApiUrl: 'http://127.0.0.1:9',

@@ -22,6 +22,8 @@ const env = (): DestinationEnv => ({
   googleOauthTokenUrl: 'http://127.0.0.1:9/token',
   googleDataManagerUrl: 'http://127.0.0.1:9',
   microsoftCapiUrl: 'http://127.0.0.1:9',
+  pinterestApiUrl: 'http://127.0.0.1:9',
+  snapchatApiUrl: 'http://127.0.0.1:9',
   tiktokApiUrl: 'http://127.0.0.1:9',
   redditApiUrl: fake.url,
   linkedinApiUrl: 'http://127.0.0.1:9',

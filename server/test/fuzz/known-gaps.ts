@@ -146,6 +146,8 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     ['microsoft', 'accessToken'],
     ['reddit', 'accessToken'],
     ['linkedin', 'accessToken'],
+    ['pinterest', 'accessToken'],
+    ['snapchat', 'accessToken'],
     ...['developerToken', 'oauth', 'oauth.clientId', 'oauth.clientSecret', 'oauth.refreshToken'].map((f) => ['google_ads', f]),
   ].flatMap(([kind, field]) =>
     gap(
@@ -166,7 +168,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     'x-rules google-ads-api-only',
   ),
   // Removing a destination the store does not have is 404 (declared; the fuzzer cannot know which are set).
-  ...['google_ads', 'tiktok', 'microsoft', 'reddit', 'linkedin'].map((kind) => ({
+  ...['google_ads', 'tiktok', 'microsoft', 'pinterest', 'snapchat', 'reddit', 'linkedin'].map((kind) => ({
     operation: `DELETE /v1/stores/{id}/destinations/${kind}`,
     field: undefined,
     code: 'not_found',
@@ -197,7 +199,7 @@ export const KNOWN_GAPS: readonly KnownGap[] = [
     why: 'G9 a bodiless operation refuses Content-Type: application/json without a body',
   },
   // G9 for the destinations' DELETE (bodiless) too.
-  ...['meta', 'google_ads', 'tiktok', 'microsoft', 'reddit', 'linkedin'].flatMap((kind) => [
+  ...['meta', 'google_ads', 'tiktok', 'microsoft', 'pinterest', 'snapchat', 'reddit', 'linkedin'].flatMap((kind) => [
     ...gap(
       [`DELETE /v1/stores/{id}/destinations/${kind}`],
       'Content-Type',

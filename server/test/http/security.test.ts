@@ -699,6 +699,18 @@ const ROUTES: RouteCase[] = [
       ['meta', { pixelId: '98765432101', accessToken: 'meta-security-token' }, '98765432101', 'meta-security-token'],
       ['microsoft', { tagId: '343210987', accessToken: 'microsoft-security-token' }, '343210987', 'microsoft-security-token'],
       [
+        'snapchat',
+        { pixelId: 'snap-security-pixel', accessToken: 'snapchat-security-token' },
+        'snap-security-pixel',
+        'snapchat-security-token',
+      ],
+      [
+        'pinterest',
+        { adAccountId: '549755885175', accessToken: 'pinterest-security-token' },
+        '549755885175',
+        'pinterest-security-token',
+      ],
+      [
         'google_ads',
         {
           customerId: '9876543210',

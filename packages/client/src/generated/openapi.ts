@@ -234,8 +234,8 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -250,8 +250,8 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -266,8 +266,8 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -282,8 +282,8 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -298,8 +298,8 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -314,8 +314,40 @@ export interface Operations {
           warnings: Record<string, number>;
           /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
           improvements: Array<{
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+            scoreGain: number;
+          }>;
+        };
+        pinterest?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+            scoreGain: number;
+          }>;
+        };
+        snapchat?: {
+          /** Conversions in range this destination receives */
+          conversions: number;
+          /** Their average score, 2 decimals */
+          averageScore: number;
+          /** Each key the destination weighs → share of its conversions without it (0–1, 4 decimals) */
+          missing: Record<string, number>;
+          /** Warning code → conversions that had it */
+          warnings: Record<string, number>;
+          /** Keys that would raise averageScore if every conversion had them, by how much, largest first */
+          improvements: Array<{
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             scoreGain: number;
           }>;
         };
@@ -661,7 +693,7 @@ export interface Operations {
       /** Forwarding to Meta: pending, sent, failed or skipped */
       capiStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions this destination receives (those with a `forwarding.<destination>` entry); the other forwarding filters then apply to it (without destination: to any destination) */
-      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** Only conversions in this state at the destination (or at any destination) */
       forwardingStatus?: 'pending' | 'sent' | 'failed' | 'skipped';
       /** Only conversions failed (`expired`, `delivery_error`) or skipped (the skip reason, e.g. `expired`, `test_event_code_missing`) for this reason */
@@ -808,6 +840,32 @@ export interface Operations {
             /** Only when skipped: the reason in a sentence */
             message?: string;
           };
+          pinterest?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
+          snapchat?: {
+            status: 'pending' | 'sent' | 'failed' | 'skipped';
+            /** Requests to the platform that carried this conversion */
+            attempts: number;
+            /** The platform’s last error message */
+            lastError?: string;
+            /** When the platform acknowledged it */
+            sentAt?: string;
+            /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+            reason?: string;
+            /** Only when skipped: the reason in a sentence */
+            message?: string;
+          };
         };
         /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
         matchQuality: {
@@ -815,14 +873,14 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -830,14 +888,14 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -845,14 +903,14 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -860,14 +918,14 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -875,14 +933,14 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -890,14 +948,44 @@ export interface Operations {
             /** Sum of the weights of the keys sent (docs: "Match quality") */
             score: number;
             /** Match keys this destination is sent */
-            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Match keys this destination weighs that were not sent */
-            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
             /** Problems the merchant can fix */
             warnings: Array<{
               code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+              message: string;
+            }>;
+          };
+          pinterest?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+              message: string;
+            }>;
+          };
+          snapchat?: {
+            /** Sum of the weights of the keys sent (docs: "Match quality") */
+            score: number;
+            /** Match keys this destination is sent */
+            keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+            /** Match keys this destination weighs that were not sent */
+            missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+            /** Problems the merchant can fix */
+            warnings: Array<{
+              code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+              /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+              key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
               message: string;
             }>;
           };
@@ -1080,6 +1168,32 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        pinterest?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        snapchat?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -1087,14 +1201,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1102,14 +1216,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1117,14 +1231,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1132,14 +1246,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1147,14 +1261,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1162,14 +1276,44 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+            message: string;
+          }>;
+        };
+        pinterest?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+            message: string;
+          }>;
+        };
+        snapchat?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1404,6 +1548,32 @@ export interface Operations {
           /** Only when skipped: the reason in a sentence */
           message?: string;
         };
+        pinterest?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
+        snapchat?: {
+          status: 'pending' | 'sent' | 'failed' | 'skipped';
+          /** Requests to the platform that carried this conversion */
+          attempts: number;
+          /** The platform’s last error message */
+          lastError?: string;
+          /** When the platform acknowledged it */
+          sentAt?: string;
+          /** Only when skipped: why (not_configured, test_event_code_missing, expired, consent_denied) */
+          reason?: string;
+          /** Only when skipped: the reason in a sentence */
+          message?: string;
+        };
       };
       /** Per destination that receives the conversion, computed when it was recorded from the keys it is sent; empty when none receives it */
       matchQuality: {
@@ -1411,14 +1581,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1426,14 +1596,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1441,14 +1611,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1456,14 +1626,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1471,14 +1641,14 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1486,14 +1656,44 @@ export interface Operations {
           /** Sum of the weights of the keys sent (docs: "Match quality") */
           score: number;
           /** Match keys this destination is sent */
-          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Match keys this destination weighs that were not sent */
-          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address'>;
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
           /** Problems the merchant can fix */
           warnings: Array<{
             code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
-            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields */
-            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'address';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+            message: string;
+          }>;
+        };
+        pinterest?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
+            message: string;
+          }>;
+        };
+        snapchat?: {
+          /** Sum of the weights of the keys sent (docs: "Match quality") */
+          score: number;
+          /** Match keys this destination is sent */
+          keys: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Match keys this destination weighs that were not sent */
+          missing: Array<'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address'>;
+          /** Problems the merchant can fix */
+          warnings: Array<{
+            code: 'fbc_stale' | 'fbc_malformed' | 'email_invalid' | 'phone_without_country_code' | 'ip_user_agent_missing' | 'user_data_denied' | 'ad_storage_denied';
+            /** A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields */
+            key: 'clickId' | 'email' | 'phone' | 'ipUserAgent' | 'fbp' | 'ttp' | 'scid' | 'address';
             message: string;
           }>;
         };
@@ -1974,10 +2174,10 @@ export interface Operations {
       id: string;
     };
     response: {
-      /** Every platform, configured or not: meta, google_ads, tiktok, microsoft, reddit, linkedin */
+      /** Every platform, configured or not: meta, google_ads, tiktok, microsoft, pinterest, snapchat, reddit, linkedin */
       destinations: Array<{
         /** The ad platform */
-        kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+        kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
         /** true when the store forwards conversions to this platform */
         configured: boolean;
         /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2031,7 +2231,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2048,7 +2248,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2071,7 +2271,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2088,7 +2288,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2115,7 +2315,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2132,7 +2332,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2155,7 +2355,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2172,7 +2372,49 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the Pinterest destination */
+  'PUT /v1/stores/{id}/destinations/pinterest': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The ad account id from Pinterest Ads Manager (digits) */
+      adAccountId: string;
+      /** The Conversions API access token (conversion token) of the ad account; write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+      /** true: every conversion (live ones too) is sent with the API’s `test=true` (Pinterest validates and does not record it); test-mode conversions always are (null or "" is the same as leaving it out) */
+      testMode?: boolean | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the Pinterest destination */
+  'DELETE /v1/stores/{id}/destinations/pinterest': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2195,7 +2437,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2212,7 +2454,47 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Configure the Snapchat destination */
+  'PUT /v1/stores/{id}/destinations/snapchat': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    body: {
+      /** The Snap Pixel id from Snapchat Ads Manager → Events Manager (a UUID) */
+      pixelId: string;
+      /** The Conversions API token (Business Details → Conversions API Tokens); write-only: left out, the stored one is kept (required while none is stored) (null or "" is the same as leaving it out) */
+      accessToken?: string | null | '';
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
+      /** true when the store forwards conversions to this platform */
+      configured: boolean;
+      /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
+      settings: Record<string, unknown> | null;
+      /** When the settings last changed; null when not configured */
+      updatedAt: string | null;
+    };
+  };
+  /** Remove the Snapchat destination */
+  'DELETE /v1/stores/{id}/destinations/snapchat': {
+    params: {
+      /** The store’s id */
+      id: string;
+    };
+    response: {
+      /** The ad platform */
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2239,7 +2521,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2256,7 +2538,7 @@ export interface Operations {
     };
     response: {
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
       /** true when the store forwards conversions to this platform */
       configured: boolean;
       /** The settings as stored, without secrets (each secret shows as `…Configured: true`); null when not configured */
@@ -2271,7 +2553,7 @@ export interface Operations {
       /** The store’s id */
       id: string;
       /** The ad platform */
-      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      kind: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin' | 'pinterest' | 'snapchat';
     };
     response: {
       /** true when the platform accepted the credentials */
@@ -2294,7 +2576,7 @@ export interface Operations {
       /** Inclusive; default today in the store time zone */
       endDate?: string;
       /** Only this destination; default all of them */
-      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'reddit' | 'linkedin';
+      destination?: 'meta' | 'google_ads' | 'tiktok' | 'microsoft' | 'pinterest' | 'snapchat' | 'reddit' | 'linkedin';
     };
     response: {
       storeId: string;

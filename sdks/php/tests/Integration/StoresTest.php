@@ -69,7 +69,7 @@ final class StoresTest extends IntegrationTestCase
         $wt = self::client();
         $store = self::newStore($wt, []);
         $listed = $wt->stores->destinations->list($store['id']);
-        self::assertSame(['meta', 'google_ads', 'tiktok'], array_column($listed['destinations'], 'kind'));
+        self::assertSame(['meta', 'google_ads', 'tiktok', 'microsoft', 'reddit', 'linkedin', 'pinterest', 'snapchat'], array_column($listed['destinations'], 'kind'));
         $tiktok = $wt->stores->destinations->put($store['id'], 'tiktok', ['pixelCode' => 'CPHP1234567890', 'accessToken' => 'tt-secret-php']);
         self::assertTrue($tiktok['configured']);
         self::assertSame('CPHP1234567890', $tiktok['settings']['pixelCode']);

@@ -12,7 +12,16 @@ import { engineOf, type JsonStatements } from '../engine.js';
  * the one to change.
  */
 
-export const DESTINATION_KINDS = ['meta', 'google_ads', 'tiktok', 'microsoft', 'reddit', 'linkedin'] as const;
+export const DESTINATION_KINDS = [
+  'meta',
+  'google_ads',
+  'tiktok',
+  'microsoft',
+  'pinterest',
+  'snapchat',
+  'reddit',
+  'linkedin',
+] as const;
 export type DestinationKind = (typeof DESTINATION_KINDS)[number];
 export const FORWARDING_STATUSES = ['pending', 'sent', 'failed', 'skipped'] as const;
 export type ForwardingStatus = (typeof FORWARDING_STATUSES)[number];

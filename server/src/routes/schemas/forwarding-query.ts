@@ -14,6 +14,8 @@ export const ForwardingListQuery = {
         Type.Literal('microsoft'),
         Type.Literal('reddit'),
         Type.Literal('linkedin'),
+        Type.Literal('pinterest'),
+        Type.Literal('snapchat'),
       ],
       {
         description:

@@ -3,9 +3,9 @@ import { EXAMPLE } from '../../http/openapi.js';
 
 /** Schemas of match quality (api.md §10) and of the exchange rate recorded with a conversion. */
 
-const MATCH_KEY = Type.Enum(['clickId', 'email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'address'], {
+const MATCH_KEY = Type.Enum(['clickId', 'email', 'phone', 'ipUserAgent', 'fbp', 'ttp', 'scid', 'address'], {
   description:
-    'A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp browser id, address fields',
+    'A match key: the destination’s click id, email, phone, IP address with user agent, fbp/ttp/scid browser id, address fields',
 });
 
 const MatchWarning = Type.Object({
@@ -37,6 +37,8 @@ export const MatchQualityMap = Type.Object(
     microsoft: Type.Optional(MatchQualityEntry),
     reddit: Type.Optional(MatchQualityEntry),
     linkedin: Type.Optional(MatchQualityEntry),
+    pinterest: Type.Optional(MatchQualityEntry),
+    snapchat: Type.Optional(MatchQualityEntry),
   },
   {
     description:
@@ -101,6 +103,8 @@ export const MatchQualityView = Type.Object({
       microsoft: Type.Optional(DestinationSummary),
       reddit: Type.Optional(DestinationSummary),
       linkedin: Type.Optional(DestinationSummary),
+      pinterest: Type.Optional(DestinationSummary),
+      snapchat: Type.Optional(DestinationSummary),
     },
     { description: 'Per destination with at least one conversion in range' },
   ),
