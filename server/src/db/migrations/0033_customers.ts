@@ -1,5 +1,4 @@
 import { type Kysely, sql } from 'kysely';
-import { firstChannelOf } from '../../customers/identity.js';
 
 /**
  * Customers (api.md §11 "Customers"; docs/api.md "Customers and cohorts").
@@ -44,9 +43,55 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await backfillChannels(db);
 }
 
-type Row = Parameters<typeof firstChannelOf>[0] & { id: string; store_id: string; livemode: number; customer_key: string };
+interface Row {
+  id: string;
+  store_id: string;
+  livemode: number;
+  customer_key: string;
+  attributed: number;
+  attributed_click_ids: string | null;
+  attributed_fbclid: string | null;
+  ref_fbclid: string | null;
+  ref_fbc: string | null;
+  ref_ids: string | null;
+}
 
-/** The channel of each attributed first conversion (click-channel.ts reads JSON: done here, in pages). */
+/**
+ * The channel of each click id kind, as it stood when this migration shipped (click-channel.ts
+ * `CHANNEL_OF_KIND`): a copy, so that what the migration does never changes with the app's code
+ * (and db/ imports nothing above it).
+ */
+const CHANNEL_OF_KIND: Record<string, string> = {
+  fbclid: 'meta',
+  gclid: 'google_ads',
+  gbraid: 'google_ads',
+  wbraid: 'google_ads',
+  ttclid: 'tiktok',
+  msclkid: 'microsoft',
+  epik: 'pinterest',
+  ScCid: 'snapchat',
+  rdt_cid: 'reddit',
+  li_fat_id: 'linkedin',
+};
+
+/** The first conversion's channel, as click-channel.ts `channelOf` read it then; `unattributed` when none. */
+function firstChannelOf(row: Row): string {
+  if (row.attributed !== 1) return 'unattributed';
+  let ids: Record<string, string> = {};
+  if (row.attributed_click_ids) ids = JSON.parse(row.attributed_click_ids) as Record<string, string>;
+  else if (row.attributed_fbclid) {
+    const key = row.attributed_fbclid;
+    const colon = key.indexOf(':');
+    ids = colon < 0 ? { fbclid: key } : { [key.slice(0, colon)]: key.slice(colon + 1) };
+  }
+  const named: string[] = [];
+  if (row.ref_fbclid || row.ref_fbc) named.push('fbclid');
+  if (row.ref_ids) named.push(...Object.keys(JSON.parse(row.ref_ids) as Record<string, string>));
+  const kind = named.find((k) => ids[k] !== undefined) ?? Object.keys(ids).find((k) => k in CHANNEL_OF_KIND);
+  return (kind && CHANNEL_OF_KIND[kind]) || 'unattributed';
+}
+
+/** The channel of each attributed first conversion (it reads JSON: done here, in pages). */
 async function backfillChannels(db: Kysely<unknown>): Promise<void> {
   let after = '';
   for (;;) {
