@@ -404,7 +404,8 @@ export interface Operations {
       spendByCurrency: Record<string, number>;
       /** What makes a figure incomplete: spend_not_converted names the currency and days left out of ROAS */
       warnings: Array<{
-        code: 'spend_not_converted';
+        /** What is wrong; so far only `spend_not_converted` */
+        code: string;
         currency: string;
         /** The days of that currency’s spend without a rate */
         days: string[];

@@ -45,7 +45,8 @@ export const Metrics = Type.Object({
   }),
   warnings: Type.Array(
     Type.Object({
-      code: Type.Literal('spend_not_converted'),
+      // A string, not an enum: the OpenAPI document's one `code` enum is the error envelope's (hardening.test.ts).
+      code: Type.String({ description: 'What is wrong; so far only `spend_not_converted`', examples: ['spend_not_converted'] }),
       currency: Type.String({ examples: ['USD'] }),
       days: Type.Array(Type.String(), { description: 'The days of that currency’s spend without a rate' }),
       amount: Type.Number({ description: 'That spend, in its currency' }),
