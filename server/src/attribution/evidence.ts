@@ -1,9 +1,8 @@
+import { type AmbiguityKind, ambiguityKey, ambiguityValues, dayOf, isIpv6Network, networkKey } from '../ambiguity-keys.js';
 import { sha256Hex } from '../customer-data.js';
 import type { Reader } from '../db/database.js';
 import { clicksByIds } from '../db/repositories/click-ids.js';
 import { type EvidenceClick, evidenceClicks } from '../db/repositories/evidence.js';
-import { isIpv6Network, networkKey } from './ip.js';
-import { type AmbiguityKind, ambiguityKey, ambiguityValues, dayOf } from './keys.js';
 import {
   type Attribution,
   type AttributionPolicy,
@@ -115,7 +114,7 @@ export async function gatherEvidence(
     fbclids: [...new Set(fbclids)],
     fingerprint: clues.fingerprint,
     derivedFingerprints: [...derived],
-    // IPv4 by the address, IPv6 by its /64 (attribution/ip.ts).
+    // IPv4 by the address, IPv6 by its /64 (ambiguity-keys.ts).
     ...(network && (isIpv6Network(network) ? { ipNetwork: network } : { ipAddress: network })),
     browsers: { visitorId: clues.visitorId, fbp: clues.fbp, ttp: clues.ttp },
     identity: {

@@ -5,8 +5,7 @@
  * database narrows the clicks worth looking at and counts how ambiguous each piece of evidence is
  * in the store's data (attribution/evidence.ts).
  */
-import { networkKey } from './ip.js';
-import { type AmbiguityKind, browserOf } from './keys.js';
+import { type AmbiguityKind, browserOf, networkKey } from '../ambiguity-keys.js';
 import {
   ageBucket,
   confidenceOf,

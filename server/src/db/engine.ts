@@ -121,7 +121,7 @@ export interface CandidateScope {
   to: number;
 }
 
-/** The ambiguity counts a conversion reads (attribution/keys.ts): one key per kind of evidence it has. */
+/** The ambiguity counts a conversion reads (ambiguity-keys.ts): one key per kind of evidence it has. */
 export type AmbiguityCountKind = 'ip' | 'ip_user_agent' | 'fingerprint';
 
 /** What the clicks that may explain a conversion are looked up by (absent signals left out). */
@@ -140,7 +140,7 @@ export interface EvidenceLookup {
   derivedFingerprints: string[];
   /** An IPv4 address: clicks with that `ip_address`. */
   ipAddress?: string;
-  /** An IPv6 address's /64 (attribution/ip.ts): clicks with that `ip_network`. */
+  /** An IPv6 address's /64 (ambiguity-keys.ts): clicks with that `ip_network`. */
   ipNetwork?: string;
   /** The conversion's browser ids: clicks from the same browser. */
   browsers: { visitorId?: string; fbp?: string; ttp?: string };

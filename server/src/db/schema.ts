@@ -118,7 +118,7 @@ export interface ClicksTable {
   limited_data_use?: string | null;
   /** Migration 0024: the tag's first-party visitor id (`_wt_vid`): same-browser evidence (api.md §13). */
   visitor_id?: string | null;
-  /** Migration 0024: an IPv6 click's /64 prefix (attribution/ip.ts `networkKey`), null for IPv4: IPv6 candidates are found by it. */
+  /** Migration 0024: an IPv6 click's /64 prefix (ambiguity-keys.ts `networkKey`), null for IPv4: IPv6 candidates are found by it. */
   ip_network?: string | null;
 }
 
@@ -209,7 +209,7 @@ export interface IdentityLinksTable {
 }
 
 /**
- * Migration 0024: the ambiguity counts' rows (attribution/keys.ts): a browser (53-bit hash) seen
+ * Migration 0024: the ambiguity counts' rows (ambiguity-keys.ts): a browser (53-bit hash) seen
  * on a day with a key (53-bit hash of store, mode, kind and value). Keyed by day first, so
  * retention deletes whole days and a day's inserts stay together.
  */

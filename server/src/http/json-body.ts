@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { readJson } from '../json-reader.js';
+import { readJson } from './json-reader.js';
 
 /**
  * The JSON body parser (every route, API and dashboard), in place of Fastify's: the reader the

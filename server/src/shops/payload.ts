@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { ApiError } from '../http/errors.js';
-import { exactNumber } from '../json-reader.js';
+import { exactNumber } from '../http/json-reader.js';
 import {
   type Decimal,
   decimalExceeds,

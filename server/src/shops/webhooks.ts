@@ -5,7 +5,7 @@ import { findDelivery, findStoreForWebhook, recordDelivery } from '../db/reposit
 import type { StoresTable } from '../db/schema.js';
 import type { Forwarder } from '../destinations/meta/forwarding.js';
 import { ApiError } from '../http/errors.js';
-import { readJson } from '../json-reader.js';
+import { readJson } from '../http/json-reader.js';
 import type { SecretBox } from '../secrets.js';
 import { webhookSecretContext } from '../stores/stores.js';
 import { idAt, type PayloadWarning, signatureMatches, Warnings } from './payload.js';

@@ -1,5 +1,5 @@
 import { isbot } from 'isbot';
-import { isIpv6Network, networkKey } from '../attribution/ip.js';
+import { isIpv6Network, networkKey } from '../ambiguity-keys.js';
 import { presentConsent } from '../consent/consent.js';
 import { sha256Hex } from '../customer-data.js';
 import type { Database } from '../db/database.js';
@@ -68,7 +68,7 @@ export function derivedFingerprint(ipAddress: string | undefined, userAgent: str
   return ipAddress && userAgent ? sha256Hex(`${ipAddress}|${userAgent}`) : null;
 }
 
-/** An IPv6 address's /64, the key its candidates are found by (attribution/ip.ts); null for IPv4. */
+/** An IPv6 address's /64, the key its candidates are found by (ambiguity-keys.ts); null for IPv4. */
 function ipNetworkOf(ipAddress: string | undefined): string | null {
   const network = networkKey(ipAddress);
   return isIpv6Network(network) ? network : null;

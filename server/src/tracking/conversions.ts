@@ -13,8 +13,8 @@ import { type Forwarder, planDelivery, skippedColumns } from '../destinations/me
 import { planDestinations } from '../destinations/routing.js';
 import { fxFor } from '../fx/record.js';
 import { fieldError } from '../http/errors.js';
+import { exactNumber } from '../http/json-reader.js';
 import { newId } from '../ids.js';
-import { exactNumber } from '../json-reader.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { setMatchQuality } from '../quality/record.js';
 import { requireActiveStore } from '../stores/lookup.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ambiguityKey, dayOf } from '../../src/attribution/keys.js';
+import { ambiguityKey, dayOf } from '../../src/ambiguity-keys.js';
 import { countSharedBrowsers } from '../../src/db/repositories/attribution-keys.js';
 import type { DB } from '../../src/db/schema.js';
 import { startRetention } from '../../src/retention.js';

@@ -10,8 +10,8 @@ import {
   sql,
 } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ambiguityKey } from '../../src/ambiguity-keys.js';
 import { refreshRollups } from '../../src/analytics/rollups.js';
-import { ambiguityKey } from '../../src/attribution/keys.js';
 import type { Reader } from '../../src/db/database.js';
 import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { listPartitions } from '../../src/db/postgres/partitions.js';

@@ -1,8 +1,8 @@
-// The one JSON reader of request bodies (server/src/json-reader.ts), shared by the API and the
+// The one JSON reader of request bodies (server/src/http/json-reader.ts), shared by the API and the
 // shop webhooks, and the one decimal parser of money (server/src/money.ts).
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
-import { exactNumber, readJson } from '../../src/json-reader.js';
+import { exactNumber, readJson } from '../../src/http/json-reader.js';
 import { parseDecimal, toMinorUnits } from '../../src/money.js';
 
 const read = (text: string | Buffer) => readJson(Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8'));

@@ -13,7 +13,7 @@ const REBUILD_DAYS = 91;
  *   as scored, for the explanation).
  * - Candidates from the same browser are found by `visitor_id`, `fbp` and `ttp`, an IPv6 one by
  *   its /64: an index each, partial (only clicks that have the value pay for it).
- * - `attribution_keys`: the ambiguity counts' rows (attribution/keys.ts), keyed (day, key,
+ * - `attribution_keys`: the ambiguity counts' rows (ambiguity-keys.ts), keyed (day, key,
  *   browser): a conversion counts a key's distinct browsers with one seek per day of its window,
  *   never by reading the window's clicks; retention deletes whole days from the front.
  * - The rows of the last 91 days' clicks and the /64 of stored IPv6 clicks are filled in.

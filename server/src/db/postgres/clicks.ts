@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { ambiguityRows } from '../../attribution/keys.js';
+import { ambiguityRows } from '../../ambiguity-keys.js';
 import type { Reader, Writer } from '../database.js';
 import type { ClickStatements, StoredClick } from '../engine.js';
 import type { ClicksTable } from '../schema.js';
@@ -30,7 +30,7 @@ export class PostgresClicks implements ClickStatements {
     });
     const unique = [...firstOfKey.values()];
     const columns = sql.join((Object.keys(clicks[0] as ClicksTable) as Array<keyof ClicksTable>).map((c) => sql.ref(c)));
-    // The ambiguity counts' rows of each click (attribution/keys.ts), kept for those inserted.
+    // The ambiguity counts' rows of each click (ambiguity-keys.ts), kept for those inserted.
     const rows = unique.flatMap((click) => ambiguityRows(click).map((row) => ({ click_id: click.id, ...row })));
     const inserted = await sql<{ id: string }>`
       with input as (

@@ -1,13 +1,12 @@
 import { type Kysely, sql } from 'kysely';
-import { networkKey } from '../../attribution/ip.js';
-import { type AmbiguityRow, ambiguityRows } from '../../attribution/keys.js';
+import { type AmbiguityRow, ambiguityRows, networkKey } from '../../ambiguity-keys.js';
 import type { Reader, Writer } from '../database.js';
 import type { AmbiguityCountKind } from '../engine.js';
 import { prepared, preparedQuery } from '../prepared.js';
 import type { ClicksTable, DB } from '../schema.js';
 
 /**
- * The ambiguity counts (api.md §13, attribution/keys.ts): rows (day, key, browser) written with
+ * The ambiguity counts (api.md §13, ambiguity-keys.ts): rows (day, key, browser) written with
  * each click, and the distinct browsers of a key over a window's days, read by a conversion.
  */
 

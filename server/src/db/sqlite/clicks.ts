@@ -1,4 +1,4 @@
-import { type AmbiguityRow, ambiguityRows } from '../../attribution/keys.js';
+import { type AmbiguityRow, ambiguityRows } from '../../ambiguity-keys.js';
 import type { Reader, Writer } from '../database.js';
 import type { ClickStatements, StoredClick } from '../engine.js';
 import { prepared, preparedQuery } from '../prepared.js';

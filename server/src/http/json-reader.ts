@@ -1,5 +1,5 @@
 import { isLosslessNumber, isSafeNumber, parse } from 'lossless-json';
-import { ApiError } from './http/errors.js';
+import { ApiError } from './errors.js';
 
 /**
  * The one JSON reader of request bodies: the API's (http/json-body.ts) and the shop webhooks'
