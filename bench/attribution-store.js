@@ -271,13 +271,14 @@ export function recentFbclids(data) {
   return recent;
 }
 
-/** The server on a bench store; `database` is the PostgreSQL database's name (for its backends' CPU). */
+/** The server on a bench store (`target.env`: more of its environment); `database` is the PostgreSQL database's name (for its backends' CPU). */
 export async function startBenchServer(target) {
   const server = await startServer({
     DATA_DIR: target.dataDir,
     ...(target.database && { DATABASE_URL: target.database.url }),
     RATE_LIMIT_RPS: '1000000',
     RATE_LIMIT_BURST: '10000000',
+    ...target.env,
   });
   return { ...server, database: target.database?.name };
 }
