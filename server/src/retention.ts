@@ -34,7 +34,8 @@ export interface Retention {
 
 /**
  * Deletes expired events once shortly after start and then every `intervalMs`: each run writes
- * batches, each in a `database.write` of its own, until one deletes fewer than the batch size.
+ * steps (a whole month on PostgreSQL, else a batch), each in a `database.write` of its own,
+ * until one says nothing more is left.
  * Runs never overlap; `stop` waits for the one under way (which stops after its current batch).
  */
 export function startRetention(database: Database, options: RetentionOptions): Retention {
@@ -53,7 +54,7 @@ export function startRetention(database: Database, options: RetentionOptions): R
         const deleted = await database.write((trx) => deleteExpiredEvents(trx, before, batch));
         total.clicks += deleted.clicks;
         total.conversions += deleted.conversions;
-        if (deleted.clicks + deleted.conversions < batch) break;
+        if (!deleted.more) break;
       }
       // Identity links (POST /v1/track/identify) last seen before the cutoff, a batch per write.
       for (let deleted = batch; deleted >= batch && !stopped; ) {

@@ -214,12 +214,18 @@ export interface Deleted {
   conversions: number;
 }
 
+/** A month of events dropped whole: what it held, and the partition's name. */
+export interface DroppedMonth extends Deleted {
+  month: string;
+}
+
 export interface RetentionStatements {
   /**
-   * Deletes, before retention goes row by row, what the engine can drop whole: on PostgreSQL the
-   * months of events wholly before `before` (with their dependants), on SQLite nothing.
+   * Drops, before retention goes row by row, what the engine can drop whole: on PostgreSQL the
+   * oldest month of events wholly before `before` (with its dependants), one a call and last in
+   * its transaction; on SQLite nothing. Undefined when there is none.
    */
-  dropWhole(trx: Writer, before: number): Promise<Deleted>;
+  dropExpiredMonth(trx: Writer, before: number): Promise<DroppedMonth | undefined>;
 }
 
 /** The engine's part of the migrations that differ between engines (db/migrations). */

@@ -284,8 +284,20 @@ describe('refunds in the analytics rollups', () => {
       (await ctx.database.read.selectFrom('refunds').select('id').where('conversion_id', '=', conversion.conversionId).execute())
         .length;
 
+    /** Retention's steps until one says nothing more is left (PostgreSQL drops whole months in steps of their own). */
+    const expire = async () => {
+      const total = { clicks: 0, conversions: 0 };
+      for (let more = true; more; ) {
+        const step = await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 100));
+        total.clicks += step.clicks;
+        total.conversions += step.conversions;
+        more = step.more;
+      }
+      return total;
+    };
+
     // The refund not folded yet: its conversion (and the click it credits) stay until it is counted.
-    expect(await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 100))).toEqual({ clicks: 0, conversions: 0 });
+    expect(await expire()).toEqual({ clicks: 0, conversions: 0 });
     expect(await refundsOf()).toBe(1);
 
     await refreshRollups(ctx.database, store);
@@ -296,8 +308,7 @@ describe('refunds in the analytics rollups', () => {
     expect(before).toMatchObject({ refunds: 15, netRevenue: 45 });
     expect(beforeGroups.map((g) => [g.value, g.refunds])).toEqual([['old', 15]]);
 
-    const deleted = await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 100));
-    expect(deleted).toEqual({ clicks: 1, conversions: 1 });
+    expect(await expire()).toEqual({ clicks: 1, conversions: 1 });
     expect(await refundsOf()).toBe(0);
     expect(await api.getOk(`/v1/analytics/metrics?${q}`)).toEqual(before);
     expect(await groups(`${q}&by=campaign_id`)).toEqual(beforeGroups);

@@ -177,13 +177,21 @@ describe(`retention (${ENGINE})`, () => {
       .execute(),
   });
 
-  /** Runs batches of `limit` until one deletes fewer; returns each batch's count. */
+  /**
+   * Runs retention's steps until one says nothing more is left; returns each batch's count (a
+   * month PostgreSQL dropped whole, in a step of its own, counted with the batch after it).
+   */
   const expireAll = async (limit: number) => {
     const batches: number[] = [];
+    let months = 0;
     for (;;) {
       const deleted = await ctx.database.write((trx) => deleteExpiredEvents(trx, before, limit));
-      batches.push(deleted.clicks + deleted.conversions);
-      if (deleted.clicks + deleted.conversions < limit) return batches;
+      if (deleted.month !== undefined) months += deleted.clicks + deleted.conversions;
+      else {
+        batches.push(months + deleted.clicks + deleted.conversions);
+        months = 0;
+      }
+      if (!deleted.more) return batches;
       if (batches.length > 50) throw new Error('retention does not end');
     }
   };
@@ -375,9 +383,11 @@ describe(`retention (${ENGINE})`, () => {
     let writes = 0;
     const counting: Database = {
       ...ctx.database,
-      write: (work) => {
-        writes++;
-        return ctx.database.write(work);
+      write: async (work) => {
+        const result = await ctx.database.write(work);
+        // A month PostgreSQL drops whole is a write of its own (db/postgres/retention.ts).
+        if ((result as { month?: string } | undefined)?.month === undefined) writes++;
+        return result;
       },
     };
     const done = new Promise<{ clicks: number; conversions: number }>((resolve) => {
@@ -394,6 +404,8 @@ describe(`retention (${ENGINE})`, () => {
   });
 
   it('reports a failing run once, and again only after a run succeeded', async () => {
+    // The months PostgreSQL drops whole go first, so that a run is the two writes counted below.
+    await expireAll(1000);
     let failing = true;
     const errors: unknown[] = [];
     let runs = 0;

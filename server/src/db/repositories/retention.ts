@@ -98,14 +98,25 @@ export function expiredClicks(db: Reader, before: number, limit: number) {
 export type { Deleted };
 
 /**
- * Deletes up to `limit` expired events (conversions first, then clicks, `limit` in all) and
- * their dependants, in the caller's transaction. Fewer than `limit` deleted means none is left
- * to delete now. Bounded, so that one call holds the (SQLite) writer only briefly.
+ * What one step of retention deleted, whether another step may find more to delete now, and
+ * (PostgreSQL) the month it dropped whole.
  */
-export async function deleteExpiredEvents(trx: Writer, before: number, limit: number): Promise<Deleted> {
-  const total = await engineOf(trx).retention.dropWhole(trx, before);
+export interface RetentionStep extends Deleted {
+  more: boolean;
+  month?: string;
+}
+
+/**
+ * One step of retention in the caller's transaction: a wholly expired month dropped (PostgreSQL;
+ * alone in its transaction, see db/postgres/retention.ts), else up to `limit` expired events
+ * (conversions first, then clicks, `limit` in all) and their dependants. Bounded, so that one
+ * step holds the (SQLite) writer only briefly.
+ */
+export async function deleteExpiredEvents(trx: Writer, before: number, limit: number): Promise<RetentionStep> {
+  const month = await engineOf(trx).retention.dropExpiredMonth(trx, before);
+  if (month) return { ...month, more: true };
   const rows = await deleteExpiredRows(trx, before, limit);
-  return { clicks: total.clicks + rows.clicks, conversions: total.conversions + rows.conversions };
+  return { ...rows, more: rows.clicks + rows.conversions >= limit };
 }
 
 /** Up to `limit` expired events, row by row. */

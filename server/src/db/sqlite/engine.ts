@@ -1,5 +1,5 @@
 import { type RawBuilder, SqliteAdapter, SqliteDialect, sql } from 'kysely';
-import type { Deleted, Engine, EngineAdapter, JsonStatements, Locks, RetentionStatements } from '../engine.js';
+import type { DroppedMonth, Engine, EngineAdapter, JsonStatements, Locks, RetentionStatements } from '../engine.js';
 import { SqliteClicks } from './clicks.js';
 import { SqliteConversions } from './conversions.js';
 import { SqliteEvidence } from './evidence.js';
@@ -24,8 +24,8 @@ class SqliteJson implements JsonStatements {
 
 /** The tables are not partitioned: retention deletes row by row. */
 class SqliteRetention implements RetentionStatements {
-  async dropWhole(): Promise<Deleted> {
-    return { clicks: 0, conversions: 0 };
+  async dropExpiredMonth(): Promise<DroppedMonth | undefined> {
+    return undefined;
   }
 }
 
