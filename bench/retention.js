@@ -57,11 +57,13 @@ async function main() {
   const retentionDays = Math.round((Date.now() - (builtAt - (spanDays - 30) * DAY_MS)) / DAY_MS);
   const copy = await kept.copy('retention');
   const data = kept.meta.data;
+  let server;
   try {
-    let server = await startBenchServer(copy);
+    server = await startBenchServer(copy);
     const baseline = await conversionLatency(server, data, 'ret_base');
     console.log(`conversions at ${RATE}/s, retention off: ${latencyNote(baseline)}`);
     await server.stop();
+    server = undefined;
 
     const before = Date.now() - retentionDays * DAY_MS;
     const counter = await expiredCounter(copy, before);
@@ -91,6 +93,7 @@ async function main() {
     }
     await watching;
     await server.stop();
+    server = undefined;
     await counter.close();
     if (allGone === undefined) {
       console.log(`retention NOT done after ${MAX_WINDOWS} windows: ${left.clicks} clicks, ${left.conversions} conversions left`);
@@ -104,6 +107,7 @@ async function main() {
       `conversion p99 while deleting: worst window ${worst} ms (target ≤ 50 ms); retention off ${baseline.exact.p99} ms`,
     );
   } finally {
+    await server?.stop();
     await copy.remove();
   }
 }
