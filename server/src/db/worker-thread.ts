@@ -178,16 +178,6 @@ export function jobRunner(jobs: JobTable): (name: string) => (db: Reader & Write
   };
 }
 
-/** The `runBatch` of the write job of that name, if it has one. */
-export function batchRunner(
-  jobs: JobTable,
-): (name: string) => ((db: Reader & Writer, args: unknown[]) => Promise<unknown[]>) | undefined {
-  return (name) => {
-    const job = Object.hasOwn(jobs, name) ? jobs[name] : undefined;
-    return job && 'runBatch' in job ? (job.runBatch as (db: Reader & Writer, args: unknown[]) => Promise<unknown[]>) : undefined;
-  };
-}
-
 /**
  * On a machine with few cores, a busy worker competes with the event loop for a core (measured:
  * the main thread descheduled for up to 18 ms while a fold ran). Background work can wait;

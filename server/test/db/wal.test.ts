@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Database, isUnavailableError } from '../../src/db/database.js';
 import { openSqlite } from '../../src/db/sqlite/database.js';
 import { call, conversionBody, createTestContext, makeStore, tempDir } from '../helpers.js';
-import { BATCH_SIZES, NOTE, NOTE_BATCHED, TRACE_SYNCS } from './write-job.fixture.js';
+import { NOTE, TRACE_SYNCS } from './write-job.fixture.js';
 
 /** Worker threads that run the fixture's jobs too. */
 const JOBS_THREAD = new URL('./write-job.worker.ts', import.meta.url);
@@ -125,35 +125,6 @@ describe('group commit on the write-ahead log', () => {
       .execute()) as Array<{ n: number }>;
     expect(rows.map((r) => r.n)).toEqual([1, 3, 4]); // job 2's insert rolled back with it, alone
     expect(syncs.calls).toBeGreaterThanOrEqual(1); // the closure's commit was synced here (the jobs' on the writer thread)
-  });
-
-  it("runs a batch's consecutive calls of a job with a runBatch as one call, and job by job when one of them fails", async () => {
-    const db = await open();
-    const notes = async () =>
-      (
-        (await db.read
-          .selectFrom('notes' as never)
-          .select('n' as never)
-          .orderBy('n' as never)
-          .execute()) as Array<{ n: number }>
-      ).map((r) => r.n);
-    const first = await Promise.allSettled([1, 2, 3].map((n) => db.runWrite(NOTE_BATCHED, { n })));
-    expect(first.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
-    expect(await notes()).toEqual([1, 2, 3]);
-    expect((await db.runWrite(BATCH_SIZES, {})).sizes).toEqual([3]); // one call for the three
-    // One failing call among them: the batch runs again call by call, and only it is refused.
-    const second = await Promise.allSettled([
-      db.runWrite(NOTE_BATCHED, { n: 4 }),
-      db.runWrite(NOTE_BATCHED, { n: 5, fail: true }),
-      db.runWrite(NOTE_BATCHED, { n: 6 }),
-      db.runWrite(NOTE, { n: 7 }),
-      db.runWrite(NOTE_BATCHED, { n: 8 }),
-    ]);
-    expect(second.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
-    expect((second[1] as PromiseRejectedResult).reason).toMatchObject({ message: 'job 5 failed after its insert' });
-    expect(await notes()).toEqual([1, 2, 3, 4, 6, 7, 8]);
-    // The first pass called runBatch for 4–6 (then a batch of one is the job itself); the rerun, none.
-    expect((await db.runWrite(BATCH_SIZES, {})).sizes).toEqual([3]);
   });
 
   it('never acknowledges a write whose sync failed, and goes on with later writes', async () => {

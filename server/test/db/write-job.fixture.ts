@@ -49,15 +49,3 @@ export async function traceSyncs(
 }
 
 export const TRACE_SYNCS = writeJob('traceSyncs', traceSyncs);
-
-// `note` with a runBatch (as a click's insert has): the sizes of the batches it ran, per thread.
-const batches: number[] = [];
-export const NOTE_BATCHED = writeJob('noteBatched', note, {
-  runBatch: async (db: Writer, args: Array<{ n: number; fail?: boolean; table?: string }>) => {
-    batches.push(args.length);
-    const results: Array<{ threadId: number }> = [];
-    for (const arg of args) results.push(await note(db, arg));
-    return results;
-  },
-});
-export const BATCH_SIZES = writeJob('batchSizes', async () => ({ sizes: batches.splice(0) }));

@@ -2,6 +2,6 @@
 import { jobTable } from '../../src/db/database.js';
 import { serveDatabaseThread } from '../../src/db/sqlite/worker.js';
 import { JOBS } from '../../src/jobs.js';
-import { BATCH_SIZES, NOTE, NOTE_BATCHED, TRACE_SYNCS } from './write-job.fixture.js';
+import { NOTE, TRACE_SYNCS } from './write-job.fixture.js';
 
-serveDatabaseThread({ ...JOBS, ...jobTable(NOTE, NOTE_BATCHED, BATCH_SIZES, TRACE_SYNCS) });
+serveDatabaseThread({ ...JOBS, ...jobTable(NOTE, TRACE_SYNCS) });

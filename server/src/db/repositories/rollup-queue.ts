@@ -79,39 +79,11 @@ export async function enqueueForRollups(
     await enqueueOne(db, { id: only.id, store_id: only.store_id, kind });
     return;
   }
-  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
-    const part = rows.slice(start, start + ROWS_PER_STATEMENT);
-    let insert = enqueueMany.get(part.length);
-    if (!insert) {
-      insert = enqueueManyOf(part.length);
-      enqueueMany.set(part.length, insert);
-    }
-    const values: Record<string, string> = { kind };
-    part.forEach((row, i) => {
-      values[`id${i}`] = row.id;
-      values[`store${i}`] = row.store_id;
-    });
-    await insert(db, values);
-  }
+  await db
+    .insertInto('rollup_queue')
+    .values(rows.map((r) => ({ id: r.id, store_id: r.store_id, kind, version: 0 })))
+    .execute();
 }
-
-/** Rows per statement of `enqueueForRollups`: the shapes compiled stay few. */
-const ROWS_PER_STATEMENT = 96;
-
-/** Several rows in one prepared statement (a batch's clicks on SQLite's writer thread). */
-function enqueueManyOf(count: number) {
-  return prepared((db, v: Record<string, string>) =>
-    db.insertInto('rollup_queue').values(
-      Array.from({ length: count }, (_, i) => ({
-        id: v[`id${i}`] as string,
-        store_id: v[`store${i}`] as string,
-        kind: v.kind as QueueKind,
-        version: 0,
-      })),
-    ),
-  );
-}
-const enqueueMany = new Map<number, ReturnType<typeof enqueueManyOf>>();
 
 const enqueueOne = prepared((db, v: { id: string; store_id: string; kind: QueueKind }) =>
   db.insertInto('rollup_queue').values({ id: v.id, store_id: v.store_id, kind: v.kind, version: 0 }),

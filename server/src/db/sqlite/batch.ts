@@ -23,26 +23,16 @@ const TX = {
  * rolled back and the batch run again with a savepoint per job. Jobs are database work, so
  * running one again gives its answer from the same state; a batch with a failing job pays
  * twice, a batch without one nothing extra. Rejects only when the transaction itself fails.
- *
- * `together`, when given, is the first pass in fewer steps: each step runs a run of consecutive
- * `works` at once (a job's `runBatch`: one call for a batch's clicks, which then share their
- * statements) and answers their values in order; together they answer one value per work. Any
- * step failing sends the batch to the rerun above, job by job with a savepoint each.
  */
-export function commitBatch(
-  db: Kysely<DB>,
-  works: Array<(writer: Writer) => Promise<unknown>>,
-  together?: Array<(writer: Writer) => Promise<unknown[]>>,
-): Promise<Outcome[]> {
-  const firstPass = together ?? works.map((work) => async (writer: Writer) => [await work(writer)]);
+export function commitBatch(db: Kysely<DB>, works: Array<(writer: Writer) => Promise<unknown>>): Promise<Outcome[]> {
   return db.connection().execute(async (connection) => {
     const run = (statement: CompiledQuery) => connection.executeQuery(statement);
     await run(TX.begin);
     try {
       const values: unknown[] = [];
-      for (const step of firstPass) {
+      for (const work of works) {
         try {
-          values.push(...(await step(connection)));
+          values.push(await work(connection));
         } catch {
           break;
         }

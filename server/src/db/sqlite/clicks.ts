@@ -24,18 +24,14 @@ const clickByFbclid = preparedQuery((db, v: { storeId: string; livemode: number;
 
 /** The clicks table holds its own unique key (store, mode, fbclid). */
 export class SqliteClicks implements ClickStatements {
-  /**
-   * One after the other: the table's unique key decides (writes are serialized). The new clicks'
-   * rollup-queue rows and ambiguity rows go with them, each kind in one statement for them all.
-   */
+  /** One after the other: the table's unique key decides (writes are serialized); a new click's ambiguity rows go with it. */
   async insertOnce(db: Writer, clicks: ClicksTable[]): Promise<StoredClick[]> {
     const stored: StoredClick[] = [];
-    const fresh: ClicksTable[] = [];
     const rows: AmbiguityRow[] = [];
     for (const click of clicks) {
       const inserted = await insertClick(db, click);
       if (Number(inserted.numAffectedRows ?? 0n) > 0) {
-        fresh.push(click);
+        await enqueueForRollups(db, 'click', [click]);
         rows.push(...ambiguityRows(click));
         stored.push({ row: click, duplicate: false });
         continue;
@@ -44,7 +40,7 @@ export class SqliteClicks implements ClickStatements {
       if (!existing) throw new Error('click dedup conflict without a stored row');
       stored.push({ row: existing, duplicate: true });
     }
-    await enqueueForRollups(db, 'click', fresh);
+    // The new clicks' ambiguity rows together: one statement for a batch's.
     await insertAmbiguityRows(db, rows);
     return stored;
   }

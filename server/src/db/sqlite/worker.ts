@@ -11,14 +11,7 @@ import { workerData } from 'node:worker_threads';
 import SqliteDriver from 'better-sqlite3';
 import { crashPoint } from '../../crash-point.js';
 import type { JobTable, Reader, Writer } from '../database.js';
-import {
-  batchRunner,
-  jobRunner,
-  lowerThisThreadsPriority,
-  serveRequests,
-  threaded,
-  type WorkerRequest,
-} from '../worker-thread.js';
+import { jobRunner, lowerThisThreadsPriority, serveRequests, threaded, type WorkerRequest } from '../worker-thread.js';
 import { commitBatch } from './batch.js';
 import { sqliteKysely } from './connection.js';
 import { SyncSequence } from './sync-sequence.js';
@@ -35,7 +28,6 @@ export function serveDatabaseThread(jobs: JobTable): void {
   );
 
   const jobOf = jobRunner(jobs);
-  const batchOf = batchRunner(jobs);
 
   async function handle(request: WorkerRequest): Promise<unknown> {
     if (request.type === 'ping') return null;
@@ -61,7 +53,7 @@ export function serveDatabaseThread(jobs: JobTable): void {
         const job = jobOf(name);
         return (writer: Writer) => job(writer as Reader & Writer, arg);
       });
-      const outcomes = await commitBatch(db, works, together(request.jobs));
+      const outcomes = await commitBatch(db, works);
       crashPoint('commit'); // test hook (crash-point.ts): committed, not synced nor answered
       // Synced here, before the answer: the event loop then answers at once (its own sync would
       // wait for the event loop to hear of it, a turn of the loop later). The next batch commits
@@ -70,30 +62,6 @@ export function serveDatabaseThread(jobs: JobTable): void {
       return outcomes.map((o) => (o.ok ? o : { ok: false, error: threaded(o.error) }));
     }
     return jobOf(request.name)(reader as Reader & Writer, request.arg);
-  }
-
-  /**
-   * The batch's first pass (`commitBatch`): consecutive calls of a write job that has a
-   * `runBatch` (a click's insert) as one call of it, so the clicks of a batch share statements
-   * (their ambiguity rows and rollup-queue rows; bench/README.md). `runBatch` answers what the
-   * calls one after another would have; a failure reruns the batch job by job.
-   */
-  function together(calls: Array<{ name: string; arg: unknown }>): Array<(writer: Writer) => Promise<unknown[]>> {
-    const steps: Array<(writer: Writer) => Promise<unknown[]>> = [];
-    for (let i = 0; i < calls.length; ) {
-      const { name } = calls[i] as { name: string };
-      const runBatch = batchOf(name);
-      let end = i + 1;
-      if (runBatch) while (end < calls.length && (calls[end] as { name: string }).name === name) end++;
-      const args = calls.slice(i, end).map((call) => call.arg);
-      if (runBatch && args.length > 1) steps.push((writer) => runBatch(writer as Reader & Writer, args));
-      else {
-        const job = jobOf(name);
-        steps.push(async (writer) => [await job(writer as Reader & Writer, args[0])]);
-      }
-      i = end;
-    }
-    return steps;
   }
 
   serveRequests(handle);
