@@ -19,6 +19,8 @@
 //   WAL writer and checkpointer over the run. Then the same rows through the server's own
 //   statement (db/postgres/clicks.ts: keys, clicks and queue rows in one statement, sent as the
 //   server sends it: the rows of one synchronous stretch as one batch, no transaction around it).
+//   Both again with every click from an address of its own, `COPY` then with the clicks'
+//   ambiguity rows too (the server's statement writes them with the click).
 import { chmodSync, closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -72,6 +74,20 @@ function rowsFrom(template, count, offset) {
 
 const us = (ms, n) => ((1000 * ms) / n).toFixed(1);
 
+/**
+ * Each row from an address of its own (an IPv6 /64 each, documentation prefix) and a fingerprint
+ * of its own, as real traffic is: its ambiguity rows' keys (attribution/keys.ts) then fall at
+ * their own places in the table, where the template's would all share one key.
+ */
+function ownAddresses(rows) {
+  rows.forEach((row, i) => {
+    row.ip_address = `2001:db8:${((i >> 16) & 0xffff).toString(16)}:${(i & 0xffff).toString(16)}::1`;
+    row.ip_network = `2001:db8:${((i >> 16) & 0xffff).toString(16)}:${(i & 0xffff).toString(16)}::/64`;
+    row.fingerprint = `fp_${i}`;
+  });
+  return rows;
+}
+
 async function sqliteFloor() {
   const { openSqlite } = await source('db/sqlite/database.ts');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-floor-'));
@@ -106,16 +122,8 @@ async function sqliteFloor() {
       );
       const wal = openSync(`${file}-wal`, 'r');
       const rows = rowsFrom(template, ROWS, 0);
-      // With the ambiguity rows (attribution/keys.ts, written with every click that is not a
-      // bot's): each click from an address and browser of its own, as real traffic is, so each
-      // row's keys fall at their own place in the table.
-      const keyRows = keys
-        ? rows.map((row, i) => {
-            row.ip_address = `2001:db8:${((i >> 16) & 0xffff).toString(16)}:${(i & 0xffff).toString(16)}::1`; // a /64 each (documentation prefix)
-            row.fingerprint = `fp_${i}`;
-            return ambiguityRows(row);
-          })
-        : [];
+      // With the ambiguity rows (attribution/keys.ts, written with every click that is not a bot's).
+      const keyRows = keys ? ownAddresses(rows).map((row) => ambiguityRows(row)) : [];
       const begin = raw.prepare('begin');
       const commit = raw.prepare('commit');
       const cpuBefore = process.cpuUsage();
@@ -153,6 +161,7 @@ async function sqliteFloor() {
 
 async function postgresFloor() {
   const { openPostgres } = await source('db/postgres/database.ts');
+  const { ambiguityRows } = await source('attribution/keys.ts');
   const { INSERT_CLICK } = await source('db/repositories/clicks.ts');
   const database = await createBenchDatabase(engine.adminUrl, 'floor');
   const csvDir = mkdtempSync(path.join(tmpdir(), 'waytrack-floor-'));
@@ -172,10 +181,10 @@ async function postgresFloor() {
         writeFileSync(file, lines.join(''), { mode: 0o644 });
         return file;
       };
-      const run = async (batch, offset) => {
-        await client.query('truncate clicks, click_keys, rollup_queue');
+      const run = async (batch, offset, keys = false) => {
+        await client.query('truncate clicks, click_keys, rollup_queue, attribution_keys');
         await client.query('checkpoint');
-        const rows = rowsFrom(template, ROWS, offset);
+        const rows = keys ? ownAddresses(rowsFrom(template, ROWS, offset)) : rowsFrom(template, ROWS, offset);
         const files = [];
         for (let i = 0; i < ROWS; i += batch) {
           const part = rows.slice(i, i + batch);
@@ -192,33 +201,41 @@ async function postgresFloor() {
               `q${i}.csv`,
               part.map((r) => csv([r.id, r.store_id, 'click', 0])),
             ),
+            keys &&
+              write(
+                `a${i}.csv`,
+                part.flatMap((r) => ambiguityRows(r).map((a) => csv([a.day, a.k, a.browser]))),
+              ),
           ]);
         }
         const backendBefore = cpuMs(backend);
         const allBefore = postgresCpuMs();
         const started = performance.now();
-        for (const [keys, clicks, queue] of files) {
+        for (const [clickKeys, clicks, queue, ambiguity] of files) {
           await client.query('begin');
-          await client.query(`copy click_keys (store_id, livemode, fbclid, click_id, click_time) from '${keys}' (format csv)`);
-          await client.query(`copy clicks (${columns.join(', ')}) from '${clicks}' (format csv)`);
+          await client.query(
+            `copy click_keys (store_id, livemode, fbclid, click_id, click_time) from '${clickKeys}' (format csv)`,
+          );
+          await client.query(`copy clicks (${columns.map((c) => `"${c}"`).join(', ')}) from '${clicks}' (format csv)`);
           await client.query(`copy rollup_queue (id, store_id, kind, version) from '${queue}' (format csv)`);
+          if (ambiguity) await client.query(`copy attribution_keys (day, k, browser) from '${ambiguity}' (format csv)`);
           await client.query('commit');
         }
         const wall = performance.now() - started;
         const backendMs = cpuMs(backend) - backendBefore;
         const allMs = postgresCpuMs() - allBefore;
         console.log(
-          `PostgreSQL, COPY, ${batch} rows a transaction: ${us(backendMs, ROWS)} µs of the backend's CPU a click, ` +
+          `PostgreSQL, COPY${keys ? ' with the ambiguity rows' : ''}, ${batch} rows a transaction: ${us(backendMs, ROWS)} µs of the backend's CPU a click, ` +
             `${us(allMs, ROWS)} µs with PostgreSQL's other processes (WAL writer, checkpointer; other databases' too); ` +
             `${Math.round((ROWS * 1000) / wall)} clicks/s on one connection`,
         );
-        for (const names of files) for (const file of names) rmSync(file);
+        for (const names of files) for (const file of names) if (file) rmSync(file);
       };
       // The server's own statement (db/postgres/clicks.ts) through its storage layer, for comparison.
-      const ours = async (batch, offset) => {
-        await client.query('truncate clicks, click_keys, rollup_queue');
+      const ours = async (batch, offset, own = false) => {
+        await client.query('truncate clicks, click_keys, rollup_queue, attribution_keys');
         await client.query('checkpoint');
-        const rows = rowsFrom(template, ROWS, offset);
+        const rows = own ? ownAddresses(rowsFrom(template, ROWS, offset)) : rowsFrom(template, ROWS, offset);
         const server = openPostgres(database.url);
         try {
           // As the server runs it (INSERT_CLICK's batch): one statement, no transaction around it.
@@ -232,7 +249,7 @@ async function postgresFloor() {
           const wall = performance.now() - started;
           const n = ROWS - warm;
           console.log(
-            `PostgreSQL, the server's statement, ${batch} rows a statement: ${us(postgresCpuMs(database.name) - before, n)} µs ` +
+            `PostgreSQL, the server's statement${own ? ', every click from an address of its own' : ''}, ${batch} rows a statement: ${us(postgresCpuMs(database.name) - before, n)} µs ` +
               `of the backends' CPU a click; ${Math.round((n * 1000) / wall)} clicks/s on one connection`,
           );
         } finally {
@@ -242,8 +259,10 @@ async function postgresFloor() {
       let offset = 0;
       for (const batch of BATCHES) {
         await run(batch, offset);
-        await ours(batch, offset + ROWS);
-        offset += 2 * ROWS;
+        await run(batch, offset + ROWS, true);
+        await ours(batch, offset + 2 * ROWS);
+        await ours(batch, offset + 3 * ROWS, true);
+        offset += 4 * ROWS;
       }
     } finally {
       await client.end();
