@@ -9,8 +9,9 @@
 //   (WAL, synchronous=NORMAL, foreign keys); per transaction BEGIN, each row's click insert and
 //   rollup-queue insert (the server's two statements, prepared once), COMMIT, then fdatasync of
 //   the log, as the server's log keeper does before any answer; a passive checkpoint at every
-//   4 MB of log. Run twice: with the schema's indexes, and without the clicks table's six
-//   secondary indexes (what they cost). CPU is this process's, all threads.
+//   4 MB of log. Run three times: with the schema's indexes, without the clicks table's six
+//   secondary indexes (what they cost), and with each click's ambiguity rows as well (the
+//   server writes them with the click: attribution/keys.ts). CPU is this process's, all threads.
 // - PostgreSQL (`--engine postgres`, DATABASE_URL the admin URL as for `npm run bench`): per
 //   transaction the rows go by server-side `COPY … FROM` a file into click_keys, clicks and
 //   rollup_queue (the cheapest way PostgreSQL takes rows: no statement per row, no planning),
@@ -18,6 +19,8 @@
 //   WAL writer and checkpointer over the run. Then the same rows through the server's own
 //   statement (db/postgres/clicks.ts: keys, clicks and queue rows in one statement, sent as the
 //   server sends it: the rows of one synchronous stretch as one batch, no transaction around it).
+//   Both again with every click from an address of its own, `COPY` then with the clicks'
+//   ambiguity rows too (the server's statement writes them with the click).
 import { chmodSync, closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -71,19 +74,34 @@ function rowsFrom(template, count, offset) {
 
 const us = (ms, n) => ((1000 * ms) / n).toFixed(1);
 
+/**
+ * Each row from an address of its own (an IPv6 /64 each, documentation prefix) and a fingerprint
+ * of its own, as real traffic is: its ambiguity rows' keys (attribution/keys.ts) then fall at
+ * their own places in the table, where the template's would all share one key.
+ */
+function ownAddresses(rows) {
+  rows.forEach((row, i) => {
+    row.ip_address = `2001:db8:${((i >> 16) & 0xffff).toString(16)}:${(i & 0xffff).toString(16)}::1`;
+    row.ip_network = `2001:db8:${((i >> 16) & 0xffff).toString(16)}:${(i & 0xffff).toString(16)}::/64`;
+    row.fingerprint = `fp_${i}`;
+  });
+  return rows;
+}
+
 async function sqliteFloor() {
   const { openSqlite } = await source('db/sqlite/database.ts');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-floor-'));
   try {
     const template = await templateClick(() => openSqlite(dataDir));
     const file = path.join(dataDir, 'waytrack.db');
-    const run = (label, dropIndexes, batch) => {
+    const { ambiguityRows } = await source('attribution/keys.ts');
+    const run = (label, dropIndexes, batch, keys = false) => {
       const raw = new Sqlite(file);
       raw.pragma('journal_mode = WAL');
       raw.pragma('synchronous = NORMAL');
       raw.pragma('wal_autocheckpoint = 0');
       raw.pragma('foreign_keys = ON');
-      raw.exec('delete from rollup_queue; delete from clicks;');
+      raw.exec('delete from rollup_queue; delete from clicks; delete from attribution_keys;');
       raw.pragma('wal_checkpoint(TRUNCATE)');
       if (dropIndexes) {
         for (const { name } of raw
@@ -99,17 +117,24 @@ async function sqliteFloor() {
       const insertQueue = raw.prepare(
         `insert into "rollup_queue" ("id", "store_id", "kind", "version") values (?, ?, 'click', 0)`,
       );
+      const insertKey = raw.prepare(
+        'insert into "attribution_keys" ("day", "k", "browser") values (?, ?, ?) on conflict ("day", "k", "browser") do nothing',
+      );
       const wal = openSync(`${file}-wal`, 'r');
       const rows = rowsFrom(template, ROWS, 0);
+      // With the ambiguity rows (attribution/keys.ts, written with every click that is not a bot's).
+      const keyRows = keys ? ownAddresses(rows).map((row) => ambiguityRows(row)) : [];
       const begin = raw.prepare('begin');
       const commit = raw.prepare('commit');
       const cpuBefore = process.cpuUsage();
       const started = performance.now();
       for (let i = 0; i < ROWS; i += batch) {
         begin.run();
-        for (const row of rows.slice(i, i + batch)) {
+        for (let j = i; j < Math.min(i + batch, ROWS); j++) {
+          const row = rows[j];
           insertClick.run(row);
           insertQueue.run(row.id, row.store_id);
+          if (keys) for (const key of keyRows[j]) insertKey.run(key.day, key.k, key.browser);
         }
         commit.run();
         fdatasyncSync(wal);
@@ -128,6 +153,7 @@ async function sqliteFloor() {
     };
     for (const batch of BATCHES) run('the schema as it is', false, batch);
     for (const batch of BATCHES) run('without the six secondary click indexes', true, batch);
+    for (const batch of BATCHES) run('with the ambiguity rows (~3 a click)', false, batch, true);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -135,6 +161,7 @@ async function sqliteFloor() {
 
 async function postgresFloor() {
   const { openPostgres } = await source('db/postgres/database.ts');
+  const { ambiguityRows } = await source('attribution/keys.ts');
   const { INSERT_CLICK } = await source('db/repositories/clicks.ts');
   const database = await createBenchDatabase(engine.adminUrl, 'floor');
   const csvDir = mkdtempSync(path.join(tmpdir(), 'waytrack-floor-'));
@@ -154,10 +181,10 @@ async function postgresFloor() {
         writeFileSync(file, lines.join(''), { mode: 0o644 });
         return file;
       };
-      const run = async (batch, offset) => {
-        await client.query('truncate clicks, click_keys, rollup_queue');
+      const run = async (batch, offset, keys = false) => {
+        await client.query('truncate clicks, click_keys, rollup_queue, attribution_keys');
         await client.query('checkpoint');
-        const rows = rowsFrom(template, ROWS, offset);
+        const rows = keys ? ownAddresses(rowsFrom(template, ROWS, offset)) : rowsFrom(template, ROWS, offset);
         const files = [];
         for (let i = 0; i < ROWS; i += batch) {
           const part = rows.slice(i, i + batch);
@@ -174,33 +201,41 @@ async function postgresFloor() {
               `q${i}.csv`,
               part.map((r) => csv([r.id, r.store_id, 'click', 0])),
             ),
+            keys &&
+              write(
+                `a${i}.csv`,
+                part.flatMap((r) => ambiguityRows(r).map((a) => csv([a.day, a.k, a.browser]))),
+              ),
           ]);
         }
         const backendBefore = cpuMs(backend);
         const allBefore = postgresCpuMs();
         const started = performance.now();
-        for (const [keys, clicks, queue] of files) {
+        for (const [clickKeys, clicks, queue, ambiguity] of files) {
           await client.query('begin');
-          await client.query(`copy click_keys (store_id, livemode, fbclid, click_id, click_time) from '${keys}' (format csv)`);
-          await client.query(`copy clicks (${columns.join(', ')}) from '${clicks}' (format csv)`);
+          await client.query(
+            `copy click_keys (store_id, livemode, fbclid, click_id, click_time) from '${clickKeys}' (format csv)`,
+          );
+          await client.query(`copy clicks (${columns.map((c) => `"${c}"`).join(', ')}) from '${clicks}' (format csv)`);
           await client.query(`copy rollup_queue (id, store_id, kind, version) from '${queue}' (format csv)`);
+          if (ambiguity) await client.query(`copy attribution_keys (day, k, browser) from '${ambiguity}' (format csv)`);
           await client.query('commit');
         }
         const wall = performance.now() - started;
         const backendMs = cpuMs(backend) - backendBefore;
         const allMs = postgresCpuMs() - allBefore;
         console.log(
-          `PostgreSQL, COPY, ${batch} rows a transaction: ${us(backendMs, ROWS)} µs of the backend's CPU a click, ` +
+          `PostgreSQL, COPY${keys ? ' with the ambiguity rows' : ''}, ${batch} rows a transaction: ${us(backendMs, ROWS)} µs of the backend's CPU a click, ` +
             `${us(allMs, ROWS)} µs with PostgreSQL's other processes (WAL writer, checkpointer; other databases' too); ` +
             `${Math.round((ROWS * 1000) / wall)} clicks/s on one connection`,
         );
-        for (const names of files) for (const file of names) rmSync(file);
+        for (const names of files) for (const file of names) if (file) rmSync(file);
       };
       // The server's own statement (db/postgres/clicks.ts) through its storage layer, for comparison.
-      const ours = async (batch, offset) => {
-        await client.query('truncate clicks, click_keys, rollup_queue');
+      const ours = async (batch, offset, own = false) => {
+        await client.query('truncate clicks, click_keys, rollup_queue, attribution_keys');
         await client.query('checkpoint');
-        const rows = rowsFrom(template, ROWS, offset);
+        const rows = own ? ownAddresses(rowsFrom(template, ROWS, offset)) : rowsFrom(template, ROWS, offset);
         const server = openPostgres(database.url);
         try {
           // As the server runs it (INSERT_CLICK's batch): one statement, no transaction around it.
@@ -214,7 +249,7 @@ async function postgresFloor() {
           const wall = performance.now() - started;
           const n = ROWS - warm;
           console.log(
-            `PostgreSQL, the server's statement, ${batch} rows a statement: ${us(postgresCpuMs(database.name) - before, n)} µs ` +
+            `PostgreSQL, the server's statement${own ? ', every click from an address of its own' : ''}, ${batch} rows a statement: ${us(postgresCpuMs(database.name) - before, n)} µs ` +
               `of the backends' CPU a click; ${Math.round((n * 1000) / wall)} clicks/s on one connection`,
           );
         } finally {
@@ -224,8 +259,10 @@ async function postgresFloor() {
       let offset = 0;
       for (const batch of BATCHES) {
         await run(batch, offset);
-        await ours(batch, offset + ROWS);
-        offset += 2 * ROWS;
+        await run(batch, offset + ROWS, true);
+        await ours(batch, offset + 2 * ROWS);
+        await ours(batch, offset + 3 * ROWS, true);
+        offset += 4 * ROWS;
       }
     } finally {
       await client.end();

@@ -9,7 +9,7 @@
 // - main     the CLI and the service (bin/waytrack.js runs it);
 // - worker   the embedded database's worker thread (db/sqlite/worker-thread.ts starts it), with
 //            every job it runs inside (src/jobs.ts, the one table of them).
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -60,6 +60,20 @@ for (const [file, output] of Object.entries(result.metafile.outputs)) {
   const inputs = Object.keys(output.inputs).map((input) => path.resolve(input));
   if (nested && inputs.includes(path.join(src, 'paths.ts'))) {
     console.error(`build: ${file} contains src/paths.ts, which only works one level below server/`);
+    process.exit(1);
+  }
+}
+
+// Each bundle's text stays in its thread's heap as one string (V8 keeps a module's source): with
+// every character Latin-1 it takes a byte a character, and a single other character (an em dash
+// in a regular expression literal, which esbuild leaves as it is) makes all of main.js two bytes a
+// character, ~4 MB more of the event loop's heap (bench/README.md, "Memory"). Write such a
+// character as an escape (`\u2014`) in the source.
+for (const file of Object.keys(result.metafile.outputs).filter((file) => file.endsWith('.js'))) {
+  const text = readFileSync(file, 'utf8');
+  const at = text.search(/[^\u0000-\u00ff]/u);
+  if (at >= 0) {
+    console.error(`build: ${file} has a character beyond Latin-1 near: ${JSON.stringify(text.slice(Math.max(0, at - 40), at + 10))}`);
     process.exit(1);
   }
 }

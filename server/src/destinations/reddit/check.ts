@@ -34,6 +34,6 @@ export async function checkReddit({
     return { ok: true, message: `Reddit accepted a test-mode event for ad account ${settings.adAccountId}` };
   }
   const error = outcome && 'error' in outcome ? outcome.error : 'Reddit gave no answer';
-  const platform = /^Reddit error \(HTTP \d+\): (.*?)(?: — .*)?$/s.exec(error)?.[1];
+  const platform = /^Reddit error \(HTTP \d+\): (.*?)(?: \u2014 .*)?$/s.exec(error)?.[1];
   return { ok: false, message: error, ...(platform && { platformMessage: platform }) };
 }

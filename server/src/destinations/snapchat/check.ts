@@ -37,7 +37,7 @@ export async function checkSnapchat({
   }
   const error = outcome && 'error' in outcome ? outcome.error : 'Snapchat gave no answer';
   const platform =
-    /^Snapchat error: HTTP \d+(?: [A-Z_]+)?: (.*?)(?: — .*)?$/s.exec(error)?.[1] ??
+    /^Snapchat error: HTTP \d+(?: [A-Z_]+)?: (.*?)(?: \u2014 .*)?$/s.exec(error)?.[1] ??
     /^Snapchat refused the event: (.*)$/s.exec(error)?.[1];
   return { ok: false, message: error, ...(platform && { platformMessage: platform }) };
 }

@@ -46,6 +46,6 @@ export async function checkTikTok({
     };
   }
   const error = outcome && 'error' in outcome ? outcome.error : 'TikTok gave no answer';
-  const platform = /^TikTok error \(code \d+\): (.*?)(?: \(request_id [^)]*\))?(?: — .*)?$/s.exec(error)?.[1];
+  const platform = /^TikTok error \(code \d+\): (.*?)(?: \(request_id [^)]*\))?(?: \u2014 .*)?$/s.exec(error)?.[1];
   return { ok: false, message: error, ...(platform && { platformMessage: platform }) };
 }
