@@ -219,8 +219,11 @@ export interface RetentionStatements {
    * Deletes, before retention goes row by row, what the engine can drop whole: on PostgreSQL the
    * months of events wholly before `before` (with their dependants), on SQLite nothing.
    */
-  dropWhole(trx: Writer, before: number): Promise<Deleted>;
+  dropWhole(trx: Writer, before: number, deleting: DeletingConversions): Promise<Deleted>;
 }
+
+/** Called in the deleting transaction with the ids of conversions about to be deleted (the report rollups subtract them). */
+export type DeletingConversions = (trx: Writer, conversionIds: string[]) => Promise<void>;
 
 /** The engine's part of the migrations that differ between engines (db/migrations). */
 export interface MigrationHooks {

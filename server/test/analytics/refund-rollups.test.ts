@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { subtractDeleted } from '../../src/analytics/report-rollups.js';
 import { refreshRollups, withConversionRollup } from '../../src/analytics/rollups.js';
 import { allocateCredit, MODELS } from '../../src/attribution/models.js';
 import { zoneOf } from '../../src/calendar/zone.js';
@@ -285,7 +286,10 @@ describe('refunds in the analytics rollups', () => {
         .length;
 
     // The refund not folded yet: its conversion (and the click it credits) stay until it is counted.
-    expect(await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 100))).toEqual({ clicks: 0, conversions: 0 });
+    expect(await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 100, subtractDeleted))).toEqual({
+      clicks: 0,
+      conversions: 0,
+    });
     expect(await refundsOf()).toBe(1);
 
     await refreshRollups(ctx.database, store);
@@ -296,7 +300,7 @@ describe('refunds in the analytics rollups', () => {
     expect(before).toMatchObject({ refunds: 15, netRevenue: 45 });
     expect(beforeGroups.map((g) => [g.value, g.refunds])).toEqual([['old', 15]]);
 
-    const deleted = await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 100));
+    const deleted = await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 100, subtractDeleted));
     expect(deleted).toEqual({ clicks: 1, conversions: 1 });
     expect(await refundsOf()).toBe(0);
     expect(await api.getOk(`/v1/analytics/metrics?${q}`)).toEqual(before);

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { subtractDeleted } from '../../src/analytics/report-rollups.js';
 import { refreshRollups } from '../../src/analytics/rollups.js';
 import { ensurePartitions, listPartitions, MONTHS_AHEAD, monthStart, partitionName } from '../../src/db/postgres/partitions.js';
 import { deleteExpiredEvents } from '../../src/db/repositories/retention.js';
@@ -105,7 +106,7 @@ describe.skipIf(ENGINE !== 'postgres')('monthly partitions (postgres)', () => {
     // Everything before this month has expired: the older months go whole, the ancient conversion by row.
     const oldMonth = partitionName('clicks', monthStart(Math.max(oldMonthTime, now - 89 * DAY_MS)));
     expect(await names('clicks')).toContain(oldMonth);
-    const deleted = await ctx.database.write((trx) => deleteExpiredEvents(trx, thisMonth, 1000));
+    const deleted = await ctx.database.write((trx) => deleteExpiredEvents(trx, thisMonth, 1000, subtractDeleted));
     expect(deleted).toEqual({ clicks: 1, conversions: 1 });
     expect(await names('clicks')).not.toContain(oldMonth);
     expect((await names('clicks'))[0]).toBe(partitionName('clicks', thisMonth));
@@ -117,7 +118,10 @@ describe.skipIf(ENGINE !== 'postgres')('monthly partitions (postgres)', () => {
     expect(ancient).not.toBe(credited);
     expect(await db().selectFrom('touchpoints').select('click_id').where('click_id', '=', old).execute()).toEqual([]);
     // A second run finds nothing more.
-    expect(await ctx.database.write((trx) => deleteExpiredEvents(trx, thisMonth, 1000))).toEqual({ clicks: 0, conversions: 0 });
+    expect(await ctx.database.write((trx) => deleteExpiredEvents(trx, thisMonth, 1000, subtractDeleted))).toEqual({
+      clicks: 0,
+      conversions: 0,
+    });
   });
 
   it('keeps a month while one of its events waits to be folded into the rollups', async () => {
@@ -126,10 +130,16 @@ describe.skipIf(ENGINE !== 'postgres')('monthly partitions (postgres)', () => {
     await track('click', clickBody(storeId, { fbclid: 'fb_unfolded', timestamp: iso(time) }));
     const month = partitionName('clicks', monthStart(time));
     const cutoff = monthStart(time, 1);
-    expect(await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 1000))).toEqual({ clicks: 0, conversions: 0 });
+    expect(await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 1000, subtractDeleted))).toEqual({
+      clicks: 0,
+      conversions: 0,
+    });
     expect(await names('clicks')).toContain(month);
     await refreshRollups(ctx.database, { id: storeId, timezone: 'UTC' });
-    expect(await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 1000))).toEqual({ clicks: 1, conversions: 0 });
+    expect(await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 1000, subtractDeleted))).toEqual({
+      clicks: 1,
+      conversions: 0,
+    });
     expect(await names('clicks')).not.toContain(month);
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { subtractDeleted } from '../../src/analytics/report-rollups.js';
 import { refreshRollups } from '../../src/analytics/rollups.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
@@ -181,7 +182,7 @@ describe(`retention (${ENGINE})`, () => {
   const expireAll = async (limit: number) => {
     const batches: number[] = [];
     for (;;) {
-      const deleted = await ctx.database.write((trx) => deleteExpiredEvents(trx, before, limit));
+      const deleted = await ctx.database.write((trx) => deleteExpiredEvents(trx, before, limit, subtractDeleted));
       batches.push(deleted.clicks + deleted.conversions);
       if (deleted.clicks + deleted.conversions < limit) return batches;
       if (batches.length > 50) throw new Error('retention does not end');

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Writer } from '../database.js';
-import type { Deleted, RetentionStatements } from '../engine.js';
+import type { Deleted, DeletingConversions, RetentionStatements } from '../engine.js';
 import { lockKey } from './key-lock.js';
 import { listPartitions } from './partitions.js';
 
@@ -10,11 +10,15 @@ import { listPartitions } from './partitions.js';
  * expired row by row (db/repositories/retention.ts).
  */
 export class PostgresRetention implements RetentionStatements {
-  async dropWhole(trx: Writer, before: number): Promise<Deleted> {
+  async dropWhole(trx: Writer, before: number, deleting: DeletingConversions): Promise<Deleted> {
     const total: Deleted = { clicks: 0, conversions: 0 };
     // Instances take turns: two dropping the same month would fail the second.
     await lockKey(trx, 'retention');
-    for (let month = await dropExpiredMonth(trx, before); month; month = await dropExpiredMonth(trx, before)) {
+    for (
+      let month = await dropExpiredMonth(trx, before, deleting);
+      month;
+      month = await dropExpiredMonth(trx, before, deleting)
+    ) {
       total.clicks += month.clicks;
       total.conversions += month.conversions;
     }
@@ -28,7 +32,7 @@ export class PostgresRetention implements RetentionStatements {
  * on partitioned tables), unless one of its rows is still waiting in the rollup queue. One
  * month per call: the caller's loop comes back for the next. `undefined` when none can go.
  */
-async function dropExpiredMonth(trx: Writer, before: number): Promise<Deleted | undefined> {
+async function dropExpiredMonth(trx: Writer, before: number, deleting: DeletingConversions): Promise<Deleted | undefined> {
   for (const [table, idColumn, keys, timeColumn] of [
     ['conversions', 'conversion_id', 'conversion_keys', 'event_time'],
     ['clicks', 'click_id', 'click_keys', 'click_time'],
@@ -49,6 +53,11 @@ async function dropExpiredMonth(trx: Writer, before: number): Promise<Deleted | 
       const counted = await sql<{ n: number }>`select count(*) as n from ${part}`.execute(trx);
       await sql`delete from touchpoints where ${sql.ref(idColumn)} in (select id from ${part})`.execute(trx);
       if (table === 'conversions') {
+        const ids = await sql<{ id: string }>`select id from ${part}`.execute(trx);
+        await deleting(
+          trx,
+          ids.rows.map((r) => r.id),
+        );
         await sql`delete from refunds where conversion_id in (select id from ${part})`.execute(trx);
         await sql`delete from destination_jobs where conversion_id in (select id from ${part})`.execute(trx);
       } else {

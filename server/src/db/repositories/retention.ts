@@ -1,5 +1,5 @@
 import type { Reader, Writer } from '../database.js';
-import { type Deleted, engineOf } from '../engine.js';
+import { type Deleted, type DeletingConversions, engineOf } from '../engine.js';
 import { rowLimit } from '../row-limit.js';
 
 /**
@@ -95,26 +95,32 @@ export function expiredClicks(db: Reader, before: number, limit: number) {
   );
 }
 
-export type { Deleted };
+export type { Deleted, DeletingConversions };
 
 /**
  * Deletes up to `limit` expired events (conversions first, then clicks, `limit` in all) and
  * their dependants, in the caller's transaction. Fewer than `limit` deleted means none is left
  * to delete now. Bounded, so that one call holds the (SQLite) writer only briefly.
  */
-export async function deleteExpiredEvents(trx: Writer, before: number, limit: number): Promise<Deleted> {
-  const total = await engineOf(trx).retention.dropWhole(trx, before);
-  const rows = await deleteExpiredRows(trx, before, limit);
+export async function deleteExpiredEvents(
+  trx: Writer,
+  before: number,
+  limit: number,
+  deleting: DeletingConversions,
+): Promise<Deleted> {
+  const total = await engineOf(trx).retention.dropWhole(trx, before, deleting);
+  const rows = await deleteExpiredRows(trx, before, limit, deleting);
   return { clicks: total.clicks + rows.clicks, conversions: total.conversions + rows.conversions };
 }
 
 /** Up to `limit` expired events, row by row. */
-async function deleteExpiredRows(trx: Writer, before: number, limit: number): Promise<Deleted> {
+async function deleteExpiredRows(trx: Writer, before: number, limit: number, deleting: DeletingConversions): Promise<Deleted> {
   // Sorted, so that runs of several instances (PostgreSQL) take row locks in a like order; a
   // deadlock between them is retried by `Database.write` anyway.
   const conversionIds = (await expiredConversions(trx, before, limit).execute()).map((r) => r.id).sort();
   let conversions = 0;
   if (conversionIds.length > 0) {
+    await deleting(trx, conversionIds);
     await trx.deleteFrom('touchpoints').where('conversion_id', 'in', conversionIds).execute();
     await trx.deleteFrom('destination_jobs').where('conversion_id', 'in', conversionIds).execute();
     // None was queued when selected; on PostgreSQL a rebuild committed since may have queued it.
