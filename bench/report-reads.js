@@ -4,13 +4,16 @@
 // of the store and a fresh server whose rollups were brought up to date and settled first, then
 // REQUESTS (default 40) sequential GETs of each endpoint; p50 / p99 / max per run.
 // A store built by an older server is migrated by the newer one on its first start (its first
-// read then rebuilds the rollups: timed and printed as "first read").
+// read then rebuilds the rollups: timed and printed as "first read"). With --upgrade (SQLite),
+// that happens once, in DIR itself, before the runs: name a copy of the older store's DIR.
 // Only 127.0.0.1; bounded: RUNS × (copy + first read + 2 × REQUESTS requests).
+import path from 'node:path';
 import { settle, slowGet, startBenchServer, timed } from './attribution-store.js';
 import { keptStore } from './kept-store.js';
 import { argValue, benchEngine, build, machineContext, waitForQuiet } from './lib.js';
 
 const [dir, runsArg] = process.argv.slice(2).filter((a, i, all) => !a.startsWith('--') && all[i - 1] !== '--ref');
+// usage: node bench/report-reads.js DIR [RUNS] [--ref COMMIT] [--upgrade]
 if (!dir) throw new Error('usage: node bench/report-reads.js DIR [RUNS] [--ref COMMIT]');
 const runs = Number(runsArg ?? 3);
 const requests = Number(process.env.REQUESTS ?? 40);
@@ -30,6 +33,16 @@ const endpoints = [
   ['reconciliation meta 90 days', `/v1/stores/${data.storeId}/reconciliation?${range}&destination=meta`],
   ['match-quality 90 days', `/v1/analytics/match-quality?storeId=${data.storeId}&${range}`],
 ];
+if (process.argv.includes('--upgrade')) {
+  if (kept.meta.database) throw new Error('--upgrade: SQLite stores only');
+  const target = { dataDir: path.join(dir, 'data') };
+  let server = await startBenchServer(target);
+  const upgrade = await timed(() => slowGet(`${server.url}/v1/analytics/metrics?storeId=${data.storeId}&${range}`, headers));
+  if (upgrade.value.status !== 200) throw new Error(`upgrade read: ${upgrade.value.status} ${upgrade.value.body.slice(0, 200)}`);
+  server = await settle(target, server);
+  await server.stop();
+  console.log(`upgraded ${dir} in place: migrated, rollups rebuilt by the first read in ${(upgrade.ms / 1000).toFixed(1)} s`);
+}
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 console.log(`${engine.label}, server ${code}; kept store ${dir}: ${kept.meta.clicks} clicks, built ${kept.meta.builtAt}`);
 console.log(machineContext());
