@@ -52,10 +52,27 @@ export interface ReconciliationInput {
   conversions: readonly ConversionForwarding[];
 }
 
-/** The list query behind a count: `/v1/conversions?storeId&startDate=date&endDate=date&…`. */
+/**
+ * The list query behind a count: `/v1/conversions?storeId&startDate=date&endDate=date&…`, encoded
+ * as URLSearchParams encodes it. Built by hand (a report of 90 days and eight destinations has
+ * ~6,000 links; URLSearchParams made them the larger part of its time, measured ~3×).
+ */
 export function listLink(storeId: string, date: string, filters: Record<string, string> = {}): string {
-  const query = new URLSearchParams({ storeId, startDate: date, endDate: date, ...filters });
-  return `/v1/conversions?${query.toString()}`;
+  let query = `storeId=${formEncode(storeId)}&startDate=${formEncode(date)}&endDate=${formEncode(date)}`;
+  for (const [name, value] of Object.entries(filters)) query += `&${formEncode(name)}=${formEncode(value)}`;
+  return `/v1/conversions?${query}`;
+}
+
+/** application/x-www-form-urlencoded, as URLSearchParams serializes a name or a value. */
+export function formEncode(value: string): string {
+  if (/^[A-Za-z0-9*\-._]*$/.test(value)) return value;
+  try {
+    return encodeURIComponent(value)
+      .replace(/[!'()~]/g, (c) => `%${(c.charCodeAt(0) as number).toString(16).toUpperCase()}`)
+      .replace(/%20/g, '+');
+  } catch {
+    return new URLSearchParams({ v: value }).toString().slice(2); // a lone surrogate: replaced as URLSearchParams does
+  }
 }
 
 function emptyDestination(): Omit<DestinationDay, 'links' | 'traceIds'> & { traces: Set<string> } {

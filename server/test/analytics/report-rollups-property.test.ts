@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile } from '../../src/analytics/reconciliation.js';
+import { formEncode, reconcile } from '../../src/analytics/reconciliation.js';
 import { reconciliationReport } from '../../src/analytics/reconciliation-report.js';
 import { subtractDeleted, withReportRollup } from '../../src/analytics/report-rollups.js';
 import { addDays, startOfDay } from '../../src/calendar/dates.js';
@@ -114,6 +114,15 @@ describe('report rollups property', () => {
     const range = { from: startOfDay(start, zone), to: startOfDay(addDays(end, 1), zone) };
     expect(mq.destinations).toEqual(summarizeMatchQuality(await matchQualityInRange(ctx.database.read, storeId, 1, range)));
   }
+
+  it("encodes the reports' list links as URLSearchParams does", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom("a b!'()~*", '\uD800x')), (value) => {
+        expect(formEncode(value)).toBe(new URLSearchParams({ v: value }).toString().slice(2));
+      }),
+      { numRuns: 2000 },
+    );
+  });
 
   it('answers as the raw computation after conversions, job outcomes, refunds, re-attribution and retention', async () => {
     await fc.assert(
