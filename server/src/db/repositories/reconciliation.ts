@@ -127,7 +127,10 @@ export function forwardingCondition(db: Reader, filter: ForwardingFilter): Expre
   return sql<SqlBool>`(${sql.join(each, sql` or `)})`;
 }
 
-/** The conversions of a store and mode with event time in [from, to), each with its state per destination. */
+/**
+ * The conversions of a store and mode with event time in [from, to), each with its state per
+ * destination: the raw computation the report's rollups (analytics/report-fold.ts) are checked against.
+ */
 export async function forwardingStates(
   db: Reader,
   scope: { accountId: string; livemode: number; storeId: string; from: number; to: number },
