@@ -1,8 +1,10 @@
 /**
  * RETENTION_DAYS: clicks and conversions older than that many days (by click time / event
  * time) are deleted in the background, with their touchpoints, outbox jobs and rollup queue
- * rows (db/repositories/retention.ts). The analytics rollups keep counting them.
+ * rows (db/repositories/retention.ts). The analytics rollups keep counting them; the reports'
+ * rollups (reconciliation, match quality: analytics/report-rollups.ts) count only the conversions that remain.
  */
+import { subtractDeleted } from './analytics/report-rollups.js';
 import type { Database } from './db/database.js';
 import { deleteAmbiguityDay, oldestAmbiguityDay } from './db/repositories/attribution-keys.js';
 import { deleteIdentityLinksSeenBefore } from './db/repositories/identity-links.js';
@@ -51,7 +53,7 @@ export function startRetention(database: Database, options: RetentionOptions): R
     const total: Deleted = { clicks: 0, conversions: 0 };
     try {
       while (!stopped) {
-        const deleted = await database.write((trx) => deleteExpiredEvents(trx, before, batch));
+        const deleted = await database.write((trx) => deleteExpiredEvents(trx, before, batch, subtractDeleted));
         total.clicks += deleted.clicks;
         total.conversions += deleted.conversions;
         if (!deleted.more) break;

@@ -285,6 +285,7 @@ export class Fold {
         [...this.credits.values()].filter((r) => r.units !== 0 || r.revenue_minor !== 0 || r.refund_minor !== 0),
         ['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency'],
       ),
+      reports: [], // the report rollups' own fold: report-fold.ts
     };
   }
 }

@@ -1,9 +1,12 @@
 import type { Database } from '../db/database.js';
-import { DESTINATION_KINDS, type DestinationKind, forwardingStates } from '../db/repositories/reconciliation.js';
+import { DESTINATION_KINDS, type DestinationKind } from '../db/repositories/reconciliation.js';
+import { reportCounts } from '../db/repositories/report-rollups.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { checkDates, resolveRange } from './range.js';
-import { reconcile } from './reconciliation.js';
+import { reconcileCounts } from './reconciliation.js';
+import { RECONCILIATION } from './report-fold.js';
+import { refreshRollups } from './rollups.js';
 
 export interface ReconciliationQuery {
   startDate?: string;
@@ -11,7 +14,11 @@ export interface ReconciliationQuery {
   destination?: DestinationKind;
 }
 
-/** GET /v1/stores/:id/reconciliation: the store's days in the key's mode (api.md §10). */
+/**
+ * GET /v1/stores/:id/reconciliation: the store's days in the key's mode (api.md §10), from the
+ * report rollups (brought up to date first, like every analytics read) — a few rows per day and
+ * destination instead of every conversion of the range.
+ */
 export async function reconciliationReport(
   database: Database,
   tenant: Tenant,
@@ -23,18 +30,18 @@ export async function reconciliationReport(
   const store = await requireStore(database.read, tenant, storeId);
   const range = resolveRange(query, store.timezone, now);
   const kinds = query.destination ? [query.destination] : DESTINATION_KINDS;
-  const conversions = await forwardingStates(
+  await refreshRollups(database, store);
+  const counts = await reportCounts(
     database.read,
-    { accountId: tenant.accountId, livemode: modeFlag(tenant), storeId: store.id, from: range.from, to: range.to },
-    kinds,
+    {
+      storeId: store.id,
+      livemode: modeFlag(tenant),
+      report: RECONCILIATION,
+      startDate: range.startDate,
+      endDate: range.endDate,
+    },
+    query.destination ? kinds : undefined,
   );
-  const days = reconcile({
-    storeId: store.id,
-    timezone: store.timezone,
-    startDate: range.startDate,
-    endDate: range.endDate,
-    kinds,
-    conversions,
-  });
+  const days = reconcileCounts({ storeId: store.id, startDate: range.startDate, endDate: range.endDate, kinds, counts });
   return { storeId: store.id, startDate: range.startDate, endDate: range.endDate, timezone: store.timezone, days };
 }

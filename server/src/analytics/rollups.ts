@@ -25,6 +25,7 @@
 import { zoneOf } from '../calendar/zone.js';
 import { crashPoint } from '../crash-point.js';
 import { backgroundJob, type Database, type Reader, type Writer } from '../db/database.js';
+import { reportFacts } from '../db/repositories/reconciliation.js';
 import { refundFacts, refundsOfConversion } from '../db/repositories/refunds.js';
 import {
   adoptZones,
@@ -35,7 +36,6 @@ import {
   conversionFacts,
   lockConversion,
   type QueuedRow,
-  queueSize,
   type RollupZone,
   readQueue,
   requeueStore,
@@ -46,6 +46,10 @@ import {
 } from '../db/repositories/rollup-queue.js';
 import { addFoldRows, deleteStoreRollups, type FoldRows } from '../db/repositories/rollup-writes.js';
 import { Fold, perConversion } from './fold.js';
+import { FoldProgress, type RollupLog } from './fold-progress.js';
+import { ReportFold } from './report-fold.js';
+
+export type { RollupLog };
 
 /** Events folded per read step and per background step: bounded, so no one write holds the writer long. */
 export const READ_CHUNK = 5_000;
@@ -96,7 +100,10 @@ export async function foldQueued(
     const of = refunded.get(refund.conversion_id);
     if (of) fold.addRefund(refund, of, zoneOfStore(refund.store_id), 1);
   }
-  return { queued, zones: [...zones], rows: fold.rows(), clicks: clicks.length, conversions, more: queued.length === limit };
+  const reports = new ReportFold(); // the reconciliation's and match quality's counts
+  for (const fact of await reportFacts(db, conversionIds)) reports.addConversion(fact, zoneOfStore(fact.store_id), 1);
+  const rows = { ...fold.rows(), reports: reports.rows() };
+  return { queued, zones: [...zones], rows, clicks: clicks.length, conversions, more: queued.length === limit };
 }
 
 /** Fact rows per conversion id. */
@@ -245,51 +252,6 @@ export async function withConversionRollup<T>(trx: Writer, conversionId: string,
 
 export interface RollupRefresher {
   stop(): Promise<void>;
-}
-
-/** The part of pino the refresher uses. */
-export interface RollupLog {
-  info(obj: object, msg: string): void;
-}
-
-/**
- * Progress of a long fold — the first build of the rollups over the events of an earlier
- * version, a rebuild after a store's time zone changed — logged every `everyMs` once a fold has
- * run that long: rows folded so far of the total (folded + still queued; the total grows with
- * events recorded meanwhile). Short folds, the usual case, log nothing and count nothing.
- */
-class FoldProgress {
-  private readonly started = performance.now();
-  private lastReport = this.started;
-  private done = 0;
-  private reported = false;
-
-  constructor(
-    private readonly database: Database,
-    private readonly log: RollupLog,
-    private readonly everyMs: number,
-  ) {}
-
-  async folded(rows: number): Promise<void> {
-    this.done += rows;
-    const now = performance.now();
-    if (now - this.lastReport < this.everyMs) return;
-    this.lastReport = now;
-    const queued = await queueSize(this.database.read);
-    const total = this.done + queued.click + queued.conversion + queued.refund;
-    const percent = total === 0 ? 100 : Math.floor((this.done / total) * 100);
-    this.log.info(
-      { done: this.done, total, seconds: Math.round((now - this.started) / 1000) },
-      `analytics rollups: ${this.done} of ${total} rows folded (${percent}%)`,
-    );
-    this.reported = true;
-  }
-
-  finished(): void {
-    if (!this.reported) return;
-    const seconds = Math.round((performance.now() - this.started) / 100) / 10;
-    this.log.info({ done: this.done, seconds }, `analytics rollups are up to date: ${this.done} rows folded in ${seconds} s`);
-  }
 }
 
 /**

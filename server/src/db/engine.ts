@@ -225,8 +225,11 @@ export interface RetentionStatements {
    * oldest month of events wholly before `before` (with its dependants), one a call and last in
    * its transaction; on SQLite nothing. Undefined when there is none.
    */
-  dropExpiredMonth(trx: Writer, before: number): Promise<DroppedMonth | undefined>;
+  dropExpiredMonth(trx: Writer, before: number, deleting: DeletingConversions): Promise<DroppedMonth | undefined>;
 }
+
+/** Called in the deleting transaction with the ids of conversions about to be deleted (the report rollups subtract them). */
+export type DeletingConversions = (trx: Writer, conversionIds: string[]) => Promise<void>;
 
 /** The engine's part of the migrations that differ between engines (db/migrations). */
 export interface MigrationHooks {

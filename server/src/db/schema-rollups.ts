@@ -54,3 +54,14 @@ export interface RollupDimensionCreditsTable {
   revenue_minor: number;
   refund_minor: number; // migration 0014: credited refunds, on the refund's local day
 }
+
+/** Migration 0035: counts of the reconciliation report and the match-quality summary (analytics/report-fold.ts). */
+export interface RollupReportsTable {
+  store_id: string;
+  livemode: number;
+  report: string; // 'reconciliation' | 'match_quality'
+  local_date: string;
+  destination: string; // '' for the reconciliation's received / attributed / refunded
+  item: string;
+  count: number;
+}

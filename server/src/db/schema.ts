@@ -5,6 +5,7 @@ import type {
   RollupDimensionCreditsTable,
   RollupHoursTable,
   RollupQueueTable,
+  RollupReportsTable,
   RollupStoresTable,
 } from './schema-rollups.js';
 import type { ShopOrdersTable, ShopWebhookDeliveriesTable } from './schema-shops.js';
@@ -360,6 +361,7 @@ export interface DB {
   rollup_hours: RollupHoursTable;
   rollup_dimension_clicks: RollupDimensionClicksTable;
   rollup_dimension_credits: RollupDimensionCreditsTable;
+  rollup_reports: RollupReportsTable;
   refunds: RefundsTable;
   fx_rates: FxRatesTable;
   shop_webhook_deliveries: ShopWebhookDeliveriesTable;

@@ -1,3 +1,4 @@
+import { withReportRollup } from '../analytics/report-rollups.js';
 import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import {
@@ -267,47 +268,51 @@ async function record(
   const keys = jobs.map(keyOf);
   const owner = ctx.owner;
   const within = senderOf(destination)?.ageLimit ?? "within the platform's age limit";
+  // A conversion job's outcome shows on its conversion: the reconciliation's counts move with it.
+  const conversionIds = group.kind === 'conversion' ? jobs.map((j) => j.conversion_id) : [];
   const changed = await recording(() =>
-    ctx.database.write(async (trx) => {
-      let rows: DestinationJobsTable[];
-      if (outcome.outcome === 'sent') {
-        rows = await markJobs(trx, destination, keys, owner, 'sent', { now, attempts, traceId: traceId ?? null });
-      } else if (outcome.outcome === 'failed') {
-        rows = await markJobs(trx, destination, keys, owner, 'failed', {
-          now,
-          attempts,
-          error: outcome.error,
-          ...(traceId !== undefined && { traceId }),
-        });
-      } else {
-        const error = outcome.outcome === 'retry' ? outcome.error : undefined;
-        const total = Math.max(...jobs.map((j) => j.attempts)) + Math.max(attempts, 1);
-        const next = outcome.outcome === 'retry' ? now + Math.max(ctx.backoff(total), outcome.retryAfterMs ?? 0) : now;
-        const retry = jobs.filter((j) => next <= Number(j.expires_at)).map(keyOf);
-        const giveUp = jobs.filter((j) => next > Number(j.expires_at)).map(keyOf);
-        rows = [
-          ...(await markJobs(trx, destination, retry, owner, 'pending', {
+    ctx.database.write((trx) =>
+      withReportRollup(trx, conversionIds, async () => {
+        let rows: DestinationJobsTable[];
+        if (outcome.outcome === 'sent') {
+          rows = await markJobs(trx, destination, keys, owner, 'sent', { now, attempts, traceId: traceId ?? null });
+        } else if (outcome.outcome === 'failed') {
+          rows = await markJobs(trx, destination, keys, owner, 'failed', {
             now,
             attempts,
-            nextAttemptAt: next,
-            ...(error !== undefined && { error }),
+            error: outcome.error,
             ...(traceId !== undefined && { traceId }),
-          })),
-          ...(await markJobs(trx, destination, giveUp, owner, 'failed', {
-            now,
-            attempts,
-            error: `Not delivered ${within}; last error: ${error ?? 'none'}`,
-          })),
-        ];
-      }
-      await showOnConversions(trx, rows);
-      await webhookEvents.jobsFailed(trx, destination, rows); // conversion.forwarding_failed for the rows now failed
-      // The destination's health (api.md §12) in the same transaction as the attempt's outcome.
-      const account = (jobs[0] as DestinationJobsTable).account_id;
-      turn =
-        health && (await recordAttempt(trx, { storeId: group.store_id, kind: destination, accountId: account }, health, now));
-      return rows;
-    }),
+          });
+        } else {
+          const error = outcome.outcome === 'retry' ? outcome.error : undefined;
+          const total = Math.max(...jobs.map((j) => j.attempts)) + Math.max(attempts, 1);
+          const next = outcome.outcome === 'retry' ? now + Math.max(ctx.backoff(total), outcome.retryAfterMs ?? 0) : now;
+          const retry = jobs.filter((j) => next <= Number(j.expires_at)).map(keyOf);
+          const giveUp = jobs.filter((j) => next > Number(j.expires_at)).map(keyOf);
+          rows = [
+            ...(await markJobs(trx, destination, retry, owner, 'pending', {
+              now,
+              attempts,
+              nextAttemptAt: next,
+              ...(error !== undefined && { error }),
+              ...(traceId !== undefined && { traceId }),
+            })),
+            ...(await markJobs(trx, destination, giveUp, owner, 'failed', {
+              now,
+              attempts,
+              error: `Not delivered ${within}; last error: ${error ?? 'none'}`,
+            })),
+          ];
+        }
+        await showOnConversions(trx, rows);
+        await webhookEvents.jobsFailed(trx, destination, rows); // conversion.forwarding_failed for the rows now failed
+        // The destination's health (api.md §12) in the same transaction as the attempt's outcome.
+        const account = (jobs[0] as DestinationJobsTable).account_id;
+        turn =
+          health && (await recordAttempt(trx, { storeId: group.store_id, kind: destination, accountId: account }, health, now));
+        return rows;
+      }),
+    ),
   );
   if (turn) logTurn(ctx.log, turn);
   ctx.metrics.recorded(destination, changed, outcome.outcome === 'retry');

@@ -1,9 +1,11 @@
 import { checkDates, resolveRange } from '../analytics/range.js';
+import { MATCH_QUALITY } from '../analytics/report-fold.js';
+import { refreshRollups } from '../analytics/rollups.js';
 import type { Database } from '../db/database.js';
-import { matchQualityInRange } from '../db/repositories/match-quality.js';
+import { reportCounts } from '../db/repositories/report-rollups.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { summarizeMatchQuality } from './summary.js';
+import { summarizeMatchCounts } from './summary.js';
 
 export interface MatchQualityQuery {
   storeId: string;
@@ -11,18 +13,28 @@ export interface MatchQualityQuery {
   endDate?: string;
 }
 
-/** A store's match quality per destination over an inclusive date range in its time zone (api.md §10). */
+/**
+ * A store's match quality per destination over an inclusive date range in its time zone (api.md
+ * §10), from the match-quality rollups (brought up to date first, like every analytics read).
+ */
 export async function computeMatchQuality(database: Database, tenant: Tenant, query: MatchQualityQuery, now = Date.now()) {
   checkDates(query);
   const store = await requireStore(database.read, tenant, query.storeId);
   const range = resolveRange(query, store.timezone, now);
-  const stored = await matchQualityInRange(database.read, store.id, modeFlag(tenant), range);
+  await refreshRollups(database, store);
+  const counts = await reportCounts(database.read, {
+    storeId: store.id,
+    livemode: modeFlag(tenant),
+    report: MATCH_QUALITY,
+    startDate: range.startDate,
+    endDate: range.endDate,
+  });
   return {
     storeId: store.id,
     startDate: range.startDate,
     endDate: range.endDate,
     timezone: range.timezone,
     livemode: tenant.livemode,
-    destinations: summarizeMatchQuality(stored),
+    destinations: summarizeMatchCounts(counts),
   };
 }

@@ -1,7 +1,8 @@
+import { withReportRollup } from '../analytics/report-rollups.js';
 import { withConversionRollup } from '../analytics/rollups.js';
 import { attributeConversion } from '../attribution/evidence.js';
 import { hashCustomerData } from '../customer-data.js';
-import type { Database } from '../db/database.js';
+import type { Database, Writer } from '../db/database.js';
 import { findClick } from '../db/repositories/clicks.js';
 import { findConversion } from '../db/repositories/conversions.js';
 import type { ConversionsTable, StoresTable } from '../db/schema.js';
@@ -157,7 +158,7 @@ export async function confirmPixelMoney(
   if (next.match_quality !== stored.match_quality) money.match_quality = next.match_quality ?? null;
   const changed = (['value_minor', 'currency', 'products', 'user_data'] as const).filter((c) => stored[c] !== next[c]);
   const written = await database.write((trx) =>
-    withConversionRollup(trx, id, async () => {
+    withReportRollupAnd(trx, id, async () => {
       const current = await findConversion(trx, tenant.accountId, livemode, id);
       // Another delivery of the order confirmed it first: nothing more to do.
       if (current?.source !== 'pixel') return false;
@@ -202,4 +203,9 @@ export async function reattributeIfStronger(
   const ref = { accountId: tenant.accountId, livemode: tenant.livemode ? 1 : 0, conversionId: row.id };
   const applied = await applyReattribution(database, ref, attribution, { when: 'stronger' });
   return applied?.outcome === 'changed';
+}
+
+/** Both rollups move with the change: the analytics totals (value, currency) and the reports (destinations, match quality). */
+function withReportRollupAnd<T>(trx: Writer, id: string, change: () => Promise<T>): Promise<T> {
+  return withReportRollup(trx, [id], () => withConversionRollup(trx, id, change));
 }

@@ -4,6 +4,7 @@
  * click, in one transaction. Used by POST /v1/conversions/:id/reattribute, `waytrack attribution
  * recompute`, and the Shopify checkout merge (pixel event + order webhook).
  */
+import { withReportRollup } from '../analytics/report-rollups.js';
 import { withConversionRollup } from '../analytics/rollups.js';
 import type { Attribution } from '../attribution/model.js';
 import { attributedClickIdsColumn } from '../click-channel.js';
@@ -97,20 +98,23 @@ export async function applyReattribution(
       : undefined;
     // The new click's ids are stored with the result (api.md §12 attributedTo.clickIds).
     const result = { ...columns, attributed_click_ids: attributedClickIdsColumn(click) };
-    await withConversionRollup(trx, before.id, () => replaceAttribution(trx, before.id, result, touchpoints));
     const after: ConversionsTable = { ...before, ...clues, ...result };
-    const store = await findStore(trx, before.account_id, before.store_id);
     let jobs: Record<string, JobChange> = {};
-    if (store) {
-      const planned = await replanDestinations(trx, { store, after, click, now });
-      after.forwarding = planned.forwarding;
-      jobs = planned.changes;
-    }
-    await recomputeMatchQuality(trx, after, click, before.match_quality);
-    await updateReattributedColumns(trx, after.id, {
-      ...clues,
-      forwarding: after.forwarding ?? null,
-      match_quality: after.match_quality ?? null,
+    // The reconciliation's and match quality's counts move with the attribution, destinations and match quality.
+    await withReportRollup(trx, [before.id], async () => {
+      await withConversionRollup(trx, before.id, () => replaceAttribution(trx, before.id, result, touchpoints));
+      const store = await findStore(trx, before.account_id, before.store_id);
+      if (store) {
+        const planned = await replanDestinations(trx, { store, after, click, now });
+        after.forwarding = planned.forwarding;
+        jobs = planned.changes;
+      }
+      await recomputeMatchQuality(trx, after, click, before.match_quality);
+      await updateReattributedColumns(trx, after.id, {
+        ...clues,
+        forwarding: after.forwarding ?? null,
+        match_quality: after.match_quality ?? null,
+      });
     });
     const moved =
       after.attributed_click_id !== before.attributed_click_id ||

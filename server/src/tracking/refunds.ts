@@ -1,3 +1,4 @@
+import { withReportRollup } from '../analytics/report-rollups.js';
 import type { Database, Writer } from '../db/database.js';
 import {
   conversionsOfOrder,
@@ -185,7 +186,8 @@ export async function applyRefund(
       if (!winner) throw new Error('refund dedup conflict without a stored row');
       return { kind: 'duplicate', row: winner };
     }
-    await setRefunded(trx, target.id, target.event_time, row.refunded_after_minor);
+    // Its first refund makes the conversion a refunded one in the reconciliation (report-rollups.ts).
+    await withReportRollup(trx, [target.id], () => setRefunded(trx, target.id, target.event_time, row.refunded_after_minor));
     // Google Ads adjustments and opt-in refund events, durable with the refund (destinations/refunds.ts).
     await forwardRefund(trx, store, row, now);
     // Counted in the analytics rollups by the next fold (analytics/rollups.ts).

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enqueueForRollups } from '../../src/db/repositories/rollup-queue.js';
 import type { ConversionsTable, DestinationJobsTable } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
 import { call, createTestContext, expectError, makeStore, type TestContext } from '../helpers.js';
@@ -219,6 +220,8 @@ describe('reconciliation', () => {
     await ctx.database.write(async (trx) => {
       if (conversions.length) await trx.insertInto('conversions').values(conversions).execute();
       if (jobs.length) await trx.insertInto('destination_jobs').values(jobs).execute();
+      // Queued for the rollups the report reads, as every recording path does (tracking/conversions.ts).
+      await enqueueForRollups(trx, 'conversion', conversions);
     });
     return expected;
   }

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { subtractDeleted } from '../../src/analytics/report-rollups.js';
 import { refreshRollups, withConversionRollup } from '../../src/analytics/rollups.js';
 import { allocateCredit, MODELS } from '../../src/attribution/models.js';
 import { zoneOf } from '../../src/calendar/zone.js';
@@ -288,7 +289,7 @@ describe('refunds in the analytics rollups', () => {
     const expire = async () => {
       const total = { clicks: 0, conversions: 0 };
       for (let more = true; more; ) {
-        const step = await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 100));
+        const step = await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 100, subtractDeleted));
         total.clicks += step.clicks;
         total.conversions += step.conversions;
         more = step.more;

@@ -49,10 +49,11 @@ describe('migration 0033 (customers)', () => {
       await sql`drop index conversions_customer`.execute(db);
       await sql`alter table conversions drop column customer_key`.execute(db);
       await sql`delete from kysely_migration where name = '0033_customers'`.execute(db);
-      // Later migrations go too (they run again harmlessly: 0034 marks the rollups for a rebuild).
+      // Later migrations go too (they run again harmlessly: 0034 marks the rollups for a rebuild, 0035 too and creates its table when absent).
       await sql`delete from kysely_migration where name = '0034_channel_rollups'`.execute(db);
+      await sql`delete from kysely_migration where name = '0035_report_rollups'`.execute(db);
     });
-    expect(await ctx.database.migrate()).toEqual(['0033_customers', '0034_channel_rollups']);
+    expect(await ctx.database.migrate()).toEqual(['0033_customers', '0034_channel_rollups', '0035_report_rollups']);
     const rows = await ctx.database.read
       .selectFrom('customers')
       .selectAll()

@@ -1,5 +1,9 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { reconcile } from '../../src/analytics/reconciliation.js';
+import { reconciliationReport } from '../../src/analytics/reconciliation-report.js';
+import { addDays, startOfDay } from '../../src/calendar/dates.js';
+import { DESTINATION_KINDS, forwardingStates } from '../../src/db/repositories/reconciliation.js';
 import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { FakeMicrosoft } from './fake-microsoft.js';
 import { FakeGraph } from './meta/fake-graph.js';
@@ -138,9 +142,12 @@ describe('microsoft routing and delivery (api.md §12)', () => {
     });
     const explicit = await conversion(storeId, { orderId: 'ms-2', msclkid: 'MS-explicit' });
     const none = await conversion(storeId, { orderId: 'ms-3', gclid: 'G-1' });
+    // Folded into the report rollups now, most likely before delivery: the deliveries move them.
+    await reconciliationReport(ctx.database, { accountId: ctx.a.accountId, livemode: true }, storeId, {});
 
     const data = await waitForwarding(id, 'sent');
     await waitForwarding(explicit, 'sent');
+    await expectReconciliationAsRaw(storeId);
     expect((await forwardingOf(none)).forwarding.microsoft).toBeUndefined();
     expect(Object.keys(data.forwarding).sort()).toEqual(['meta', 'microsoft']);
 
@@ -285,3 +292,15 @@ describe('microsoft routing and delivery (api.md §12)', () => {
     expect(await ctx.database.read.selectFrom('conversions').select('id').execute()).toEqual([]);
   });
 });
+
+/** The reconciliation report, read from its rollups, equals the computation over the conversions as they are. */
+async function expectReconciliationAsRaw(storeId: string) {
+  const tenant = { accountId: ctx.a.accountId, livemode: true };
+  const report = await reconciliationReport(ctx.database, tenant, storeId, {});
+  const from = startOfDay(report.startDate, report.timezone);
+  const to = startOfDay(addDays(report.endDate, 1), report.timezone);
+  const conversions = await forwardingStates(ctx.database.read, { accountId: ctx.a.accountId, livemode: 1, storeId, from, to });
+  const raw = reconcile({ ...report, storeId, kinds: DESTINATION_KINDS, conversions });
+  expect(report.days).toEqual(raw);
+  expect(raw.some((d) => (d.destinations.microsoft?.acknowledged ?? 0) > 0)).toBe(true);
+}

@@ -108,6 +108,8 @@ async function backTo0019(database: Database): Promise<void> {
     await sql`delete from kysely_migration where name = '0033_customers'`.execute(db);
     // 0034 (channel rollups): only marks the rollups for a rebuild; it runs again harmlessly.
     await sql`delete from kysely_migration where name = '0034_channel_rollups'`.execute(db);
+    // 0035 (report rollups): its table, created only when absent; it runs again harmlessly.
+    await sql`delete from kysely_migration where name = '0035_report_rollups'`.execute(db);
     // 0027 (conversion source), 0028 (destination health), 0029 (attributed click ids).
     for (const column of ['source', 'attributed_click_ids']) {
       await sql`alter table conversions drop column ${sql.ref(column)}`.execute(db);
@@ -198,6 +200,7 @@ describe('migration 0020 (one outbox)', () => {
       '0031_spend_sources',
       '0033_customers',
       '0034_channel_rollups',
+      '0035_report_rollups',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

@@ -31,6 +31,7 @@ import * as moreClickIds from './0030_more_click_ids.js';
 import * as spendSources from './0031_spend_sources.js';
 import * as customers from './0033_customers.js';
 import * as channelRollups from './0034_channel_rollups.js';
+import * as reportRollups from './0035_report_rollups.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -71,6 +72,7 @@ const migrations: Record<string, Migration> = {
   '0031_spend_sources': spendSources,
   '0033_customers': customers,
   '0034_channel_rollups': channelRollups,
+  '0035_report_rollups': reportRollups,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

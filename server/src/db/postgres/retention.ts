@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Writer } from '../database.js';
-import type { DroppedMonth, RetentionStatements } from '../engine.js';
+import type { DeletingConversions, DroppedMonth, RetentionStatements } from '../engine.js';
 import { lockKey } from './key-lock.js';
 import { listPartitions } from './partitions.js';
 
@@ -16,10 +16,10 @@ import { listPartitions } from './partitions.js';
  * answered 500 and the bench's own count aborted).
  */
 export class PostgresRetention implements RetentionStatements {
-  async dropExpiredMonth(trx: Writer, before: number): Promise<DroppedMonth | undefined> {
+  async dropExpiredMonth(trx: Writer, before: number, deleting: DeletingConversions): Promise<DroppedMonth | undefined> {
     // Instances take turns: two dropping the same month would fail the second.
     await lockKey(trx, 'retention');
-    return dropExpiredMonth(trx, before);
+    return dropExpiredMonth(trx, before, deleting);
   }
 }
 
@@ -30,7 +30,7 @@ export class PostgresRetention implements RetentionStatements {
  * month per call, the DROP last: the caller commits, then comes back for the next. `undefined`
  * when none can go.
  */
-async function dropExpiredMonth(trx: Writer, before: number): Promise<DroppedMonth | undefined> {
+async function dropExpiredMonth(trx: Writer, before: number, deleting: DeletingConversions): Promise<DroppedMonth | undefined> {
   for (const [table, idColumn, keys, timeColumn] of [
     ['conversions', 'conversion_id', 'conversion_keys', 'event_time'],
     ['clicks', 'click_id', 'click_keys', 'click_time'],
@@ -51,6 +51,11 @@ async function dropExpiredMonth(trx: Writer, before: number): Promise<DroppedMon
       const counted = await sql<{ n: number }>`select count(*) as n from ${part}`.execute(trx);
       await sql`delete from touchpoints where ${sql.ref(idColumn)} in (select id from ${part})`.execute(trx);
       if (table === 'conversions') {
+        const ids = await sql<{ id: string }>`select id from ${part}`.execute(trx);
+        await deleting(
+          trx,
+          ids.rows.map((r) => r.id),
+        );
         await sql`delete from refunds where conversion_id in (select id from ${part})`.execute(trx);
         await sql`delete from destination_jobs where conversion_id in (select id from ${part})`.execute(trx);
       } else {

@@ -1,6 +1,9 @@
 import type { Reader } from '../database.js';
 
-/** The stored match quality (JSON, or null) of a store's conversions in one mode with event time in [from, to). */
+/**
+ * The stored match quality (JSON, or null) of a store's conversions in one mode with event time in
+ * [from, to): the raw computation the match-quality rollups (analytics/report-fold.ts) are checked against.
+ */
 export async function matchQualityInRange(
   db: Reader,
   storeId: string,

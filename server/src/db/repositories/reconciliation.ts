@@ -127,7 +127,10 @@ export function forwardingCondition(db: Reader, filter: ForwardingFilter): Expre
   return sql<SqlBool>`(${sql.join(each, sql` or `)})`;
 }
 
-/** The conversions of a store and mode with event time in [from, to), each with its state per destination. */
+/**
+ * The conversions of a store and mode with event time in [from, to), each with its state per
+ * destination: the raw computation the report's rollups (analytics/report-fold.ts) are checked against.
+ */
 export async function forwardingStates(
   db: Reader,
   scope: { accountId: string; livemode: number; storeId: string; from: number; to: number },
@@ -151,23 +154,75 @@ export async function forwardingStates(
     ]) as unknown as typeof query;
   }
   const rows = (await query.execute()) as unknown as Array<Record<string, unknown>>;
-  return rows.map((row) => {
-    const destinations: ConversionForwarding['destinations'] = {};
-    for (const kind of kinds) {
-      const status = row[`${kind}_status`] as ForwardingStatus | null;
-      if (status === null || status === undefined) continue;
-      destinations[kind] = {
-        status,
-        reason: (row[`${kind}_reason`] as string | null) ?? null,
-        traceId: (row[`${kind}_trace`] as string | null) ?? null,
-      };
-    }
-    return {
-      id: row.id as string,
-      eventTime: Number(row.event_time),
-      attributed: Number(row.attributed) === 1,
-      refunded: Number(row.refunded_minor ?? 0) > 0,
-      destinations,
+  return rows.map((row) => ({
+    id: row.id as string,
+    eventTime: Number(row.event_time),
+    attributed: Number(row.attributed) === 1,
+    refunded: Number(row.refunded_minor ?? 0) > 0,
+    destinations: statesOf(row, kinds),
+  }));
+}
+
+/** The destinations' states of one row read with the expressions above (`<kind>_status`, …). */
+function statesOf(row: Record<string, unknown>, kinds: readonly DestinationKind[]): ConversionForwarding['destinations'] {
+  const destinations: ConversionForwarding['destinations'] = {};
+  for (const kind of kinds) {
+    const status = row[`${kind}_status`] as ForwardingStatus | null;
+    if (status === null || status === undefined) continue;
+    destinations[kind] = {
+      status,
+      reason: (row[`${kind}_reason`] as string | null) ?? null,
+      traceId: (row[`${kind}_trace`] as string | null) ?? null,
     };
-  });
+  }
+  return destinations;
+}
+
+/** A conversion as the report rollups need it (analytics/report-fold.ts). */
+export interface ReportFact {
+  id: string;
+  store_id: string;
+  livemode: number;
+  event_time: number;
+  attributed: boolean;
+  refunded: boolean;
+  /** Per destination that receives it: its state, read with the very expressions of the report. */
+  destinations: Partial<Record<DestinationKind, DestinationState>>;
+  match_quality: string | null;
+}
+
+const ID_CHUNK = 500;
+
+/** The report facts of these conversions (those that exist), read in chunks of ids. */
+export async function reportFacts(db: Reader, ids: readonly string[]): Promise<ReportFact[]> {
+  const { json } = engineOf(db);
+  const facts: ReportFact[] = [];
+  for (let i = 0; i < ids.length; i += ID_CHUNK) {
+    let query = db
+      .selectFrom('conversions as c')
+      .select(['c.id', 'c.store_id', 'c.livemode', 'c.event_time', 'c.attributed', 'c.refunded_minor', 'c.match_quality'])
+      .where('c.id', 'in', ids.slice(i, i + ID_CHUNK));
+    for (const kind of DESTINATION_KINDS) {
+      const e = expressionsOf(kind, json);
+      query = query.select([
+        e.status.as(`${kind}_status`),
+        e.reason.as(`${kind}_reason`),
+        e.traceId.as(`${kind}_trace`),
+      ]) as unknown as typeof query;
+    }
+    const rows = (await query.execute()) as unknown as Array<Record<string, unknown>>;
+    for (const row of rows) {
+      facts.push({
+        id: row.id as string,
+        store_id: row.store_id as string,
+        livemode: Number(row.livemode),
+        event_time: Number(row.event_time),
+        attributed: Number(row.attributed) === 1,
+        refunded: Number(row.refunded_minor ?? 0) > 0,
+        destinations: statesOf(row, DESTINATION_KINDS),
+        match_quality: (row.match_quality as string | null) ?? null,
+      });
+    }
+  }
+  return facts;
 }

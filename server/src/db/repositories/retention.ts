@@ -1,5 +1,5 @@
 import type { Reader, Writer } from '../database.js';
-import { type Deleted, engineOf } from '../engine.js';
+import { type Deleted, type DeletingConversions, engineOf } from '../engine.js';
 import { rowLimit } from '../row-limit.js';
 
 /**
@@ -95,7 +95,7 @@ export function expiredClicks(db: Reader, before: number, limit: number) {
   );
 }
 
-export type { Deleted };
+export type { Deleted, DeletingConversions };
 
 /**
  * What one step of retention deleted, whether another step may find more to delete now, and
@@ -112,20 +112,26 @@ export interface RetentionStep extends Deleted {
  * (conversions first, then clicks, `limit` in all) and their dependants. Bounded, so that one
  * step holds the (SQLite) writer only briefly.
  */
-export async function deleteExpiredEvents(trx: Writer, before: number, limit: number): Promise<RetentionStep> {
-  const month = await engineOf(trx).retention.dropExpiredMonth(trx, before);
+export async function deleteExpiredEvents(
+  trx: Writer,
+  before: number,
+  limit: number,
+  deleting: DeletingConversions,
+): Promise<RetentionStep> {
+  const month = await engineOf(trx).retention.dropExpiredMonth(trx, before, deleting);
   if (month) return { ...month, more: true };
-  const rows = await deleteExpiredRows(trx, before, limit);
+  const rows = await deleteExpiredRows(trx, before, limit, deleting);
   return { ...rows, more: rows.clicks + rows.conversions >= limit };
 }
 
 /** Up to `limit` expired events, row by row. */
-async function deleteExpiredRows(trx: Writer, before: number, limit: number): Promise<Deleted> {
+async function deleteExpiredRows(trx: Writer, before: number, limit: number, deleting: DeletingConversions): Promise<Deleted> {
   // Sorted, so that runs of several instances (PostgreSQL) take row locks in a like order; a
   // deadlock between them is retried by `Database.write` anyway.
   const conversionIds = (await expiredConversions(trx, before, limit).execute()).map((r) => r.id).sort();
   let conversions = 0;
   if (conversionIds.length > 0) {
+    await deleting(trx, conversionIds);
     await trx.deleteFrom('touchpoints').where('conversion_id', 'in', conversionIds).execute();
     await trx.deleteFrom('destination_jobs').where('conversion_id', 'in', conversionIds).execute();
     // None was queued when selected; on PostgreSQL a rebuild committed since may have queued it.

@@ -1,7 +1,13 @@
 import { type Compilable, type RawBuilder, sql } from 'kysely';
 import type { Writer } from '../database.js';
 import { preparedReading } from '../prepared.js';
-import type { RollupDaysTable, RollupDimensionClicksTable, RollupDimensionCreditsTable, RollupHoursTable } from '../schema.js';
+import type {
+  RollupDaysTable,
+  RollupDimensionClicksTable,
+  RollupDimensionCreditsTable,
+  RollupHoursTable,
+  RollupReportsTable,
+} from '../schema.js';
 
 /** Writes of the analytics rollups: deltas added by upsert (see analytics/rollups.ts). */
 
@@ -11,6 +17,8 @@ export interface FoldRows {
   hours: RollupHoursTable[];
   clicks: RollupDimensionClicksTable[];
   credits: RollupDimensionCreditsTable[];
+  /** The reconciliation's and match quality's counts (migration 0035). */
+  reports: RollupReportsTable[];
 }
 
 /**
@@ -22,6 +30,7 @@ export async function addFoldRows(trx: Writer, rows: FoldRows): Promise<void> {
   await addHours(trx, rows.hours);
   await addDimensionClicks(trx, rows.clicks);
   await addDimensionCredits(trx, rows.credits);
+  await addReports(trx, rows.reports);
 }
 
 export async function deleteStoreRollups(db: Writer, storeId: string): Promise<void> {
@@ -29,6 +38,7 @@ export async function deleteStoreRollups(db: Writer, storeId: string): Promise<v
   await db.deleteFrom('rollup_hours').where('store_id', '=', storeId).execute();
   await db.deleteFrom('rollup_dimension_clicks').where('store_id', '=', storeId).execute();
   await db.deleteFrom('rollup_dimension_credits').where('store_id', '=', storeId).execute();
+  await db.deleteFrom('rollup_reports').where('store_id', '=', storeId).execute();
 }
 
 /** Rows per statement of the rollup upserts: a batch is written as chunks of these sizes. */
@@ -132,5 +142,19 @@ const addDimensionCredits = chunkedUpsert(
         oc
           .columns(['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency'])
           .doUpdateSet(addingUp('rollup_dimension_credits', ['units', 'revenue_minor', 'refund_minor'])),
+      ),
+);
+
+/** Adds the given deltas to the report counts (migration 0035). */
+export const addReports = chunkedUpsert(
+  ['store_id', 'livemode', 'report', 'local_date', 'destination', 'item', 'count'],
+  (db, rows: RollupReportsTable[]) =>
+    db
+      .insertInto('rollup_reports')
+      .values(rows)
+      .onConflict((oc) =>
+        oc
+          .columns(['store_id', 'livemode', 'report', 'local_date', 'destination', 'item'])
+          .doUpdateSet(addingUp('rollup_reports', ['count'])),
       ),
 );

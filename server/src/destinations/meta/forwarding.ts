@@ -1,3 +1,4 @@
+import { withReportRollup } from '../../analytics/report-rollups.js';
 import type { Database, Reader } from '../../db/database.js';
 import { type AttributedClick, attributedClickOf } from '../../db/repositories/clicks.js';
 import { findConversion } from '../../db/repositories/conversions.js';
@@ -200,13 +201,16 @@ export async function resendConversion(
   const refusal = whyNotForwarded(store, row, now);
   if (refusal) throw new ApiError('invalid_request', refusal.message, { reason: refusal.reason });
   const job = await jobFor(database.read, store, row, now);
-  const requeued = await database.write(async (trx) => {
-    // Decided again inside the write: a concurrent resend or a late acknowledgement wins.
-    const current = await findConversion(trx, tenant.accountId, livemode, conversionId);
-    if (!current || current.capi_status === 'sent' || current.capi_status === 'pending') return false;
-    await requeueMetaJob(trx, job);
-    return true;
-  });
+  // The reconciliation's counts move with the conversion's Meta status (report-rollups.ts).
+  const requeued = await database.write((trx) =>
+    withReportRollup(trx, [conversionId], async () => {
+      // Decided again inside the write: a concurrent resend or a late acknowledgement wins.
+      const current = await findConversion(trx, tenant.accountId, livemode, conversionId);
+      if (!current || current.capi_status === 'sent' || current.capi_status === 'pending') return false;
+      await requeueMetaJob(trx, job);
+      return true;
+    }),
+  );
   if (requeued && forwarder) await forwarder.awaitDelivery(conversionId);
   const after = await findConversion(database.read, tenant.accountId, livemode, conversionId);
   return presentDelivery(after ?? row);
