@@ -301,6 +301,22 @@ describe('reconciliation', () => {
     const one = await get(`/v1/stores/${storeId}/reconciliation?startDate=2026-11-01&endDate=2026-11-02&destination=tiktok`);
     expect(Object.keys(one.days[0].destinations)).toEqual(['tiktok']);
     expect(one.days[0].destinations.tiktok).toMatchObject({ eligible: 0, sent: 0, traceIds: [] });
+    // Every platform's day is in the answer (the response schema once dropped the four newest).
+    const every = await get(`/v1/stores/${storeId}/reconciliation?startDate=2026-11-01&endDate=2026-11-01`);
+    expect(Object.keys(every.days[0].destinations).sort()).toEqual([
+      'google_ads',
+      'linkedin',
+      'meta',
+      'microsoft',
+      'pinterest',
+      'reddit',
+      'snapchat',
+      'tiktok',
+    ]);
+    for (const kind of ['pinterest', 'snapchat', 'reddit', 'linkedin']) {
+      const only = await get(`/v1/stores/${storeId}/reconciliation?startDate=2026-11-01&endDate=2026-11-01&destination=${kind}`);
+      expect(Object.keys(only.days[0].destinations)).toEqual([kind]);
+    }
     const bad = async (url: string, field: string) =>
       expect(expectError(await call(ctx.app, 'GET', url, { key: ctx.a.live }), 400, 'invalid_request').details?.field).toBe(
         field,

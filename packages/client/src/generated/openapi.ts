@@ -2781,6 +2781,190 @@ export interface Operations {
               skippedByReason: Record<string, string>;
             };
           };
+          /** What became of the day’s conversions at one destination */
+          pinterest?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
+          /** What became of the day’s conversions at one destination */
+          snapchat?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
+          /** What became of the day’s conversions at one destination */
+          reddit?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
+          /** What became of the day’s conversions at one destination */
+          linkedin?: {
+            /** Conversions of the day the destination receives (those with a `forwarding.<destination>` entry) = sent + pending + failed.total + skipped.total */
+            eligible: number;
+            /** Delivered: the platform accepted them */
+            sent: number;
+            /** Of sent, those the platform acknowledged with a trace id (listed in traceIds) */
+            acknowledged: number;
+            /** Not yet delivered: queued or being retried */
+            pending: number;
+            /** Given up; reasons: `expired` (not delivered within the platform’s age limit), `delivery_error` (the last error ended delivery: the platform refused it, or retries could not finish in time) */
+            failed: {
+              /** Conversions given up */
+              total: number;
+              /** Conversions given up per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Not sent; reasons: the skip reason recorded with the conversion (`expired`, `test_event_code_missing`, …; `unknown` when none was kept) */
+            skipped: {
+              /** Conversions not sent */
+              total: number;
+              /** Conversions not sent per reason (the totals add up) */
+              byReason: Record<string, number>;
+            };
+            /** Distinct trace ids of the day’s acknowledged deliveries: Meta `fbtrace_id`, Google Ads job id, TikTok `request_id`; sorted */
+            traceIds: string[];
+            /** Each count’s conversions-list query */
+            links: {
+              /** GET path of the conversions list that lists exactly these conversions */
+              eligible: string;
+              /** GET path of the conversions list that lists exactly the sent ones */
+              sent: string;
+              /** GET path of the conversions list that lists exactly the acknowledged ones */
+              acknowledged: string;
+              /** GET path of the conversions list that lists exactly the pending ones */
+              pending: string;
+              /** GET path of the conversions list that lists exactly the failed ones */
+              failed: string;
+              /** GET path of the conversions list that lists exactly the skipped ones */
+              skipped: string;
+              /** Per reason in failed.byReason, its list */
+              failedByReason: Record<string, string>;
+              /** Per reason in skipped.byReason, its list */
+              skippedByReason: Record<string, string>;
+            };
+          };
         };
         /** Each count’s conversions-list query */
         links: {
