@@ -17,7 +17,7 @@ import { exactNumber } from '../http/json-reader.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { setMatchQuality } from '../quality/record.js';
-import { requireActiveStore } from '../stores/lookup.js';
+import { requireActiveStoreCached } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { conversionAttributedEvent } from '../webhooks/events.js';
 import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
@@ -222,7 +222,8 @@ export async function recordConversion(
   const given = validate(input, now);
   const { currency, eventTime, valueMinor, products } = given;
   const eventType = normalizeEventType(input.eventType);
-  const store = await requireActiveStore(database.read, tenant, input.storeId);
+  // Its settings as this instance last read them (at most 2 s ago; a change made here is seen at once: stores/lookup.ts).
+  const store = await requireActiveStoreCached(database.read, tenant, input.storeId);
   const livemode = modeFlag(tenant);
   // No lookup of the order first: the write finds a duplicate itself (below), atomically, and
   // a resend is the rare case — checking every new conversion first cost each one a statement.
