@@ -3,6 +3,7 @@ import { sha256Hex } from '../customer-data.js';
 import type { Reader } from '../db/database.js';
 import { clicksByIds } from '../db/repositories/click-ids.js';
 import { type EvidenceClick, evidenceClicks } from '../db/repositories/evidence.js';
+import type { ClicksTable } from '../db/schema.js';
 import {
   type Attribution,
   type AttributionPolicy,
@@ -10,6 +11,7 @@ import {
   CLICK_AFTER_CONVERSION_TOLERANCE_MS,
   type ClickFacts,
   type ConversionFacts,
+  countsRead,
   explainMiss,
   type Miss,
   scoreCandidates,
@@ -86,6 +88,8 @@ export async function gatherEvidence(
   db: Reader,
   clues: ConversionClues,
   windowDays: number,
+  /** Filled with the clicks found, by id, when the engine read whole rows (`EvidenceClicks.whole`). */
+  rows?: Map<string, ClicksTable>,
 ): Promise<{ conversion: ConversionFacts; clicks: ClickFacts[] }> {
   const livemode = clues.livemode ? 1 : 0;
   const scope = {
@@ -107,6 +111,25 @@ export async function gatherEvidence(
   for (const [kind, value] of Object.entries(values) as Array<[AmbiguityKind, string]>) {
     keys[kind] = ambiguityKey(clues.storeId, livemode, kind, value);
   }
+  // Named by another click id: looked up by its key only when the conversion has one.
+  const named = clues.clickIds?.length ? await clicksByIds(db, clues.storeId, livemode, clues.clickIds) : [];
+  const facts = {
+    storeId: clues.storeId,
+    livemode: clues.livemode,
+    time: clues.time,
+    fbclids,
+    clickId: clues.clickId,
+    fingerprint: clues.fingerprint,
+    ipAddress: clues.ipAddress,
+    userAgent: clues.userAgent,
+    fbp: clues.fbp,
+    ttp: clues.ttp,
+    visitorId: clues.visitorId,
+    ...(named.length > 0 && { explicitClickIds: new Set(named.map((c) => c.id)) }),
+  };
+  // The counts scoring can read (model.ts), from what the clicks show (identity evidence reads none).
+  const needed = (rows: EvidenceClick[]) =>
+    countsRead([...rows, ...named].map(toClickFacts), { ...facts, identityClickIds: new Set<string>() });
   const found = await evidenceClicks(db, {
     accountId: clues.accountId,
     scope,
@@ -127,11 +150,10 @@ export async function gatherEvidence(
       excludeId: clues.conversionId,
     },
     limit: CANDIDATES_PER_SIGNAL,
-    counts: { days: daysOf(scope.from, scope.to), keys, limit: COUNT_ROWS },
+    counts: { days: daysOf(scope.from, scope.to), keys, limit: COUNT_ROWS, needed },
   });
-  // Named by another click id: looked up by its key only when the conversion has one.
-  const named = clues.clickIds?.length ? await clicksByIds(db, clues.storeId, livemode, clues.clickIds) : [];
 
+  if (rows && found.whole) for (const row of found.clicks) rows.set(row.id, row as ClicksTable);
   const clicks = [...found.clicks, ...named].map(toClickFacts);
   // The buyer's browsers: those of the earlier conversions, those identify linked to the buyer
   // (POST /v1/track/identify), and those of the clicks the earlier conversions were attributed to.
@@ -145,30 +167,20 @@ export async function gatherEvidence(
   const identityClickIds = new Set(found.identityClickIds);
   for (const click of clicks) if (identityClickIds.has(click.id)) link(click);
   return {
-    conversion: {
-      storeId: clues.storeId,
-      livemode: clues.livemode,
-      time: clues.time,
-      fbclids,
-      clickId: clues.clickId,
-      fingerprint: clues.fingerprint,
-      ipAddress: clues.ipAddress,
-      userAgent: clues.userAgent,
-      fbp: clues.fbp,
-      ttp: clues.ttp,
-      visitorId: clues.visitorId,
-      identityClickIds,
-      identityBrowsers,
-      shared: found.shared,
-      ...(named.length > 0 && { explicitClickIds: new Set(named.map((c) => c.id)) }),
-    },
+    conversion: { ...facts, identityClickIds, identityBrowsers, shared: found.shared },
     clicks,
   };
 }
 
 /** Gathers the evidence for a conversion and scores it under the store's policy. */
-export async function attributeConversion(db: Reader, clues: ConversionClues, policy: AttributionPolicy): Promise<Attribution> {
-  const { conversion, clicks } = await gatherEvidence(db, clues, policy.windowDays);
+export async function attributeConversion(
+  db: Reader,
+  clues: ConversionClues,
+  policy: AttributionPolicy,
+  /** See `gatherEvidence`. */
+  rows?: Map<string, ClicksTable>,
+): Promise<Attribution> {
+  const { conversion, clicks } = await gatherEvidence(db, clues, policy.windowDays, rows);
   return attribute(conversion, clicks, policy);
 }
 

@@ -173,6 +173,22 @@ export function evidenceKinds(click: ClickFacts, conversion: ConversionFacts): S
 }
 
 /**
+ * The ambiguity counts the scoring of these clicks can read (`sharing`): a kind's count when some
+ * click shows that kind, and the IP's also for IP + user agent and IP + device, whose weight it
+ * divides (probability.ts). A superset of what is read: counting only these changes no score.
+ */
+export function countsRead(clicks: ClickFacts[], conversion: ConversionFacts): Set<AmbiguityKind> {
+  const read = new Set<AmbiguityKind>();
+  for (const click of clicks) {
+    for (const kind of evidenceKinds(click, conversion)) {
+      if (kind === 'ip' || kind === 'ip_user_agent' || kind === 'ip_device') read.add('ip');
+      if (kind === 'ip_user_agent' || kind === 'fingerprint') read.add(kind);
+    }
+  }
+  return read;
+}
+
+/**
  * The platform part of a user agent, its first parenthesized group (`iPhone; CPU iPhone OS 18_1
  * like Mac OS X`): the same in every browser of one device that shows it, Meta's and Instagram's
  * in-app browsers included. Null when there is none.

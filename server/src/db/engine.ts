@@ -158,7 +158,16 @@ export interface EvidenceLookup {
    * Distinct browsers per key (attribution_keys, migration 0024) over the window's days (UTC day
    * numbers): at most `limit` rows of a key are read, most recent days first.
    */
-  counts: { days: number[]; keys: Partial<Record<AmbiguityCountKind, number>>; limit: number };
+  counts: {
+    days: number[];
+    keys: Partial<Record<AmbiguityCountKind, number>>;
+    limit: number;
+    /**
+     * The kinds the scoring of these clicks can read (a count that no click found shows is never
+     * read): an engine that counts after the clicks are found (SQLite) counts only those.
+     */
+    needed?: (clicks: EvidenceClick[]) => ReadonlySet<AmbiguityCountKind>;
+  };
 }
 
 /** The columns of a click that attribution reads (the rest of its row is not fetched on PostgreSQL). */
@@ -195,6 +204,8 @@ export interface EvidenceClicks {
   linkedBrowsers: LinkedBrowser[];
   /** Distinct browsers counted per key asked for (absent when not asked). */
   shared: Partial<Record<AmbiguityCountKind, number>>;
+  /** The clicks are whole rows (SQLite reads every column): the attributed one need not be read again. */
+  whole?: boolean;
 }
 
 export interface EvidenceStatements {

@@ -33,7 +33,11 @@ function storeCacheOf(db: Reader): Map<string, { store: StoresTable; expires: nu
   return cache;
 }
 
-/** `requireActiveStore` through the cache above: for the click path, which reads only the store's id. */
+/**
+ * `requireActiveStore` through the cache above: for the click path (which reads only the store's
+ * id) and the conversion path (its settings: a change made on this instance applies at once, one
+ * made on another within the TTL, as a store made inactive does). Read-only: the row is shared.
+ */
 export async function requireActiveStoreCached(
   db: Reader,
   tenant: Tenant,

@@ -8,7 +8,7 @@ import { type CustomerView, customerRowOf, customerViewOf } from '../customers/n
 import type { Database } from '../db/database.js';
 import { attributedClickOf } from '../db/repositories/clicks.js';
 import { RECORD_CONVERSION } from '../db/repositories/conversions.js';
-import type { ConversionsTable } from '../db/schema.js';
+import type { ClicksTable, ConversionsTable } from '../db/schema.js';
 import { type Forwarder, planDelivery, skippedColumns } from '../destinations/meta/forwarding.js';
 import { planDestinations } from '../destinations/routing.js';
 import { fxFor } from '../fx/record.js';
@@ -17,7 +17,7 @@ import { exactNumber } from '../http/json-reader.js';
 import { newId } from '../ids.js';
 import { fromMinorUnits, normalizeCurrency, toMinorUnits } from '../money.js';
 import { setMatchQuality } from '../quality/record.js';
-import { requireActiveStore } from '../stores/lookup.js';
+import { requireActiveStoreCached } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { conversionAttributedEvent } from '../webhooks/events.js';
 import { checkClickId, OTHER_CLICK_ID_KINDS } from './click-ids.js';
@@ -222,7 +222,8 @@ export async function recordConversion(
   const given = validate(input, now);
   const { currency, eventTime, valueMinor, products } = given;
   const eventType = normalizeEventType(input.eventType);
-  const store = await requireActiveStore(database.read, tenant, input.storeId);
+  // Its settings as this instance last read them (at most 2 s ago; a change made here is seen at once: stores/lookup.ts).
+  const store = await requireActiveStoreCached(database.read, tenant, input.storeId);
   const livemode = modeFlag(tenant);
   // No lookup of the order first: the write finds a duplicate itself (below), atomically, and
   // a resend is the rare case — checking every new conversion first cost each one a statement.
@@ -266,12 +267,13 @@ export async function recordConversion(
     // Only when known: a conversion without email and phone keeps the row shape it had.
     ...(customerKey && { customer_key: customerKey }),
   };
-  const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store));
+  const candidates = new Map<string, ClicksTable>();
+  const attribution = await attributeConversion(database.read, cluesOf(recorded), policyOf(store), candidates);
   const row: ConversionsTable = { ...recorded, ...attributionColumns(attribution) };
   const touchpoints = touchpointRows(id, attribution);
   // Meta's event, the other destinations', match quality and `attributedTo.clickIds` (stored with
   // the result: api.md §12) all use the attributed click: one primary-key read, when attributed.
-  const attributedClick = attributedClickOf(database.read, row);
+  const attributedClick = attributedClickOf(database.read, row, candidates);
   if (row.attributed === 1) row.attributed_click_ids = attributedClickIdsColumn(await attributedClick());
   const plan = await planDelivery(database.read, store, row, now, attributedClick);
   // Google Ads, TikTok, …: their jobs commit with the conversion too (destinations/routing.ts).

@@ -85,11 +85,17 @@ export async function findClick(
 /** A conversion's attributed click, read at most once, by whichever of its users asks first. */
 export type AttributedClick = () => Promise<ClicksTable | undefined>;
 
-export function attributedClickOf(db: Reader, conversion: ConversionsTable): AttributedClick {
+export function attributedClickOf(db: Reader, conversion: ConversionsTable, known?: Map<string, ClicksTable>): AttributedClick {
   let read: Promise<ClicksTable | undefined> | undefined;
   return () => {
     const clickId = conversion.attributed_click_id;
-    read ??= clickId ? findClick(db, conversion.account_id, conversion.livemode, clickId) : Promise.resolve(undefined);
+    // A click the attribution just read whole (a candidate of this store and mode) is not read again.
+    const row = clickId ? known?.get(clickId) : undefined;
+    read ??= row
+      ? Promise.resolve(row)
+      : clickId
+        ? findClick(db, conversion.account_id, conversion.livemode, clickId)
+        : Promise.resolve(undefined);
     return read;
   };
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
-import { prepared } from '../prepared.js';
+import { prepared, preparedQuery } from '../prepared.js';
 import type { CustomersTable } from '../schema.js';
 
 /**
@@ -40,14 +40,31 @@ export async function firstConversionsOf(
   keys: string[],
 ): Promise<Map<string, { id: string; time: number }>> {
   if (keys.length === 0) return new Map();
-  const rows = await db
+  // One customer (every conversion's write asks for its own): the statement built once.
+  const rows =
+    keys.length === 1
+      ? (await firstOfOne(db, { storeId, livemode, key: keys[0] as string })).rows
+      : await firstsOf(db, storeId, livemode, keys);
+  return new Map(rows.map((r) => [r.customer_key, { id: r.first_conversion_id, time: Number(r.first_event_time) }]));
+}
+
+const firstOfOne = preparedQuery((db, v: { storeId: string; livemode: number; key: string }) =>
+  db
+    .selectFrom('customers')
+    .select(['customer_key', 'first_conversion_id', 'first_event_time'])
+    .where('store_id', '=', v.storeId)
+    .where('livemode', '=', v.livemode)
+    .where('customer_key', '=', v.key),
+);
+
+function firstsOf(db: Reader, storeId: string, livemode: number, keys: string[]) {
+  return db
     .selectFrom('customers')
     .select(['customer_key', 'first_conversion_id', 'first_event_time'])
     .where('store_id', '=', storeId)
     .where('livemode', '=', livemode)
     .where('customer_key', 'in', [...new Set(keys)])
     .execute();
-  return new Map(rows.map((r) => [r.customer_key, { id: r.first_conversion_id, time: Number(r.first_event_time) }]));
 }
 
 /** A customer's first-conversion channel after that conversion was re-attributed (tracking/reattribution.ts). */

@@ -1,5 +1,6 @@
 import type { Reader, Writer } from '../database.js';
 import type { LinkedBrowser } from '../engine.js';
+import { preparedQuery } from '../prepared.js';
 import type { IdentityLinksTable } from '../schema.js';
 
 /**
@@ -39,6 +40,20 @@ export async function recordIdentityLinks(db: Writer, rows: IdentityLinksTable[]
   return created;
 }
 
+/** Built once (prepared.ts): every conversion with an email or phone reads it. */
+const linksOf = preparedQuery(
+  (db, v: { storeId: string; livemode: number; kind: IdentityLinksTable['kind']; hash: string; limit: number }) =>
+    db
+      .selectFrom('identity_links')
+      .select(['visitor_id', 'fbp', 'ttp', 'seen_at'])
+      .where('store_id', '=', v.storeId)
+      .where('livemode', '=', v.livemode)
+      .where('kind', '=', v.kind)
+      .where('hash', '=', v.hash)
+      .orderBy('seen_at', 'desc')
+      .limit(v.limit),
+);
+
 /**
  * The browsers most recently linked to a hashed email or phone (at most `limit`, newest first
  * over both): per hash one range of `identity_links_recent`, read newest first.
@@ -55,16 +70,7 @@ export async function identifiedBrowsers(
     ['phone', hashes.phoneHash],
   ] as const) {
     if (!hash) continue;
-    const rows = await db
-      .selectFrom('identity_links')
-      .select(['visitor_id', 'fbp', 'ttp', 'seen_at'])
-      .where('store_id', '=', scope.storeId)
-      .where('livemode', '=', scope.livemode)
-      .where('kind', '=', kind)
-      .where('hash', '=', hash)
-      .orderBy('seen_at', 'desc')
-      .limit(limit)
-      .execute();
+    const { rows } = await linksOf(db, { storeId: scope.storeId, livemode: scope.livemode, kind, hash, limit });
     for (const row of rows) {
       found.push({ visitorId: row.visitor_id || null, fbp: row.fbp || null, ttp: row.ttp || null, seen: Number(row.seen_at) });
     }

@@ -1,5 +1,5 @@
 import type { Reader } from '../database.js';
-import type { EvidenceClick, EvidenceClicks, EvidenceLookup, EvidenceStatements } from '../engine.js';
+import type { AmbiguityCountKind, EvidenceClick, EvidenceClicks, EvidenceLookup, EvidenceStatements } from '../engine.js';
 import { countSharedBrowsers } from '../repositories/attribution-keys.js';
 import { findClick, findClickByFbclid, findClicksByIds, findClicksMatching } from '../repositories/clicks.js';
 import { BROWSERS_LINKED, identityLinks } from '../repositories/conversions.js';
@@ -44,7 +44,13 @@ export class SqliteEvidence implements EvidenceStatements {
     }
     if (lookup.ipAddress) add(await findClicksMatching(db, scope, 'ip_address', lookup.ipAddress, limit));
     if (lookup.ipNetwork) add(await findClicksMatching(db, scope, 'ip_network', lookup.ipNetwork, limit));
-    const shared = await countSharedBrowsers(db, lookup.counts);
-    return { clicks, identityClickIds: identity.clickIds, linkedBrowsers, shared };
+    // Counted after the clicks, and only the kinds some click found shows: the count is read only for them.
+    const { needed, ...counts } = lookup.counts;
+    const wanted = needed?.(clicks);
+    const keys = wanted
+      ? Object.fromEntries(Object.entries(counts.keys).filter(([kind]) => wanted.has(kind as AmbiguityCountKind)))
+      : counts.keys;
+    const shared = await countSharedBrowsers(db, { ...counts, keys });
+    return { clicks, identityClickIds: identity.clickIds, linkedBrowsers, shared, whole: true };
   }
 }
