@@ -380,7 +380,7 @@ export const AGENTS = [
  * one of `recent` (fbclids of stored clicks inside the attribution window, so it is attributed),
  * with the buyer's IP and user agent, and with `allSignals` also a fingerprint and an email
  * (the email of earlier attributed conversions of the generated store: the identity signal
- * finds them), and with `clickIds` the seven other platforms' click ids.
+ * finds them), and with `clickIds` the seven other platforms' click ids (api.md §8, §12).
  */
 export function benchConversion({ storeId, recent, label, allSignals, clickIds, i }) {
   const id = `${label}_${process.pid}_${i}`;
@@ -394,8 +394,7 @@ export function benchConversion({ storeId, recent, label, allSignals, clickIds, 
     ipAddress: `10.1.${(i >> 8) & 255}.${i & 255}`,
     userAgent: AGENTS[i % AGENTS.length],
     ...(allSignals && { fingerprint: `fp${i}`, customerData: { email: `buyer${i}@example.com` } }),
-    ...(clickIds && Object.fromEntries(OTHER_CLICK_IDS.map((name) => [name, `${name}-${id}`]))),
+    ...(clickIds &&
+      Object.fromEntries(['gclid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id'].map((n) => [n, `${n}-${id}`]))),
   };
 }
-/** With `clickIds`, a conversion names these too: each routes it to its platform's destination (api.md §8, §12). */
-const OTHER_CLICK_IDS = ['gclid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id'];
