@@ -43,7 +43,7 @@ export const CLICK_IDS = {
 export const KINDS = ['meta', ...Object.keys(CLICK_IDS)];
 
 /** Every fake, answering after `latencyMs`; `settings` are the PUT bodies that match their credentials. */
-async function startFakes(latencyMs) {
+export async function startFakes(latencyMs) {
   const graph = await FakeGraph.start();
   const platforms = await FakePlatforms.start(); // TikTok's Events API
   const dm = await FakeDataManager.start(); // Google's OAuth token endpoint and Data Manager
@@ -118,7 +118,7 @@ function clickIdsOf(i) {
 }
 
 /** Queues `count` conversions of a store forwarding to all eight destinations (no dispatcher running). */
-async function queueEveryDestination(dataDir, count, settings) {
+export async function queueEveryDestination(dataDir, count, settings) {
   const database = openSqlite(dataDir);
   await database.migrate();
   const account = await createAccount(database, { email: 'bench-all@example.com' });
