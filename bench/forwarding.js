@@ -210,11 +210,11 @@ async function main() {
 
 /** Part 3: all eight destinations (bench/forwarding-every.js). */
 async function everyDestination() {
-  const every = [];
-  for (let i = 0; i < ROUNDS; i++) every.push(await deliveryEveryDestination(EVERY_LATENCY));
+  const { queuedMs, results: every } = await deliveryEveryDestination(EVERY_LATENCY, ROUNDS);
   const last = every.at(-1);
   console.log(
-    `\nevery destination (${KINDS.length}), fakes answering in ${EVERY_LATENCY} ms: ${QUEUED} conversions, ` +
+    `\nevery destination (${KINDS.length}), fakes answering in ${EVERY_LATENCY} ms: ${QUEUED} conversions ` +
+      `(queued in ${(queuedMs / 1000).toFixed(0)} s, no dispatcher running), ` +
       `${Object.values(last.jobs).reduce((a, b) => a + b, 0)} jobs; each fake received exactly its events, once each:\n  ` +
       KINDS.map((k) => `${k} ${last.got[k]}`).join(', '),
   );
