@@ -9,15 +9,18 @@
 //    interleaved, BENCH_ROUNDS each), at a fixed rate (BENCH_RATE, default 300/s, latency
 //    corrected for coordinated omission) and at the highest rate the server sustains; then the
 //    same with the default CAPI_SYNC_WAIT_MS=1500 for reference.
-// 3. Every destination (bench/forwarding-every.js): 10,000 conversions of a store with Meta, Google Ads and TikTok configured,
-//    a third with a gclid, a third with a ttclid, a third with both (Meta receives them all),
-//    delivered to local fakes of the Graph API, Google's OAuth + Ads API and TikTok's Events API
-//    answering in 50 ms, all through the one outbox (destination_jobs). Timed from ready until
-//    nothing is pending for any destination. Then conversion latency at a fixed BENCH_ALL_RATE
-//    (default 500/s) for a store forwarding to Meta only and one forwarding to all three, every
-//    conversion carrying a gclid and a ttclid (same server, CAPI_SYNC_WAIT_MS=0, runs
-//    interleaved, BENCH_ROUNDS each).
-// Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ALL_RATE,
+// 3. Every destination (bench/forwarding-every.js): a store with all eight destinations configured
+//    (Google on the Data Manager API, the default), 10,000 conversions queued once whose click ids
+//    spread them over the seven other platforms (gclid, ttclid, msclkid, epik, ScCid, rdt_cid,
+//    li_fat_id; Meta receives every one), delivered to the test suite's own fakes
+//    (server/test/destinations/fake-*.ts, loaded through tsx) answering in BENCH_EVERY_LATENCY ms
+//    (50), BENCH_ROUNDS times on a copy of the queue. Timed from ready until no job is pending;
+//    then each fake must have accepted exactly its expected events, each once. Then conversion
+//    latency at BENCH_ALL_RATE (500/s) open loop (bench/open-loop.js: Poisson arrivals, latency
+//    from the scheduled time) for a store forwarding to Meta only and one with all eight, every
+//    conversion naming all seven other click ids (same server, CAPI_SYNC_WAIT_MS=0, BENCH_DURATION
+//    s runs, interleaved in alternating order, BENCH_ROUNDS each): median p99 and the ratio.
+// Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ALL_RATE, BENCH_EVERY_LATENCY,
 // BENCH_ROUNDS (3); BENCH_ONLY_DELIVERY skips the latency runs.
 // BENCH_ONLY_EVERY runs part 3 alone.
 // Embedded SQLite only (it reads the outbox state from the database file).
