@@ -9,8 +9,10 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** The fixed request rate of the latency comparison: below saturation, where a p99 means something. */
 export const RATE = Number(process.env.BENCH_RATE ?? 300);
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-/** The fixed request rate of the one-destination vs three-destinations comparison. */
+/** The fixed request rate of the Meta-only vs all-eight-destinations comparison. */
 export const ALL_RATE = Number(process.env.BENCH_ALL_RATE ?? 500);
+/** How long the fakes of the every-destination delivery take to answer (a platform's round trip). */
+export const EVERY_LATENCY = Number(process.env.BENCH_EVERY_LATENCY ?? 50);
 export const PIXEL = '123456789012345';
 export const TOKEN = 'EAAB-bench-token';
 
@@ -60,6 +62,12 @@ export async function startFake(latencyMs) {
   };
 }
 
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 export function run(options) {
   return cannon({ connections: CONNECTIONS, duration: DURATION, ...options });
 }
@@ -71,7 +79,7 @@ export function cpuMs(pid) {
 }
 
 export let order = 0;
-export function conversionRun(url, headers, storeId, options = {}, clickIds = false) {
+export function conversionRun(url, headers, storeId, options = {}) {
   return run({
     ...options,
     url: `${url}/v1/track/conversion`,
@@ -90,7 +98,6 @@ export function conversionRun(url, headers, storeId, options = {}, clickIds = fa
             customerData: { email: `buyer-${order}@example.com`, country: 'US' },
             ipAddress: '203.0.113.9',
             userAgent: 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 Safari/605.1.15',
-            ...(clickIds && { gclid: `G-lat-${order}`, ttclid: `T-lat-${order}` }),
           }),
         }),
       },

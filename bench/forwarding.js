@@ -9,24 +9,28 @@
 //    interleaved, BENCH_ROUNDS each), at a fixed rate (BENCH_RATE, default 300/s, latency
 //    corrected for coordinated omission) and at the highest rate the server sustains; then the
 //    same with the default CAPI_SYNC_WAIT_MS=1500 for reference.
-// 3. Every destination (bench/forwarding-every.js): 10,000 conversions of a store with Meta, Google Ads and TikTok configured,
-//    a third with a gclid, a third with a ttclid, a third with both (Meta receives them all),
-//    delivered to local fakes of the Graph API, Google's OAuth + Ads API and TikTok's Events API
-//    answering in 50 ms, all through the one outbox (destination_jobs). Timed from ready until
-//    nothing is pending for any destination. Then conversion latency at a fixed BENCH_ALL_RATE
-//    (default 500/s) for a store forwarding to Meta only and one forwarding to all three, every
-//    conversion carrying a gclid and a ttclid (same server, CAPI_SYNC_WAIT_MS=0, runs
-//    interleaved, BENCH_ROUNDS each).
-// Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ALL_RATE,
+// 3. Every destination (bench/forwarding-every.js): a store with all eight destinations configured
+//    (Google on the Data Manager API, the default), 10,000 conversions queued once whose click ids
+//    spread them over the seven other platforms (gclid, ttclid, msclkid, epik, ScCid, rdt_cid,
+//    li_fat_id; Meta receives every one), delivered to the test suite's own fakes
+//    (server/test/destinations/fake-*.ts, loaded through tsx) answering in BENCH_EVERY_LATENCY ms
+//    (50), BENCH_ROUNDS times on a copy of the queue. Timed from ready until no job is pending;
+//    then each fake must have accepted exactly its expected events, each once. Then conversion
+//    latency at BENCH_ALL_RATE (500/s) open loop (bench/open-loop.js: Poisson arrivals, latency
+//    from the scheduled time) for a store forwarding to Meta only and one with all eight, every
+//    conversion naming all seven other click ids (same server, CAPI_SYNC_WAIT_MS=0, BENCH_DURATION
+//    s runs, interleaved in alternating order, BENCH_ROUNDS each): median p99 and the ratio.
+// Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ALL_RATE, BENCH_EVERY_LATENCY,
 // BENCH_ROUNDS (3); BENCH_ONLY_DELIVERY skips the latency runs.
+// BENCH_ONLY_EVERY runs part 3 alone.
 // Embedded SQLite only (it reads the outbox state from the database file).
 
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDriver from 'better-sqlite3';
-import { deliveryEveryDestination, latencyEveryDestination } from './forwarding-every.js';
+import { deliveryEveryDestination, KINDS, latencyEveryDestination } from './forwarding-every.js';
 
 import {
   ALL_RATE,
@@ -36,7 +40,9 @@ import {
   createAccount,
   createStore,
   DURATION,
+  EVERY_LATENCY,
   loadSecretsKey,
+  median,
   openSqlite,
   PIXEL,
   QUEUED,
@@ -48,6 +54,8 @@ import {
   trackConversion,
 } from './forwarding-setup.js';
 import { bin, startServer } from './lib.js';
+
+const ONLY_EVERY = Boolean(process.env.BENCH_ONLY_EVERY);
 
 async function queue(dataDir, count) {
   const database = openSqlite(dataDir);
@@ -184,6 +192,7 @@ async function main() {
 
   const template = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-queue-'));
   try {
+    if (ONLY_EVERY) return everyDestination();
     const queuedMs = await queue(template, QUEUED);
     console.log(`queued ${QUEUED} conversions with their outbox jobs in ${queuedMs.toFixed(0)} ms (no dispatcher running)`);
     for (const latencyMs of [0, 150]) {
@@ -197,45 +206,71 @@ async function main() {
   } finally {
     rmSync(template, { recursive: true, force: true });
   }
+  await everyDestination();
+  if (process.env.BENCH_ONLY_DELIVERY) return;
+  await metaLatency();
+}
 
-  const every = await deliveryEveryDestination(50);
+/** Part 3: all eight destinations (bench/forwarding-every.js). */
+async function everyDestination() {
+  const { queuedMs, results: every } = await deliveryEveryDestination(EVERY_LATENCY, ROUNDS);
+  const last = every.at(-1);
   console.log(
-    `every destination, fakes answering in 50 ms: ${QUEUED} conversions (Meta ${every.got.meta}/${every.expected.meta}, ` +
-      `Google Ads ${every.got.google}/${every.expected.google}, TikTok ${every.got.tiktok}/${every.expected.tiktok}) ` +
-      `recorded sent ${every.recordedMs.toFixed(0)} ms after the server was ready (target ≤ 5000 ms); ${every.requests} requests`,
+    `\nevery destination (${KINDS.length}), fakes answering in ${EVERY_LATENCY} ms: ${QUEUED} conversions ` +
+      `(queued in ${(queuedMs / 1000).toFixed(0)} s, no dispatcher running), ` +
+      `${Object.values(last.jobs).reduce((a, b) => a + b, 0)} jobs; each fake received exactly its events, once each:\n  ` +
+      KINDS.map((k) => `${k} ${last.got[k]}`).join(', '),
+  );
+  for (const d of every) {
+    console.log(
+      `  all recorded sent ${d.recordedMs.toFixed(0)} ms after the server was ready (target ≤ 5000 ms); ` +
+        `${d.requests} requests (Reddit ${d.redditRequests}, at most ${d.redditPeak} in any second)`,
+    );
+  }
+  console.log(
+    `  median ${median(every.map((d) => d.recordedMs)).toFixed(0)} ms, load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
   );
   if (process.env.BENCH_ONLY_DELIVERY) return;
 
-  const perDestinations = await latencyEveryDestination(ROUNDS);
+  const perDestinations = await latencyEveryDestination(ROUNDS, DURATION);
   console.log(
-    `\nPOST /v1/track/conversion at ${ALL_RATE} req/s fixed, Meta only vs Meta + Google Ads + TikTok (CAPI_SYNC_WAIT_MS=0, interleaved):`,
+    `\nPOST /v1/track/conversion at ${ALL_RATE} req/s open loop, Meta only vs all eight configured, every conversion ` +
+      `with the seven other click ids (CAPI_SYNC_WAIT_MS=0, ${DURATION} s runs interleaved):`,
   );
   for (const r of perDestinations.results) {
     console.log(
-      `  ${r.destinations === 'one' ? 'one destination   ' : 'three destinations'}  ${r.requests.average.toFixed(0).padStart(6)} req/s  ` +
-        `p50 ${r.latency.p50} ms  p90 ${r.latency.p90} ms  p99 ${r.latency.p99} ms  ` +
+      `  round ${r.round} ${r.destinations === 'one' ? 'Meta only ' : 'all eight '} ${String(r.achieved).padStart(5)} req/s  ` +
+        `p50 ${r.p50} ms  p90 ${r.p90} ms  p99 ${r.p99} ms  ` +
         `server CPU ${(r.cpuPerRequest * 1000).toFixed(0)} µs/req  non-2xx ${r.non2xx}  errors ${r.errors}`,
     );
   }
-  const mean = (kind, f) => {
-    const of = perDestinations.results.filter((r) => r.destinations === kind).map(f);
-    return of.reduce((a, b) => a + b, 0) / of.length;
-  };
   for (const [name, f] of [
-    ['p50', (r) => r.latency.p50],
-    ['p99', (r) => r.latency.p99],
+    ['p50', (r) => r.p50],
+    ['p99', (r) => r.p99],
     ['CPU/request', (r) => r.cpuPerRequest],
   ]) {
-    const one = mean('one', f);
-    const all = mean('all', f);
+    const of = (kind) => perDestinations.results.filter((r) => r.destinations === kind).map(f);
+    const one = median(of('one'));
+    const all = median(of('all'));
+    const ratios = perDestinations.results
+      .filter((r) => r.destinations === 'all')
+      .map((r) => f(r) / f(perDestinations.results.find((o) => o.destinations === 'one' && o.round === r.round)));
     console.log(
-      `  mean ${name}: one ${one.toFixed(2)}, three ${all.toFixed(2)} (${(((all - one) / one) * 100).toFixed(1)} %; target ≤ +10 %)`,
+      `  median ${name}: Meta only ${one.toFixed(2)}, all eight ${all.toFixed(2)}: ratio ${(all / one).toFixed(2)}` +
+        ` (per round ${ratios.map((x) => x.toFixed(2)).join(' / ')})${name === 'p99' ? '; target ≤ 1.1' : ''}`,
     );
   }
   console.log(
-    `  delivered during the runs: Meta ${perDestinations.delivered.meta}, Google Ads ${perDestinations.delivered.google}, TikTok ${perDestinations.delivered.tiktok}`,
+    `  delivered during the runs: ${KINDS.map((k) => `${k} ${perDestinations.delivered[k]}`).join(', ')}; load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
   );
+}
 
+/** Part 2: Meta's forwarding on and off. */
+async function metaLatency() {
   const { results } = await latency(0, ROUNDS);
   console.log('\nPOST /v1/track/conversion, CAPI_SYNC_WAIT_MS=0 (one server, runs interleaved):');
   for (const r of results) {

@@ -380,18 +380,21 @@ export const AGENTS = [
  * one of `recent` (fbclids of stored clicks inside the attribution window, so it is attributed),
  * with the buyer's IP and user agent, and with `allSignals` also a fingerprint and an email
  * (the email of earlier attributed conversions of the generated store: the identity signal
- * finds them).
+ * finds them), and with `clickIds` the seven other platforms' click ids (api.md §8, §12).
  */
-export function benchConversion({ storeId, recent, label, allSignals, i }) {
+export function benchConversion({ storeId, recent, label, allSignals, clickIds, i }) {
+  const id = `${label}_${process.pid}_${i}`;
   return {
     storeId,
     eventType: 'Purchase',
-    orderId: `${label}_${process.pid}_${i}`,
+    orderId: id,
     eventValue: 10 + (i % 200),
     currency: 'USD',
-    fbclid: recent[(i * 7919) % recent.length],
+    ...(recent.length > 0 && { fbclid: recent[(i * 7919) % recent.length] }),
     ipAddress: `10.1.${(i >> 8) & 255}.${i & 255}`,
     userAgent: AGENTS[i % AGENTS.length],
     ...(allSignals && { fingerprint: `fp${i}`, customerData: { email: `buyer${i}@example.com` } }),
+    ...(clickIds &&
+      Object.fromEntries(['gclid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id'].map((n) => [n, `${n}-${id}`]))),
   };
 }

@@ -17,7 +17,7 @@
 // batches and conversions `key` and `storeId`, for clicks and batches `prefix` (unique fbclids),
 // for batches `events` (clicks a request, default 100), for conversions `recentFile` (a JSON
 // array of fbclids of stored clicks inside the attribution window: each conversion names one),
-// `label` (unique order ids) and `allSignals` (bench/lib.js benchConversion), and optionally
+// `label` (unique order ids), `allSignals` and `clickIds` (bench/lib.js benchConversion), and optionally
 // `slowFile` (a JSON file for every request of `slowMs`, default 20, or more: its scheduled time
 // on CLOCK_MONOTONIC, its latency and how late it left this process, to be matched with a
 // `perf record -k mono` profile or the server's own timeline).
@@ -50,6 +50,7 @@ function requestOf() {
       recent,
       label: options.label ?? 'open',
       allSignals: options.allSignals !== false,
+      clickIds: options.clickIds === true,
       i: conversions++,
     });
     return { method: 'POST', path: '/v1/track/conversion', headers, body: JSON.stringify(conversion) };

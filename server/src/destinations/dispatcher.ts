@@ -20,6 +20,13 @@ export interface DispatcherTuning {
   maxInFlightPerGroup: number;
   /** Events per request at most, below each platform's own limit (tests make it small). */
   maxBatch?: number;
+  /**
+   * How long jobs handed over by this process wait to be sent with later ones, unless a full
+   * batch is there first: every group but Meta's conversions (a request may be waiting for
+   * those, CAPI_SYNC_WAIT_MS). Without it each conversion cost each platform a request and a
+   * recording transaction of its own.
+   */
+  lingerMs: number;
   /** One request timeout for every platform; unset, each platform's own (Meta 1.5 s, others 5 s). */
   requestTimeoutMs?: number;
   /** Request timeouts per destination kind, over `requestTimeoutMs`. */
@@ -43,6 +50,7 @@ export interface DispatcherTuning {
 export const DEFAULT_TUNING: DispatcherTuning = {
   maxInFlight: 8,
   maxInFlightPerGroup: 2,
+  lingerMs: 200,
   backoffBaseMs: 1000,
   backoffCapMs: 10 * 60_000,
   leaseMs: 15_000,
@@ -100,7 +108,10 @@ export class Dispatcher implements Forwarder {
   private saturated = false;
   private readonly groupLoad = new Map<string, number>();
   /** Jobs this process enqueued (already claimed for us in the database), waiting to be sent. */
-  private readonly ready = new Map<string, { group: JobGroup; jobs: DestinationJobsTable[] }>();
+  private readonly ready = new Map<string, { group: JobGroup; jobs: DestinationJobsTable[]; since: number }>();
+  /** Wakes the loop when the first lingering group's wait ends. */
+  private lingerTimer: NodeJS.Timeout | undefined;
+  private lingerUntil = Number.POSITIVE_INFINITY;
   private readyCount = 0;
   private readonly waiters = new DeliveryWaiters();
   private readonly context: DeliveryContext;
@@ -185,6 +196,7 @@ export class Dispatcher implements Forwarder {
    */
   async stop(): Promise<void> {
     clearTimeout(this.healthTimer);
+    clearTimeout(this.lingerTimer);
     await this.loop.stop();
     await this.healthCheck;
     const ready = [...this.ready.values()];
@@ -218,7 +230,7 @@ export class Dispatcher implements Forwarder {
     for (const job of jobs) {
       if (!this.loop.isRunning || job.claimed_by !== this.owner) continue;
       const key = groupKey(job);
-      const entry = this.ready.get(key) ?? { group: job, jobs: [] };
+      const entry = this.ready.get(key) ?? { group: job, jobs: [], since: Date.now() };
       entry.jobs.push(job);
       this.ready.set(key, entry);
       this.readyCount++;
@@ -288,13 +300,15 @@ export class Dispatcher implements Forwarder {
    * ends, so it can never be sent by two dispatchers at once.
    */
   private launchReady(free: number): number {
-    const freshUntil = Date.now() + this.tuning.leaseMs / 2;
+    const now = Date.now();
+    const freshUntil = now + this.tuning.leaseMs / 2;
     for (const [key, entry] of this.ready) {
       if (free <= 0) break;
       if ((this.groupLoad.get(key) ?? 0) >= this.tuning.maxInFlightPerGroup) {
         this.saturated = true;
         continue;
       }
+      if (this.lingers(entry, now)) continue;
       const fresh = entry.jobs.filter((j) => j.next_attempt_at > freshUntil);
       const batch = fresh.splice(0, this.batchOf(entry.group.destination));
       this.readyCount -= entry.jobs.length - fresh.length;
@@ -306,6 +320,24 @@ export class Dispatcher implements Forwarder {
       }
     }
     return free;
+  }
+
+  /** Whether a group's handed-over jobs wait for more (lingerMs); if so, the loop is woken when the wait ends. */
+  private lingers(entry: { group: JobGroup; jobs: DestinationJobsTable[]; since: number }, now: number): boolean {
+    const { group } = entry;
+    if (group.destination === 'meta' && group.kind === 'conversion') return false;
+    const until = entry.since + this.tuning.lingerMs;
+    if (until <= now || entry.jobs.length >= this.batchOf(group.destination)) return false;
+    if (until < this.lingerUntil) {
+      clearTimeout(this.lingerTimer);
+      this.lingerUntil = until;
+      this.lingerTimer = setTimeout(() => {
+        this.lingerUntil = Number.POSITIVE_INFINITY;
+        this.wake();
+      }, until - now);
+      this.lingerTimer.unref();
+    }
+    return true;
   }
 
   private launch(group: JobGroup, jobs: DestinationJobsTable[]): void {

@@ -21,7 +21,7 @@ import { type CohortScope, cohortCustomers, cohortRefunds, cohortRevenue } from 
 import { findConversionByKey, identityLinks, listConversions } from '../../src/db/repositories/conversions.js';
 import { firstConversionsOf } from '../../src/db/repositories/customers.js';
 import { oldestPendingAt } from '../../src/db/repositories/destination-health.js';
-import { claimJobs, dueJobGroups, nextJobDueAt } from '../../src/db/repositories/destinations.js';
+import { claimJobs, dueJobGroups, leaseJobs, nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
 import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js';
 import { identifiedBrowsers } from '../../src/db/repositories/identity-links.js';
@@ -712,6 +712,22 @@ const CASES: Case[] = [
         { owner: 'me', now: s.now, leaseUntil: s.now + 60_000, limit: 100 },
       ),
     index: { sqlite: 'destination_jobs_store_due', postgres: 'destination_jobs_store_due' },
+  },
+  {
+    // The claim's update: by primary key, never a walk of every pending job (a backlog of other destinations' jobs).
+    name: "outbox: lease a group's claimed jobs",
+    run: (db, s) =>
+      leaseJobs(
+        db as Kysely<DB>,
+        'meta',
+        [
+          { conversion_id: 'cv_a', job_key: '' },
+          { conversion_id: 'cv_b', job_key: '' },
+        ],
+        'me',
+        s.now + 60_000,
+      ),
+    index: { sqlite: 'sqlite_autoindex_destination_jobs_1', postgres: 'destination_jobs_pk' },
   },
   {
     // Destination health (api.md §12): the stale check and `oldestPendingAt`, one seek each.

@@ -106,6 +106,8 @@ function known(value: unknown, fields: string[], at: string): Json {
 }
 
 export class FakeDataManager {
+  /** Delay before every answer (the forwarding bench: a platform’s round trip). */
+  delayMs = 0;
   oauthClient = {
     clientId: 'client-1.apps.googleusercontent.com',
     clientSecret: 'GOCSPX-secret',
@@ -136,8 +138,13 @@ export class FakeDataManager {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const answer = (fake as FakeDataManager).handle(req, Buffer.concat(chunks).toString('utf8'));
-        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-        res.end(JSON.stringify(answer.body));
+        const send = () => {
+          res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+          res.end(JSON.stringify(answer.body));
+        };
+        const delay = (fake as FakeDataManager).delayMs;
+        if (delay > 0) setTimeout(send, delay);
+        else send();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -33,6 +33,8 @@ const URN = /^urn:lla:llaPartnerConversion:(\d+)$/;
 const AMOUNT = /^-?\d+(\.\d+)?$/;
 
 export class FakeLinkedIn {
+  /** Delay before every answer (the forwarding bench: a platform’s round trip). */
+  delayMs = 0;
   token = 'AQX-linkedin-token';
   ruleId = '123456';
   readonly requests: LinkedInRequest[] = [];
@@ -53,8 +55,13 @@ export class FakeLinkedIn {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const answer = (fake as FakeLinkedIn).handle(req, Buffer.concat(chunks).toString('utf8'), at);
-        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-        res.end(JSON.stringify(answer.body));
+        const send = () => {
+          res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+          res.end(JSON.stringify(answer.body));
+        };
+        const delay = (fake as FakeLinkedIn).delayMs;
+        if (delay > 0) setTimeout(send, delay);
+        else send();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -31,6 +31,8 @@ export type MicrosoftFault = { type: 'throttle'; retryAfterSeconds?: number } | 
 const SHA256 = /^[a-f0-9]{64}$/;
 
 export class FakeMicrosoft {
+  /** Delay before every answer (the forwarding bench: a platform’s round trip). */
+  delayMs = 0;
   token = 'ms-capi-token-123';
   tagId = '343210987';
   readonly requests: MicrosoftRequest[] = [];
@@ -51,8 +53,13 @@ export class FakeMicrosoft {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const answer = (fake as FakeMicrosoft).handle(req, Buffer.concat(chunks).toString('utf8'));
-        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-        res.end(JSON.stringify(answer.body));
+        const send = () => {
+          res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+          res.end(JSON.stringify(answer.body));
+        };
+        const delay = (fake as FakeMicrosoft).delayMs;
+        if (delay > 0) setTimeout(send, delay);
+        else send();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

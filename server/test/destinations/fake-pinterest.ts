@@ -74,6 +74,8 @@ function eventError(event: Json, now: number): string | undefined {
 }
 
 export class FakePinterest {
+  /** Delay before every answer (the forwarding bench: a platform’s round trip). */
+  delayMs = 0;
   token = 'pina_conversion-token-123';
   adAccountId = '549755885175';
   readonly requests: PinterestRequest[] = [];
@@ -94,8 +96,13 @@ export class FakePinterest {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const answer = (fake as FakePinterest).handle(req, Buffer.concat(chunks).toString('utf8'));
-        res.writeHead(answer.status, { 'content-type': 'application/json', 'x-pinterest-rid': answer.rid, ...answer.headers });
-        res.end(JSON.stringify(answer.body));
+        const send = () => {
+          res.writeHead(answer.status, { 'content-type': 'application/json', 'x-pinterest-rid': answer.rid, ...answer.headers });
+          res.end(JSON.stringify(answer.body));
+        };
+        const delay = (fake as FakePinterest).delayMs;
+        if (delay > 0) setTimeout(send, delay);
+        else send();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

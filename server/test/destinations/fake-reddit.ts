@@ -34,6 +34,8 @@ const SHA256 = /^[a-f0-9]{64}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 
 export class FakeReddit {
+  /** Delay before every answer (the forwarding bench: a platform’s round trip). */
+  delayMs = 0;
   token = 'reddit-conversion-token';
   adAccountId = 'a2_abc123xyz';
   readonly requests: RedditRequest[] = [];
@@ -52,8 +54,13 @@ export class FakeReddit {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const answer = (fake as FakeReddit).handle(req, Buffer.concat(chunks).toString('utf8'), at);
-        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-        res.end(JSON.stringify(answer.body));
+        const send = () => {
+          res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+          res.end(JSON.stringify(answer.body));
+        };
+        const delay = (fake as FakeReddit).delayMs;
+        if (delay > 0) setTimeout(send, delay);
+        else send();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

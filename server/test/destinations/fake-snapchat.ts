@@ -70,6 +70,8 @@ function eventError(event: Json, now: number): string | undefined {
 }
 
 export class FakeSnapchat {
+  /** Delay before every answer (the forwarding bench: a platform’s round trip). */
+  delayMs = 0;
   token = 'snap-capi-token-123';
   pixelId = '5bf81ee1-15b1-4dc1-b636-d7dae49b950e';
   readonly requests: SnapRequest[] = [];
@@ -89,8 +91,13 @@ export class FakeSnapchat {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const answer = (fake as FakeSnapchat).handle(req, Buffer.concat(chunks).toString('utf8'));
-        res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
-        res.end(JSON.stringify(answer.body));
+        const send = () => {
+          res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+          res.end(JSON.stringify(answer.body));
+        };
+        const delay = (fake as FakeSnapchat).delayMs;
+        if (delay > 0) setTimeout(send, delay);
+        else send();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,0 +1,89 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
+import { FakePlatforms } from './fake-platforms.js';
+import { FakeGraph } from './meta/fake-graph.js';
+import { FAST, PIXEL, TOKEN } from './meta/setup.js';
+
+/**
+ * Micro-batching of the jobs a process hands over to its own dispatcher (dispatcher.ts,
+ * `lingerMs`): every destination's jobs but Meta's conversions wait a moment for later ones and
+ * leave together, so a platform gets one request for conversions recorded close together, not
+ * one each (issue 39 point 6: conversion latency with eight destinations).
+ */
+let platforms: FakePlatforms;
+let graph: FakeGraph;
+let ctx: TestContext;
+
+beforeAll(async () => {
+  platforms = await FakePlatforms.start();
+  graph = await FakeGraph.start();
+});
+afterAll(async () => {
+  await platforms.close();
+  await graph.close();
+});
+afterEach(async () => {
+  await ctx?.close();
+  platforms.reset();
+  graph.reset();
+});
+
+async function store(): Promise<string> {
+  const storeId = await makeStore(ctx.app, ctx.a.live, { pixelId: PIXEL, capiAccessToken: TOKEN });
+  const put = await call(ctx.app, 'PUT', `/v1/stores/${storeId}/destinations/tiktok`, {
+    key: ctx.a.live,
+    body: { pixelCode: 'CABCDEFGHIJ1234567', accessToken: platforms.tiktokToken },
+  });
+  expect(put.status).toBe(200);
+  return storeId;
+}
+
+async function conversions(storeId: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const res = await call(ctx.app, 'POST', '/v1/track/conversion', {
+      key: ctx.a.live,
+      body: { storeId, eventType: 'Purchase', eventValue: 10, currency: 'USD', orderId: `o-${i}`, ttclid: `tt-${i}` },
+    });
+    expect(res.status).toBe(200);
+  }
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('handed-over jobs linger for a batch (lingerMs)', () => {
+  it('conversions recorded within the linger reach TikTok in one request; Meta gets each at once', async () => {
+    ctx = await createTestContext({
+      env: { META_GRAPH_URL: graph.url, TIKTOK_API_URL: platforms.url, CAPI_SYNC_WAIT_MS: '0' },
+      forwarding: { ...FAST, lingerMs: 1500, leaseMs: 60_000 },
+    });
+    const storeId = await store();
+    const started = Date.now();
+    await conversions(storeId, 5);
+    await until(() => graph.acceptedEventIds().length === 5, 'Meta');
+    const metaDone = Date.now();
+    await until(() => platforms.tiktokAccepted().length === 5, 'TikTok');
+    expect(platforms.tiktok).toHaveLength(1);
+    expect(platforms.tiktok[0]?.body.data).toHaveLength(5);
+    // Meta did not wait for the linger; TikTok's request left after it.
+    expect(graph.requests.length).toBeGreaterThan(1);
+    expect((platforms.tiktok[0]?.at ?? 0) - started).toBeGreaterThanOrEqual(1400);
+    expect(metaDone - started).toBeLessThan((platforms.tiktok[0]?.at ?? 0) - started);
+  });
+
+  it('a full batch leaves at once, without waiting for the linger', async () => {
+    ctx = await createTestContext({
+      env: { META_GRAPH_URL: graph.url, TIKTOK_API_URL: platforms.url, CAPI_SYNC_WAIT_MS: '0' },
+      forwarding: { ...FAST, lingerMs: 60_000, leaseMs: 240_000, maxBatch: 3 },
+    });
+    const storeId = await store();
+    await conversions(storeId, 3);
+    await until(() => platforms.tiktokAccepted().length === 3, 'TikTok');
+    expect(platforms.tiktok).toHaveLength(1);
+  });
+});
