@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { type Reader, type Writer, writeJob } from '../database.js';
 import { type ConversionKey, type ConversionRecord, engineOf, type LinkedBrowser } from '../engine.js';
 import { prepared, preparedQuery } from '../prepared.js';
@@ -139,8 +140,11 @@ function identityLookup(column: 'email_hash' | 'phone_hash', limit: number) {
       .where('livemode', '=', v.livemode)
       .where(column, '=', v.value)
       .where('attributed', '=', v.attributed)
-      .where('event_time', '>=', v.after)
-      .where('event_time', '<=', v.before)
+      // `+event_time`: the bounds are checked on the hash index's few rows, not offered to an
+      // index. SQLite without statistics (a new database, or before its first ANALYZE) otherwise
+      // took the store's time index for the range and read every conversion of the window.
+      .where(sql<number>`+${sql.ref('event_time')}`, '>=', v.after)
+      .where(sql<number>`+${sql.ref('event_time')}`, '<=', v.before)
       .where('id', '!=', v.excludeId)
       .orderBy('event_time', 'desc')
       .limit(rowLimit(limit)),
