@@ -7,7 +7,7 @@
 //     PostgreSQL: heap + TOAST and each index, summed over a partitioned table's partitions),
 //     bytes a row;
 //   - bytes per 1,000 clicks (the tables that grow with clicks: clicks, click_keys,
-//     attribution_keys, with their indexes) and per 1,000 conversions (conversions,
+//     click_ids, attribution_keys, with their indexes) and per 1,000 conversions (conversions,
 //     conversion_keys, touchpoints, destination_jobs, customers, refunds, with their indexes),
 //     and the largest contributors;
 //   - the time to back the store up and to restore it, with the tools docs/operations.md gives:
@@ -28,7 +28,7 @@ import { keptStore } from './kept-store.js';
 import { argValue, benchEngine, bin, build, createBenchDatabase, machineContext } from './lib.js';
 
 /** The tables whose rows grow with clicks, and with conversions; the rest is counted apart. */
-export const CLICK_TABLES = ['clicks', 'click_keys', 'attribution_keys'];
+export const CLICK_TABLES = ['clicks', 'click_keys', 'click_ids', 'attribution_keys'];
 export const CONVERSION_TABLES = [
   'conversions',
   'conversion_keys',
