@@ -279,9 +279,9 @@ async function record(
     // The destination's health is counted once per request, with its first part.
     const recorded = await recordPart(ctx, group, part, outcome, traceId, attempts, i === 0 ? health : undefined);
     if (recorded.turn) logTurn(ctx.log, recorded.turn);
+    ctx.metrics.recorded(destination, recorded.rows, outcome.outcome === 'retry');
     changed.push(...recorded.rows);
   }
-  ctx.metrics.recorded(destination, changed, outcome.outcome === 'retry');
   if (outcome.outcome === 'sent') {
     const sender = senderOf(destination);
     ctx.log.debug?.(

@@ -265,7 +265,9 @@ describe('routing and delivery (api.md §8)', () => {
     // Meta still receives every conversion of the store.
     for (const id of [everywhere, metaOnly, ttpOnly, explicitGoogle]) await waitForwarding(id, 'meta', 'sent');
 
-    // Metrics count per destination and status.
+    // Metrics count per destination and status, once the outcomes are recorded (a fake's acceptance comes first).
+    for (const id of [everywhere, explicitGoogle]) await waitForwarding(id, 'google_ads', 'sent');
+    for (const id of [everywhere, ttpOnly]) await waitForwarding(id, 'tiktok', 'sent');
     const metrics = await ctx.app.inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toMatch(
       /waytrack_destination_events_total\{destination="google_ads",mode="live",outcome="sent"\} [1-9]/,
