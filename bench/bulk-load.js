@@ -66,7 +66,7 @@ const CONVERSION_COLUMNS = [
   'capi_last_error',
   'capi_sent_at',
 ];
-const TABLES = {
+export const TABLES = {
   clicks: CLICK_COLUMNS,
   conversions: CONVERSION_COLUMNS,
   touchpoints: ['conversion_id', 'click_id', 'signal', 'score', 'click_time'],
@@ -86,26 +86,30 @@ const TABLES = {
   ],
 };
 /** The bulk-loaded events go into the rollup queue too, as the service queues every event it stores. */
-const QUEUE_EVENTS = `insert into rollup_queue (id, store_id, kind, version)
+export const QUEUE_EVENTS = `insert into rollup_queue (id, store_id, kind, version)
   select id, store_id, 'click', 0 from clicks union all select id, store_id, 'conversion', 0 from conversions`;
 
 /**
  * Bulk load into the embedded database (the server runs with WAL and its own fsyncs): no
- * journal, no fsync, secondary indexes dropped and built once at the end.
+ * journal, no fsync, secondary indexes dropped and built once at the end. `tables` (table →
+ * columns; default the four above) says what rows `add` takes; `after` are the statements run
+ * before the commit (default: queue the events for the rollups).
  */
-export function sqliteSink(dataDir) {
+export function sqliteSink(dataDir, { tables = TABLES, after = [QUEUE_EVENTS] } = {}) {
   const raw = new SqliteDriver(path.join(dataDir, 'waytrack.db'));
   raw.pragma('journal_mode = OFF');
   raw.pragma('synchronous = OFF');
   raw.pragma('cache_size = -1000000');
   const indexes = raw
     .prepare(
-      "select name, sql from sqlite_master where type = 'index' and sql is not null and tbl_name in ('clicks', 'conversions')",
+      `select name, sql from sqlite_master where type = 'index' and sql is not null and tbl_name in (${Object.keys(tables)
+        .map((t) => `'${t}'`)
+        .join(', ')})`,
     )
     .all();
   for (const index of indexes) raw.exec(`drop index ${index.name}`);
   const statements = Object.fromEntries(
-    Object.entries(TABLES).map(([table, columns]) => [
+    Object.entries(tables).map(([table, columns]) => [
       table,
       raw.prepare(`insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`),
     ]),
@@ -116,7 +120,7 @@ export function sqliteSink(dataDir) {
       statements[table].run(values);
     },
     async finish() {
-      raw.exec(QUEUE_EVENTS);
+      for (const statement of after) raw.exec(statement);
       raw.exec('commit');
       for (const index of indexes) raw.exec(index.sql);
       raw.pragma('journal_mode = WAL');
@@ -133,8 +137,9 @@ export function sqliteSink(dataDir) {
  * from unnest(<one array per column>)`, in one transaction; secondary indexes dropped and built
  * once at the end; then VACUUM ANALYZE (planner statistics, as autovacuum would have them on a
  * database that grew to this size) and CHECKPOINT (nothing of the load left to write back).
+ * `tables` and `after` as for `sqliteSink`.
  */
-export async function postgresSink(database) {
+export async function postgresSink(database, { tables = TABLES, after = [QUEUE_EVENTS] } = {}) {
   const client = await database.connect();
   await client.query('set synchronous_commit = off');
   await client.query("set maintenance_work_mem = '512MB'");
@@ -143,7 +148,7 @@ export async function postgresSink(database) {
     await client.query('set session_replication_role = replica');
   } catch {}
   const casts = {};
-  for (const [table, columns] of Object.entries(TABLES)) {
+  for (const [table, columns] of Object.entries(tables)) {
     const { rows } = await client.query(
       'select column_name, udt_name from information_schema.columns where table_schema = current_schema() and table_name = $1',
       [table],
@@ -153,19 +158,24 @@ export async function postgresSink(database) {
   }
   const indexes = (
     await client.query(`select indexname, indexdef from pg_indexes where schemaname = current_schema()
-      and tablename in ('clicks', 'conversions', 'touchpoints')
+      and tablename in (${Object.keys(tables)
+        .map((t) => `'${t}'`)
+        .join(', ')})
       and indexname not in (select conname from pg_constraint)`)
   ).rows;
   for (const index of indexes) await client.query(`drop index ${pg.escapeIdentifier(index.indexname)}`);
   await client.query('begin');
-  const buffers = Object.fromEntries(Object.keys(TABLES).map((table) => [table, []]));
+  const buffers = Object.fromEntries(Object.keys(tables).map((table) => [table, []]));
   const flush = async (table) => {
     const rows = buffers[table];
     if (rows.length === 0) return;
     buffers[table] = [];
-    const columns = TABLES[table];
+    const columns = tables[table];
     const arrays = columns.map((_, i) => rows.map((r) => r[i]));
-    await client.query(`insert into ${table} (${columns.join(', ')}) select * from unnest(${casts[table]})`, arrays);
+    await client.query(
+      `insert into ${table} (${columns.map((c) => pg.escapeIdentifier(c)).join(', ')}) select * from unnest(${casts[table]})`,
+      arrays,
+    );
   };
   return {
     add(table, values) {
@@ -173,8 +183,8 @@ export async function postgresSink(database) {
       return buffers[table].length >= 5_000 ? flush(table) : undefined;
     },
     async finish() {
-      for (const table of Object.keys(TABLES)) await flush(table);
-      await client.query(QUEUE_EVENTS);
+      for (const table of Object.keys(tables)) await flush(table);
+      for (const statement of after) await client.query(statement);
       // The dedup keys the service keeps beside the partitioned tables (migration 0007).
       await client.query(
         'insert into click_keys (store_id, livemode, fbclid, click_id, click_time) select store_id, livemode, fbclid, id, click_time from clicks',
