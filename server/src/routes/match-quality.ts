@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { computeMatchQuality } from '../analytics/match-quality-view.js';
 import { tenantOf } from '../http/auth.js';
 import { ok } from '../http/envelope.js';
 import { DATE_RANGE_ERRORS, describeResponses, EXAMPLE, STORE_NOT_FOUND } from '../http/openapi.js';
-import { computeMatchQuality } from '../quality/store-view.js';
 import { bearer, DateQuery, Query, type RouteDeps } from './common.js';
 import { MatchQualityView } from './schemas/quality.js';
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { computeMatchQuality } from '../../src/analytics/match-quality-view.js';
 import { formEncode, reconcile } from '../../src/analytics/reconciliation.js';
 import { reconciliationReport } from '../../src/analytics/reconciliation-report.js';
 import { subtractDeleted, withReportRollup } from '../../src/analytics/report-rollups.js';
@@ -11,7 +12,6 @@ import { deleteExpiredEvents } from '../../src/db/repositories/retention.js';
 import { enqueueForRollups } from '../../src/db/repositories/rollup-queue.js';
 import type { ConversionsTable, DestinationJobsTable } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
-import { computeMatchQuality } from '../../src/quality/store-view.js';
 import { summarizeMatchQuality } from '../../src/quality/summary.js';
 import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 

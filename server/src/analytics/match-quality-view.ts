@@ -1,11 +1,11 @@
-import { checkDates, resolveRange } from '../analytics/range.js';
-import { MATCH_QUALITY } from '../analytics/report-fold.js';
-import { refreshRollups } from '../analytics/rollups.js';
 import type { Database } from '../db/database.js';
 import { reportCounts } from '../db/repositories/report-rollups.js';
+import { summarizeMatchCounts } from '../quality/summary.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
-import { summarizeMatchCounts } from './summary.js';
+import { checkDates, resolveRange } from './range.js';
+import { MATCH_QUALITY } from './report-fold.js';
+import { refreshRollups } from './rollups.js';
 
 export interface MatchQualityQuery {
   storeId: string;
