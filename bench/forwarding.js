@@ -22,7 +22,7 @@
 //    s runs, interleaved in alternating order, BENCH_ROUNDS each): median p99 and the ratio.
 // Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ALL_RATE, BENCH_EVERY_LATENCY,
 // BENCH_ROUNDS (3); BENCH_ONLY_DELIVERY skips the latency runs.
-// BENCH_ONLY_EVERY runs part 3 alone.
+// BENCH_ONLY_EVERY runs part 3 alone; BENCH_ONLY_EVERY_LATENCY with it, part 3's latency runs alone.
 // Embedded SQLite only (it reads the outbox state from the database file).
 
 import { execFileSync } from 'node:child_process';
@@ -213,6 +213,12 @@ async function main() {
 
 /** Part 3: all eight destinations (bench/forwarding-every.js). */
 async function everyDestination() {
+  if (!process.env.BENCH_ONLY_EVERY_LATENCY) await everyDelivery();
+  if (process.env.BENCH_ONLY_DELIVERY) return;
+  await everyLatency();
+}
+
+async function everyDelivery() {
   const { queuedMs, results: every } = await deliveryEveryDestination(EVERY_LATENCY, ROUNDS);
   const last = every.at(-1);
   console.log(
@@ -232,8 +238,9 @@ async function everyDestination() {
       .map((l) => l.toFixed(2))
       .join(' ')}`,
   );
-  if (process.env.BENCH_ONLY_DELIVERY) return;
+}
 
+async function everyLatency() {
   const perDestinations = await latencyEveryDestination(ROUNDS, DURATION);
   console.log(
     `\nPOST /v1/track/conversion at ${ALL_RATE} req/s open loop, Meta only vs all eight configured, every conversion ` +

@@ -2,10 +2,11 @@ import { FOLD_QUEUED } from './analytics/rollups.js';
 import { jobTable } from './db/database.js';
 import { INSERT_CLICK } from './db/repositories/clicks.js';
 import { RECORD_CONVERSION } from './db/repositories/conversions.js';
+import { RECORD_OUTCOME } from './destinations/record-outcome.js';
 
 /**
  * Every job a database worker thread runs (`WriteJob`s and `BackgroundJob`s), by name: the one
  * table the threads (worker.ts; SQLite's writer and background threads, PostgreSQL's background
  * thread) look a job up in. A job that is not listed here fails with "no job named …".
  */
-export const JOBS = jobTable(INSERT_CLICK, RECORD_CONVERSION, FOLD_QUEUED);
+export const JOBS = jobTable(INSERT_CLICK, RECORD_CONVERSION, FOLD_QUEUED, RECORD_OUTCOME);

@@ -1,22 +1,19 @@
-import { withReportRollup } from '../analytics/report-rollups.js';
 import { crashPoint } from '../crash-point.js';
 import type { Database } from '../db/database.js';
 import {
   type JobGroup,
   type JobKey,
   jobsOfConversions,
-  markJobs,
   postponeJobs,
   renewLeases,
   skipJob,
 } from '../db/repositories/destinations.js';
-import { showOnConversions } from '../db/repositories/job-status.js';
 import type { DestinationJobsTable } from '../db/schema.js';
 import { type SecretBox, SecretError } from '../secrets.js';
-import { webhookEvents } from '../webhooks/events.js';
 import type { DestinationEnv, Outcome, Sender } from './adapter.js';
-import { type AttemptHealth, type HealthTurn, recordAttempt } from './health.js';
+import type { AttemptHealth, HealthTurn } from './health.js';
 import type { DispatcherMetrics } from './metrics.js';
+import { type JobMark, RECORD_OUTCOME, type RecordedJob } from './record-outcome.js';
 import { orderRefundJobs } from './refund-order.js';
 import { senderOf } from './registry.js';
 import { openDestination } from './settings.js';
@@ -250,10 +247,10 @@ async function recording<T>(write: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Jobs recorded a transaction. On the embedded database a recording runs on the event loop; a
- * batch of 100 conversions' outcomes (each moving its conversion's `forwarding` and the report
- * rollups) in one piece held conversions' requests behind it: with eight destinations batching
- * together, conversions' p99 was 4–5× Meta-only's (bench/forwarding.js).
+ * Jobs recorded a transaction. A recording runs on the embedded database's writer thread, where
+ * the conversions' own writes wait behind it: a batch of 100 outcomes (each moving its
+ * conversion's `forwarding` and the report rollups) in one piece held them longest, with eight
+ * destinations batching together (bench/forwarding.js).
  */
 const RECORD_CHUNK = 25;
 
@@ -272,7 +269,7 @@ async function record(
   health?: AttemptHealth,
 ): Promise<void> {
   const { destination } = group;
-  const changed: DestinationJobsTable[] = [];
+  const changed: RecordedJob[] = [];
   for (let i = 0; i < jobs.length; i += RECORD_CHUNK) {
     if (i > 0) await new Promise((resolve) => setImmediate(resolve));
     const part = jobs.slice(i, i + RECORD_CHUNK);
@@ -301,7 +298,7 @@ async function record(
   if (destination === 'meta') ctx.settled(jobs, outcome.outcome === 'sent');
 }
 
-/** One transaction of `record`: the jobs' outcome, their conversions, the rollups, the destination's health. */
+/** One transaction of `record` (record-outcome.ts): the jobs' outcome, their conversions, the rollups, the destination's health. */
 async function recordPart(
   ctx: DeliveryContext,
   group: JobGroup,
@@ -310,58 +307,45 @@ async function recordPart(
   traceId: string | undefined,
   attempts: number,
   health?: AttemptHealth,
-): Promise<{ rows: DestinationJobsTable[]; turn: HealthTurn | undefined }> {
+): Promise<{ rows: RecordedJob[]; turn: HealthTurn | undefined }> {
   const now = Date.now();
-  let turn: HealthTurn | undefined;
   const { destination } = group;
   const keys = jobs.map(keyOf);
-  const owner = ctx.owner;
   const within = senderOf(destination)?.ageLimit ?? "within the platform's age limit";
-  // A conversion job's outcome shows on its conversion: the reconciliation's counts move with it.
-  const conversionIds = group.kind === 'conversion' ? jobs.map((j) => j.conversion_id) : [];
-  const rows = await recording(() =>
-    ctx.database.write((trx) =>
-      withReportRollup(trx, conversionIds, async () => {
-        let rows: DestinationJobsTable[];
-        if (outcome.outcome === 'sent') {
-          rows = await markJobs(trx, destination, keys, owner, 'sent', { now, attempts, traceId: traceId ?? null });
-        } else if (outcome.outcome === 'failed') {
-          rows = await markJobs(trx, destination, keys, owner, 'failed', {
-            now,
-            attempts,
-            error: outcome.error,
-            ...(traceId !== undefined && { traceId }),
-          });
-        } else {
-          const error = outcome.outcome === 'retry' ? outcome.error : undefined;
-          const total = Math.max(...jobs.map((j) => j.attempts)) + Math.max(attempts, 1);
-          const next = outcome.outcome === 'retry' ? now + Math.max(ctx.backoff(total), outcome.retryAfterMs ?? 0) : now;
-          const retry = jobs.filter((j) => next <= Number(j.expires_at)).map(keyOf);
-          const giveUp = jobs.filter((j) => next > Number(j.expires_at)).map(keyOf);
-          rows = [
-            ...(await markJobs(trx, destination, retry, owner, 'pending', {
-              now,
-              attempts,
-              nextAttemptAt: next,
-              ...(error !== undefined && { error }),
-              ...(traceId !== undefined && { traceId }),
-            })),
-            ...(await markJobs(trx, destination, giveUp, owner, 'failed', {
-              now,
-              attempts,
-              error: `Not delivered ${within}; last error: ${error ?? 'none'}`,
-            })),
-          ];
-        }
-        await showOnConversions(trx, rows);
-        await webhookEvents.jobsFailed(trx, destination, rows); // conversion.forwarding_failed for the rows now failed
-        // The destination's health (api.md §12) in the same transaction as the attempt's outcome.
-        const account = (jobs[0] as DestinationJobsTable).account_id;
-        turn =
-          health && (await recordAttempt(trx, { storeId: group.store_id, kind: destination, accountId: account }, health, now));
-        return rows;
-      }),
-    ),
+  let marks: JobMark[];
+  if (outcome.outcome === 'sent') {
+    marks = [{ keys, status: 'sent', outcome: { now, attempts, traceId: traceId ?? null } }];
+  } else if (outcome.outcome === 'failed') {
+    const failed = { now, attempts, error: outcome.error, ...(traceId !== undefined && { traceId }) };
+    marks = [{ keys, status: 'failed', outcome: failed }];
+  } else {
+    const error = outcome.outcome === 'retry' ? outcome.error : undefined;
+    const total = Math.max(...jobs.map((j) => j.attempts)) + Math.max(attempts, 1);
+    const next = outcome.outcome === 'retry' ? now + Math.max(ctx.backoff(total), outcome.retryAfterMs ?? 0) : now;
+    const retried = {
+      now,
+      attempts,
+      nextAttemptAt: next,
+      ...(error !== undefined && { error }),
+      ...(traceId !== undefined && { traceId }),
+    };
+    const givenUp = { now, attempts, error: `Not delivered ${within}; last error: ${error ?? 'none'}` };
+    marks = [
+      { keys: jobs.filter((j) => next <= Number(j.expires_at)).map(keyOf), status: 'pending', outcome: retried },
+      { keys: jobs.filter((j) => next > Number(j.expires_at)).map(keyOf), status: 'failed', outcome: givenUp },
+    ];
+  }
+  return recording(() =>
+    ctx.database.runWrite(RECORD_OUTCOME, {
+      destination,
+      storeId: group.store_id,
+      accountId: (jobs[0] as DestinationJobsTable).account_id,
+      owner: ctx.owner,
+      now,
+      // A conversion job's outcome shows on its conversion: the reconciliation's counts move with it.
+      conversionIds: group.kind === 'conversion' ? jobs.map((j) => j.conversion_id) : [],
+      marks,
+      ...(health && { health }),
+    }),
   );
-  return { rows, turn };
 }

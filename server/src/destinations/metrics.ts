@@ -99,7 +99,11 @@ export function dispatcherMetrics(database: Database, registry: Registry | undef
       if (destination === 'meta' && outcome) capi.requests.inc({ outcome });
     },
     /** Jobs whose state a recording changed (sent, retried: pending again, failed); `retried` false: jobs given back untried. */
-    recorded(destination: string, rows: DestinationJobsTable[], retried: boolean): void {
+    recorded(
+      destination: string,
+      rows: Array<Pick<DestinationJobsTable, 'status' | 'livemode' | 'kind'>>,
+      retried: boolean,
+    ): void {
       for (const row of rows) {
         if (row.status === 'pending' && !retried) continue;
         const outcome = row.status === 'pending' ? 'retried' : row.status;

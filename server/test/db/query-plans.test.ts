@@ -21,7 +21,15 @@ import { type CohortScope, cohortCustomers, cohortRefunds, cohortRevenue } from 
 import { findConversionByKey, identityLinks, listConversions } from '../../src/db/repositories/conversions.js';
 import { firstConversionsOf } from '../../src/db/repositories/customers.js';
 import { oldestPendingAt } from '../../src/db/repositories/destination-health.js';
-import { claimJobs, dueJobGroups, leaseJobs, nextJobDueAt } from '../../src/db/repositories/destinations.js';
+import {
+  claimJobs,
+  dueJobGroups,
+  leaseJobs,
+  markJobs,
+  nextJobDueAt,
+  postponeJobs,
+  renewLeases,
+} from '../../src/db/repositories/destinations.js';
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
 import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js';
 import { identifiedBrowsers } from '../../src/db/repositories/identity-links.js';
@@ -470,6 +478,12 @@ const cohortScope = (s: Seeded): CohortScope => ({
   days: 366,
 });
 
+/**
+ * A recorded batch's jobs, by key: 25 of them, as a recording writes (with two or three keys
+ * SQLite's planner picks the primary key on its own; with more, a new database's took the due index).
+ */
+const BATCH_JOBS = Array.from({ length: 25 }, (_, i) => ({ conversion_id: `cv_${i}`, job_key: '' }));
+
 const CASES: Case[] = [
   {
     name: 'customers: the first conversions of a page of conversions (customer.new)',
@@ -729,6 +743,24 @@ const CASES: Case[] = [
       ),
     index: { sqlite: 'sqlite_autoindex_destination_jobs_1', postgres: 'destination_jobs_pk' },
   },
+  ...(['sent', 'pending', 'failed'] as const).map((status) => ({
+    // A recording (destinations/record-outcome.ts): by primary key, never a walk of the due index over
+    // every pending job — SQLite's planner took it for `status = 'pending'` behind a backlog.
+    name: `outbox: record jobs ${status}`,
+    run: (db: Reader, s: Seeded) =>
+      markJobs(db as Kysely<DB>, 'meta', BATCH_JOBS, 'me', status, { now: s.now, attempts: 1, nextAttemptAt: s.now + 1000 }),
+    index: { sqlite: 'sqlite_autoindex_destination_jobs_1', postgres: 'destination_jobs_pk' },
+  })),
+  {
+    name: "outbox: renew a split batch's leases",
+    run: (db, s) => renewLeases(db as Kysely<DB>, 'meta', BATCH_JOBS, 'me', s.now + 60_000),
+    index: { sqlite: 'sqlite_autoindex_destination_jobs_1', postgres: 'destination_jobs_pk' },
+  },
+  {
+    name: 'outbox: postpone refund jobs',
+    run: (db, s) => postponeJobs(db as Kysely<DB>, 'meta', BATCH_JOBS, 'me', s.now + 60_000, s.now),
+    index: { sqlite: 'sqlite_autoindex_destination_jobs_1', postgres: 'destination_jobs_pk' },
+  },
   {
     // Destination health (api.md §12): the stale check and `oldestPendingAt`, one seek each.
     name: "outbox: a destination's oldest pending job",
@@ -856,5 +888,50 @@ describe(`query plans (${ENGINE})`, () => {
         expect(partitions.filter((p) => !inWindow.includes(p))).toEqual([]);
       }
     }
+  });
+});
+
+/**
+ * A new database has no statistics until its first ANALYZE (a server runs `PRAGMA optimize` when
+ * it starts): SQLite's planner then guesses, and took an index whose leading column the statement
+ * names (`status`, `event_time`) over the one that finds its few rows. These statements are
+ * written so that it cannot: the outbox's recordings by primary key, the identity lookup by hash.
+ */
+describe.skipIf(ENGINE !== 'sqlite')('query plans on a new database, without statistics (sqlite)', () => {
+  let ctx: TestContext;
+  beforeAll(async () => {
+    ctx = await createTestContext();
+  });
+  afterAll(() => ctx?.close());
+
+  const now = Date.now();
+  const cases: Array<{ name: string; run: (db: Kysely<DB>) => Promise<unknown>; index: string }> = [
+    ...(['sent', 'pending', 'failed'] as const).map((status) => ({
+      name: `outbox: record jobs ${status}`,
+      run: (db: Kysely<DB>) => markJobs(db, 'tiktok', BATCH_JOBS, 'me', status, { now, nextAttemptAt: now + 1000 }),
+      index: 'sqlite_autoindex_destination_jobs_1',
+    })),
+    {
+      name: "outbox: renew a split batch's leases",
+      run: (db) => renewLeases(db, 'tiktok', BATCH_JOBS, 'me', now),
+      index: 'sqlite_autoindex_destination_jobs_1',
+    },
+    {
+      name: 'outbox: postpone refund jobs',
+      run: (db) => postponeJobs(db, 'tiktok', BATCH_JOBS, 'me', now, now),
+      index: 'sqlite_autoindex_destination_jobs_1',
+    },
+    {
+      name: 'attribution: identity by email hash',
+      run: (db) =>
+        identityLinks(db, { storeId: 'st_a', livemode: 1, after: now - 30 * DAY_MS, before: now }, { emailHash: 'e' }, 10),
+      index: 'conversions_email_hash',
+    },
+  ];
+
+  it.each(cases)('$name', async (c) => {
+    const statement = (await statementsOf(c.run))[0] as CompiledQuery;
+    const { plan } = await explain(ctx, statement);
+    expect(plan.join('\n'), plan.join('\n')).toContain(c.index);
   });
 });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Reader, Writer } from '../database.js';
 import { engineOf } from '../engine.js';
 import { rowLimit } from '../row-limit.js';
@@ -123,6 +124,14 @@ export async function leaseJobs(
     .execute();
 }
 
+/**
+ * A job's status where its keys select it: an expression, so that SQLite finds the jobs by their
+ * primary key and checks the status on each, instead of walking the due index (status first)
+ * over every pending job of the outbox — which its planner picks for `status = 'pending'` and
+ * which made recording a batch's outcome cost as much as the backlog was long.
+ */
+const STATUS_BY_KEY = sql<string>`${sql.ref('status')} || ''`;
+
 /** A job's key: its conversion and `job_key` ('' for the conversion itself, else its refund's row id). */
 export type JobKey = Pick<DestinationJobsTable, 'conversion_id' | 'job_key'>;
 
@@ -159,7 +168,7 @@ export async function postponeJobs(db: Writer, destination: string, keys: JobKey
     .where('destination', '=', destination)
     .where('conversion_id', 'in', ids)
     .where('job_key', 'in', jobKeys)
-    .where('status', '=', 'pending')
+    .where(STATUS_BY_KEY, '=', 'pending')
     .where('claimed_by', '=', owner)
     .execute();
 }
@@ -172,7 +181,7 @@ export async function skipJob(db: Writer, destination: string, key: JobKey, owne
     .where('destination', '=', destination)
     .where('conversion_id', '=', key.conversion_id)
     .where('job_key', '=', key.job_key)
-    .where('status', '=', 'pending')
+    .where(STATUS_BY_KEY, '=', 'pending')
     .where('claimed_by', '=', owner)
     .execute();
 }
@@ -196,7 +205,7 @@ export async function renewLeases(
     .where('destination', '=', destination)
     .where('conversion_id', 'in', ids)
     .where('job_key', 'in', jobKeys)
-    .where('status', '=', 'pending')
+    .where(STATUS_BY_KEY, '=', 'pending')
     .where('claimed_by', '=', owner)
     .returning(['conversion_id', 'job_key'])
     .execute();
@@ -239,7 +248,7 @@ export async function markJobs(
   owner: string,
   status: 'sent' | 'pending' | 'failed' | 'skipped',
   outcome: JobOutcome,
-): Promise<DestinationJobsTable[]> {
+): Promise<MarkedJob[]> {
   if (keys.length === 0) return [];
   const { ids, jobKeys } = keyFilter(keys);
   let query = db
@@ -260,9 +269,32 @@ export async function markJobs(
   query =
     status === 'sent'
       ? query.where('status', '!=', 'sent')
-      : query.where('status', '=', 'pending').where('claimed_by', '=', owner);
-  return query.returningAll().execute();
+      : query.where(STATUS_BY_KEY, '=', 'pending').where('claimed_by', '=', owner);
+  return query.returning(MARKED_COLUMNS).execute();
 }
+
+/** A job as `markJobs` returns it: every column but its payload (the recording needs only its state). */
+export type MarkedJob = Omit<DestinationJobsTable, 'payload'>;
+const MARKED_COLUMNS = [
+  'conversion_id',
+  'destination',
+  'job_key',
+  'kind',
+  'account_id',
+  'store_id',
+  'livemode',
+  'route',
+  'status',
+  'attempts',
+  'next_attempt_at',
+  'expires_at',
+  'claimed_by',
+  'last_error',
+  'trace_id',
+  'created_at',
+  'updated_at',
+  'sent_at',
+] as const satisfies ReadonlyArray<keyof MarkedJob>;
 
 export async function nextJobDueAt(db: Reader): Promise<number | undefined> {
   const row = await db

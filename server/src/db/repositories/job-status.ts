@@ -3,13 +3,19 @@ import type { Writer } from '../database.js';
 import { engineOf } from '../engine.js';
 import type { DestinationJobsTable } from '../schema.js';
 
+/** What a conversion shows of its job. */
+type JobState = Pick<
+  DestinationJobsTable,
+  'conversion_id' | 'destination' | 'kind' | 'status' | 'attempts' | 'last_error' | 'sent_at'
+>;
+
 /**
  * A conversion job's state shown on its conversion, in the job's own transaction, so the two
  * never disagree: Meta's in the conversion's `capi_*` columns (`capi`, `capiSent`,
  * `forwarding.meta`), every other destination's in its `forwarding` JSON. Refund jobs show on
  * their refund (refunds.ts), not here.
  */
-export async function showOnConversions(db: Writer, jobs: DestinationJobsTable[]): Promise<void> {
+export async function showOnConversions(db: Writer, jobs: JobState[]): Promise<void> {
   const conversions = jobs.filter((j) => j.kind === 'conversion');
   await showMeta(
     db,
@@ -22,8 +28,8 @@ export async function showOnConversions(db: Writer, jobs: DestinationJobsTable[]
 }
 
 /** Meta's jobs: one update per distinct state (a batch's jobs mostly share theirs). */
-async function showMeta(db: Writer, jobs: DestinationJobsTable[]): Promise<void> {
-  const byState = new Map<string, { job: DestinationJobsTable; ids: string[] }>();
+async function showMeta(db: Writer, jobs: JobState[]): Promise<void> {
+  const byState = new Map<string, { job: JobState; ids: string[] }>();
   for (const job of jobs) {
     const key = JSON.stringify([job.status, job.attempts, job.last_error, job.sent_at]);
     const entry = byState.get(key) ?? { job, ids: [] };
@@ -53,7 +59,7 @@ async function showMeta(db: Writer, jobs: DestinationJobsTable[]): Promise<void>
  * in one order (no deadlock), and each update reads the entry it keeps from the locked row (no
  * lost update).
  */
-async function showOthers(db: Writer, jobs: DestinationJobsTable[]): Promise<void> {
+async function showOthers(db: Writer, jobs: JobState[]): Promise<void> {
   if (jobs.length === 0) return;
   const engine = engineOf(db);
   const ids = [...new Set(jobs.map((j) => j.conversion_id))].sort();
