@@ -42,6 +42,9 @@ export const CLICK_IDS = {
 };
 export const KINDS = ['meta', ...Object.keys(CLICK_IDS)];
 
+/** BENCH_EVERY_STORE=one|all: the latency runs of that store alone (a CPU profile of one of them). */
+const ONLY_STORE = process.env.BENCH_EVERY_STORE;
+
 /** Every fake, answering after `latencyMs`; `settings` are the PUT bodies that match their credentials. */
 export async function startFakes(latencyMs) {
   const graph = await FakeGraph.start();
@@ -320,9 +323,18 @@ export async function latencyEveryDestination(rounds, duration) {
             ['all', all],
             ['one', one],
           ]) {
+        if (ONLY_STORE && destinations !== ONLY_STORE) continue;
         const cpu = cpuMs(server.child.pid);
+        const own = process.cpuUsage(); // this process: the load generator and the fakes
         const result = await run(storeId, `${destinations}${i}`, duration);
-        results.push({ destinations, round: i, cpuPerRequest: (cpuMs(server.child.pid) - cpu) / result.sent, ...result });
+        const { user, system } = process.cpuUsage(own);
+        results.push({
+          destinations,
+          round: i,
+          cpuPerRequest: (cpuMs(server.child.pid) - cpu) / result.sent,
+          benchCpuPerRequest: (user + system) / 1000 / result.sent,
+          ...result,
+        });
       }
     }
     const received = fakes.received();

@@ -22,7 +22,8 @@
 //    s runs, interleaved in alternating order, BENCH_ROUNDS each): median p99 and the ratio.
 // Environment: BENCH_QUEUED (10000), BENCH_DURATION (10 s), BENCH_CONNECTIONS (50), BENCH_RATE, BENCH_ALL_RATE, BENCH_EVERY_LATENCY,
 // BENCH_ROUNDS (3); BENCH_ONLY_DELIVERY skips the latency runs.
-// BENCH_ONLY_EVERY runs part 3 alone; BENCH_ONLY_EVERY_LATENCY with it, part 3's latency runs alone.
+// BENCH_ONLY_EVERY runs part 3 alone; BENCH_ONLY_EVERY_LATENCY with it, part 3's latency runs alone
+// (BENCH_EVERY_STORE=one|all: only that store's, to profile it).
 // Embedded SQLite only (it reads the outbox state from the database file).
 
 import { execFileSync } from 'node:child_process';
@@ -250,14 +251,16 @@ async function everyLatency() {
     console.log(
       `  round ${r.round} ${r.destinations === 'one' ? 'Meta only ' : 'all eight '} ${String(r.achieved).padStart(5)} req/s  ` +
         `p50 ${r.p50} ms  p90 ${r.p90} ms  p99 ${r.p99} ms  ` +
-        `server CPU ${(r.cpuPerRequest * 1000).toFixed(0)} µs/req  non-2xx ${r.non2xx}  errors ${r.errors}`,
+        `server CPU ${(r.cpuPerRequest * 1000).toFixed(0)} µs/req (bench and fakes ${(r.benchCpuPerRequest * 1000).toFixed(0)})  non-2xx ${r.non2xx}  errors ${r.errors}`,
     );
   }
-  for (const [name, f] of [
-    ['p50', (r) => r.p50],
-    ['p99', (r) => r.p99],
-    ['CPU/request', (r) => r.cpuPerRequest],
-  ]) {
+  for (const [name, f] of process.env.BENCH_EVERY_STORE
+    ? []
+    : [
+        ['p50', (r) => r.p50],
+        ['p99', (r) => r.p99],
+        ['CPU/request', (r) => r.cpuPerRequest],
+      ]) {
     const of = (kind) => perDestinations.results.filter((r) => r.destinations === kind).map(f);
     const one = median(of('one'));
     const all = median(of('all'));
@@ -285,7 +288,7 @@ async function metaLatency() {
     console.log(
       `  ${load.padEnd(16)} forwarding ${r.forwarding.padEnd(3)}  ${r.requests.average.toFixed(0).padStart(6)} req/s  ` +
         `p50 ${r.latency.p50} ms  p90 ${r.latency.p90} ms  p99 ${r.latency.p99} ms  ` +
-        `server CPU ${(r.cpuPerRequest * 1000).toFixed(0)} µs/req  non-2xx ${r.non2xx}  errors ${r.errors}` +
+        `server CPU ${(r.cpuPerRequest * 1000).toFixed(0)} µs/req (bench and fakes ${(r.benchCpuPerRequest * 1000).toFixed(0)})  non-2xx ${r.non2xx}  errors ${r.errors}` +
         (r.graphRequests === undefined ? '' : `  (${r.graphRequests} Graph API requests)`),
     );
   }

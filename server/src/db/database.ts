@@ -49,12 +49,19 @@ export interface WriteJob<A, R> {
    * it fails, its calls run again one by one. (SQLite's group commit batches every write.)
    */
   runBatch?: (writer: Writer, args: A[]) => Promise<R[]>;
+  /**
+   * No request waits for it (a delivery's outcome): on SQLite the writer thread takes the
+   * requests' writes first and this one in a small batch of its own when none waits (or once it
+   * has waited `BACKGROUND_WAIT_MS`), so a burst of such writes never sits in front of a
+   * request's commit. (PostgreSQL's pool runs writes side by side: nothing to order.)
+   */
+  background?: boolean;
 }
 
 export function writeJob<A, R>(
   name: string,
   run: (writer: Writer, arg: A) => Promise<R>,
-  options: Pick<WriteJob<A, R>, 'oneStatement' | 'runBatch'> = {},
+  options: Pick<WriteJob<A, R>, 'oneStatement' | 'runBatch' | 'background'> = {},
 ): WriteJob<A, R> {
   return { name, run, ...options };
 }

@@ -256,7 +256,7 @@ const RECORD_CHUNK = 25;
 
 /**
  * Records one outcome for jobs, `attempts` the requests made that included them (0: none), in
- * transactions of up to RECORD_CHUNK jobs, letting requests in between. A retry whose next
+ * transactions of up to RECORD_CHUNK jobs, letting requests' writes in between. A retry whose next
  * attempt would fall after a job's age limit fails it now, keeping the error.
  */
 async function record(
@@ -270,11 +270,14 @@ async function record(
 ): Promise<void> {
   const { destination } = group;
   const changed: RecordedJob[] = [];
-  for (let i = 0; i < jobs.length; i += RECORD_CHUNK) {
-    if (i > 0) await new Promise((resolve) => setImmediate(resolve));
-    const part = jobs.slice(i, i + RECORD_CHUNK);
-    // The destination's health is counted once per request, with its first part.
-    const recorded = await recordPart(ctx, group, part, outcome, traceId, attempts, i === 0 ? health : undefined);
+  const parts: DestinationJobsTable[][] = [];
+  for (let i = 0; i < jobs.length; i += RECORD_CHUNK) parts.push(jobs.slice(i, i + RECORD_CHUNK));
+  // The parts queue together (each its own transaction: the writer thread takes them between
+  // the requests' writes); the destination's health is counted once per request, with the first.
+  const recordings = await Promise.all(
+    parts.map((part, i) => recordPart(ctx, group, part, outcome, traceId, attempts, i === 0 ? health : undefined)),
+  );
+  for (const recorded of recordings) {
     if (recorded.turn) logTurn(ctx.log, recorded.turn);
     ctx.metrics.recorded(destination, recorded.rows, outcome.outcome === 'retry');
     changed.push(...recorded.rows);

@@ -35,7 +35,8 @@ export type RecordedJob = Pick<MarkedJob, 'conversion_id' | 'job_key' | 'status'
  * `capi_*`, the others' `forwarding`), the report rollups, `conversion.forwarding_failed`, and
  * the destination's health (api.md §12). A `WriteJob`: on the embedded database it runs on the
  * writer thread, so the recordings of eight destinations' batches never hold the event loop
- * (and the requests behind it); on PostgreSQL it runs on the pool as any write does.
+ * (and the requests behind it), and after the requests' own writes (`background`); on
+ * PostgreSQL it runs on the pool as any write does.
  */
 export const RECORD_OUTCOME = writeJob(
   'recordDeliveryOutcome',
@@ -59,4 +60,5 @@ export const RECORD_OUTCOME = writeJob(
       }));
       return { rows: recorded, turn };
     }),
+  { background: true },
 );

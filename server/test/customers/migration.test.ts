@@ -52,8 +52,14 @@ describe('migration 0033 (customers)', () => {
       // Later migrations go too (they run again harmlessly: 0034 marks the rollups for a rebuild, 0035 too and creates its table when absent).
       await sql`delete from kysely_migration where name = '0034_channel_rollups'`.execute(db);
       await sql`delete from kysely_migration where name = '0035_report_rollups'`.execute(db);
+      await sql`delete from kysely_migration where name = '0036_pending_job_indexes'`.execute(db); // runs again harmlessly
     });
-    expect(await ctx.database.migrate()).toEqual(['0033_customers', '0034_channel_rollups', '0035_report_rollups']);
+    expect(await ctx.database.migrate()).toEqual([
+      '0033_customers',
+      '0034_channel_rollups',
+      '0035_report_rollups',
+      '0036_pending_job_indexes',
+    ]);
     const rows = await ctx.database.read
       .selectFrom('customers')
       .selectAll()

@@ -1,8 +1,10 @@
 import { rmSync } from 'node:fs';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { down as pendingIndexesDown } from '../../src/db/migrations/0036_pending_job_indexes.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
-import { openTestDatabase, type TestDatabase } from '../engine.js';
+import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
+import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
 import { tempDir } from '../helpers.js';
 
 describe('migrations', () => {
@@ -42,5 +44,46 @@ describe('migrations', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it("0036 keeps the outbox's indexes to pending jobs, undone and done again", async () => {
+    dataDir = tempDir();
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.migrate();
+    const { database } = testDb;
+    const names = ['destination_jobs_due', 'destination_jobs_store_due', 'destination_jobs_store_pending'];
+    const definitions = async () => {
+      const db = database.read as unknown as Kysely<unknown>;
+      const { rows } =
+        ENGINE === 'sqlite'
+          ? await sql<{
+              definition: string;
+            }>`select sql as definition from sqlite_master where name in (${sql.join(names)}) order by name`.execute(db)
+          : await sql<{ definition: string }>`select indexdef as definition from pg_indexes
+              where indexname in (${sql.join(names)}) and schemaname = current_schema() order by indexname`.execute(db);
+      return rows.map((r) => r.definition.toLowerCase());
+    };
+    expect(await definitions()).toHaveLength(3);
+    for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
+    // Back to the indexes of every job, with a sent job and a pending one; then 0036 again.
+    await database.write(async (trx) => {
+      const db = trx as unknown as Kysely<unknown>;
+      await pendingIndexesDown(db);
+      await sql`delete from kysely_migration where name = '0036_pending_job_indexes'`.execute(db);
+      for (const [id, status, due] of [
+        ['cv_sent', 'sent', 1000],
+        ['cv_pending', 'pending', 2000],
+      ] as const) {
+        await sql`insert into destination_jobs (conversion_id, destination, job_key, kind, account_id, store_id, livemode,
+          route, payload, status, attempts, next_attempt_at, expires_at, created_at, updated_at)
+          values (${id}, 'tiktok', '', 'conversion', 'acct_1', 'st_1', 1, '', '{}', ${status}, 0, ${due}, 9999999999999, 1, 1)`.execute(
+          db,
+        );
+      }
+    });
+    for (const definition of await definitions()) expect(definition).not.toMatch(/where/);
+    expect(await database.migrate()).toEqual(['0036_pending_job_indexes']);
+    for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
+    expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
   });
 });

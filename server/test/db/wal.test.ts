@@ -2,11 +2,12 @@ import { existsSync, fdatasync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { threadId } from 'node:worker_threads';
 import SqliteDriver from 'better-sqlite3';
+import { sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type Database, isUnavailableError } from '../../src/db/database.js';
 import { openSqlite } from '../../src/db/sqlite/database.js';
 import { call, conversionBody, createTestContext, makeStore, tempDir } from '../helpers.js';
-import { NOTE, TRACE_SYNCS } from './write-job.fixture.js';
+import { BACKGROUND_NOTE, NOTE, TRACE_SYNCS } from './write-job.fixture.js';
 
 /** Worker threads that run the fixture's jobs too. */
 const JOBS_THREAD = new URL('./write-job.worker.ts', import.meta.url);
@@ -125,6 +126,39 @@ describe('group commit on the write-ahead log', () => {
       .execute()) as Array<{ n: number }>;
     expect(rows.map((r) => r.n)).toEqual([1, 3, 4]); // job 2's insert rolled back with it, alone
     expect(syncs.calls).toBeGreaterThanOrEqual(1); // the closure's commit was synced here (the jobs' on the writer thread)
+  });
+
+  it("commits the requests' writes before background ones queued earlier, and never starves the background ones", async () => {
+    const db = await open();
+    // Commit order is rowid order. Background writes first, then the requests' (foreground) in the same turn.
+    const background = [101, 102, 103, 104, 105].map((n) => db.runWrite(BACKGROUND_NOTE, { n }));
+    const foreground = [1, 2, 3].map((n) => db.runWrite(NOTE, { n }));
+    await Promise.all([...background, ...foreground]);
+    const order = async () =>
+      (
+        (await db.read
+          .selectFrom('notes' as never)
+          .select('n' as never)
+          .orderBy(sql`rowid`)
+          .execute()) as Array<{ n: number }>
+      ).map((r) => r.n);
+    const first = await order();
+    expect(first.slice(0, 3)).toEqual([1, 2, 3]);
+    expect(first.slice(3).sort()).toEqual([101, 102, 103, 104, 105]);
+    // A steady stream of the requests' writes, never letting the writer thread idle: a background
+    // write still goes once it has waited its turn (BACKGROUND_WAIT_MS), long before the stream ends.
+    let streaming = true;
+    const stream = (async () => {
+      for (let n = 1000; streaming; n++) await Promise.all([db.runWrite(NOTE, { n }), db.runWrite(NOTE, { n: n + 0.5 })]);
+    })();
+    await new Promise((r) => setTimeout(r, 20));
+    const queued = performance.now();
+    await db.runWrite(BACKGROUND_NOTE, { n: 200 });
+    const waited = performance.now() - queued;
+    streaming = false;
+    await stream;
+    expect(waited).toBeLessThan(2_000);
+    expect((await order()).includes(200)).toBe(true);
   });
 
   it('never acknowledges a write whose sync failed, and goes on with later writes', async () => {

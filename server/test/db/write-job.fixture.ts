@@ -16,6 +16,8 @@ export async function note(db: Writer, arg: { n: number; fail?: boolean; table?:
 
 // Run by a worker thread whose table lists them (write-job.worker.ts).
 export const NOTE = writeJob('note', note);
+/** The same as a background write (a delivery's outcome is one): requests' writes go first. */
+export const BACKGROUND_NOTE = writeJob('backgroundNote', note, { background: true });
 
 // The writer thread's log syncs, recorded (for the duplicate-conversion test): node:fs's
 // fdatasync is wrapped in that thread and its ES module binding updated, so the thread's own

@@ -2,6 +2,6 @@
 import { jobTable } from '../../src/db/database.js';
 import { serveDatabaseThread } from '../../src/db/sqlite/worker.js';
 import { JOBS } from '../../src/jobs.js';
-import { NOTE, TRACE_SYNCS } from './write-job.fixture.js';
+import { BACKGROUND_NOTE, NOTE, TRACE_SYNCS } from './write-job.fixture.js';
 
-serveDatabaseThread({ ...JOBS, ...jobTable(NOTE, TRACE_SYNCS) });
+serveDatabaseThread({ ...JOBS, ...jobTable(NOTE, BACKGROUND_NOTE, TRACE_SYNCS) });

@@ -32,6 +32,7 @@ import * as spendSources from './0031_spend_sources.js';
 import * as customers from './0033_customers.js';
 import * as channelRollups from './0034_channel_rollups.js';
 import * as reportRollups from './0035_report_rollups.js';
+import * as pendingJobIndexes from './0036_pending_job_indexes.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -73,6 +74,7 @@ const migrations: Record<string, Migration> = {
   '0033_customers': customers,
   '0034_channel_rollups': channelRollups,
   '0035_report_rollups': reportRollups,
+  '0036_pending_job_indexes': pendingJobIndexes,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -26,6 +26,8 @@ interface QueuedWrite {
   work?: (trx: Writer) => Promise<unknown>;
   /** …or a job of the table of jobs, run on the writer thread. */
   job?: { name: string; arg: unknown };
+  /** A background job (`WriteJob.background`) and when it was queued. */
+  background?: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -41,6 +43,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Batches of `WriteJob`s handed to the writer thread and not yet answered (committed and synced) by it. */
 const MAX_THREADED_IN_FLIGHT = 3;
+
+/**
+ * Background writes (`WriteJob.background`: a delivery's outcome, up to 25 jobs each) go to the
+ * writer thread this many at a time, alone, when it has nothing else to do — or with the
+ * requests' writes once the oldest has waited `BACKGROUND_WAIT_MS`, so they are never starved.
+ */
+const BACKGROUND_BATCH = 2;
+const BACKGROUND_WAIT_MS = 100;
 
 class GroupCommitter {
   private queue: QueuedWrite[] = [];
@@ -67,10 +77,10 @@ class GroupCommitter {
   }
 
   enqueueJob<A, R>(job: WriteJob<A, R>, arg: A): Promise<R> {
-    return this.push({ job: { name: job.name, arg } });
+    return this.push({ job: { name: job.name, arg }, ...(job.background && { background: performance.now() }) });
   }
 
-  private push<T>(write: Pick<QueuedWrite, 'work' | 'job'>): Promise<T> {
+  private push<T>(write: Pick<QueuedWrite, 'work' | 'job' | 'background'>): Promise<T> {
     this.lastActivity = performance.now();
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ ...write, resolve: resolve as (v: unknown) => void, reject });
@@ -138,7 +148,13 @@ class GroupCommitter {
       return;
     }
     if (this.threadedInFlight >= MAX_THREADED_IN_FLIGHT) return;
-    const batch = this.takeBatch((write) => write.job !== undefined);
+    const batch = this.takeJobs();
+    if (batch.length === 0) {
+      // Only background writes wait, and the writer thread is busy: they go when it is done, or once overdue.
+      const oldest = Math.min(...this.queue.map((write) => write.background ?? Number.POSITIVE_INFINITY));
+      if (Number.isFinite(oldest)) this.recheckAt(oldest + BACKGROUND_WAIT_MS);
+      return;
+    }
     this.threadedInFlight++;
     const jobs = batch.map((write) => write.job as ThreadedJob);
     void this.commit(
@@ -148,6 +164,41 @@ class GroupCommitter {
         this.threadedInFlight--;
         if (this.queue.length > 0) this.schedule();
       },
+    );
+  }
+
+  /**
+   * The next batch for the writer thread: the requests' jobs, in order, with at most
+   * BACKGROUND_BATCH background jobs that have waited BACKGROUND_WAIT_MS; or, when no request's
+   * job waits and the writer thread is idle, up to BACKGROUND_BATCH background jobs alone. A
+   * request's write thus waits behind at most that much background work. Empty: nothing to
+   * hand over now.
+   */
+  private takeJobs(): QueuedWrite[] {
+    const overdue = performance.now() - BACKGROUND_WAIT_MS;
+    const requests = this.queue.some((write) => write.job !== undefined && write.background === undefined);
+    if (!requests && this.threadedInFlight > 0) return [];
+    let background = 0;
+    return this.takeBatch((write) => {
+      if (write.job === undefined) return false;
+      if (write.background === undefined) return true;
+      if (background >= BACKGROUND_BATCH || (requests && write.background > overdue)) return false;
+      background++;
+      return true;
+    });
+  }
+
+  private recheckTimer: NodeJS.Timeout | undefined;
+
+  /** Flushes again at `at` (performance.now() time): a background write falls due then. */
+  private recheckAt(at: number): void {
+    if (this.recheckTimer) return;
+    this.recheckTimer = setTimeout(
+      () => {
+        this.recheckTimer = undefined;
+        this.schedule();
+      },
+      Math.max(0, at - performance.now()),
     );
   }
 
