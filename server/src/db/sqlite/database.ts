@@ -51,6 +51,12 @@ const MAX_THREADED_IN_FLIGHT = 3;
  */
 const BACKGROUND_BATCH = 2;
 const BACKGROUND_WAIT_MS = 100;
+/**
+ * With no request's write for this long the requests have stopped (a backlog delivered after a
+ * restart, a quiet night): background jobs go in full batches (MAX_BATCH), one commit and sync
+ * for many, instead of BACKGROUND_BATCH at a time.
+ */
+const REQUESTS_IDLE_MS = 50;
 
 class GroupCommitter {
   private queue: QueuedWrite[] = [];
@@ -60,6 +66,8 @@ class GroupCommitter {
   /** Batches of jobs sent to the writer thread, not yet answered. */
   private threadedInFlight = 0;
   private lastActivity = 0;
+  /** When a write other than a background one was last queued. */
+  private lastRequestWrite = 0;
   /** Batches committed and not yet answered (waiting for their sync). */
   private unsynced = 0;
   private readonly syncs: SyncSequence;
@@ -82,6 +90,7 @@ class GroupCommitter {
 
   private push<T>(write: Pick<QueuedWrite, 'work' | 'job' | 'background'>): Promise<T> {
     this.lastActivity = performance.now();
+    if (write.background === undefined) this.lastRequestWrite = this.lastActivity;
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ ...write, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
@@ -170,19 +179,22 @@ class GroupCommitter {
   /**
    * The next batch for the writer thread: the requests' jobs, in order, with at most
    * BACKGROUND_BATCH background jobs that have waited BACKGROUND_WAIT_MS; or, when no request's
-   * job waits and the writer thread is idle, up to BACKGROUND_BATCH background jobs alone. A
-   * request's write thus waits behind at most that much background work. Empty: nothing to
-   * hand over now.
+   * job waits and the writer thread is idle, up to BACKGROUND_BATCH background jobs alone (full
+   * batches, as requests' go, once the requests have stopped: REQUESTS_IDLE_MS). A request's write thus waits
+   * behind at most that much background work. Empty: nothing to hand over now.
    */
   private takeJobs(): QueuedWrite[] {
-    const overdue = performance.now() - BACKGROUND_WAIT_MS;
+    const now = performance.now();
+    const overdue = now - BACKGROUND_WAIT_MS;
     const requests = this.queue.some((write) => write.job !== undefined && write.background === undefined);
-    if (!requests && this.threadedInFlight > 0) return [];
+    const stopped = now - this.lastRequestWrite >= REQUESTS_IDLE_MS;
+    if (!requests && !stopped && this.threadedInFlight > 0) return [];
+    const most = stopped ? MAX_BATCH : BACKGROUND_BATCH;
     let background = 0;
     return this.takeBatch((write) => {
       if (write.job === undefined) return false;
       if (write.background === undefined) return true;
-      if (background >= BACKGROUND_BATCH || (requests && write.background > overdue)) return false;
+      if (background >= most || (requests && write.background > overdue)) return false;
       background++;
       return true;
     });
