@@ -8,7 +8,12 @@
  */
 import type { Model } from '../attribution/models.js';
 import type { Database } from '../db/database.js';
-import { creditedCampaigns, firstConversionsBetween, spendByCampaignDay } from '../db/repositories/channels.js';
+import {
+  type CampaignDaySpend,
+  creditedCampaigns,
+  firstConversionsBetween,
+  spendByCampaign,
+} from '../db/repositories/channels.js';
 import { sumDimensionClicks, sumDimensionCredits, sumTotals } from '../db/repositories/rollup-reads.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
@@ -75,7 +80,7 @@ export async function computeChannels(database: Database, tenant: Tenant, query:
     sumTotals(database.read, store.id, livemode, range),
     sumDimensionClicks(database.read, store.id, livemode, CHANNEL_CAMPAIGN, range),
     sumDimensionCredits(database.read, store.id, livemode, CHANNEL_CAMPAIGN, model, range, currency),
-    spendByCampaignDay(database.read, store.id, livemode, range),
+    spendByCampaign(database.read, store.id, livemode, range, currency),
     firstConversionsBetween(database.read, store.id, livemode, range.from, range.to),
   ]);
 
@@ -191,12 +196,9 @@ export async function computeChannels(database: Database, tenant: Tenant, query:
   });
 }
 
-/** Spend rows per currency and day, with the day's total. */
-function groupDays(spend: Awaited<ReturnType<typeof spendByCampaignDay>>) {
-  const days = new Map<
-    string,
-    { currency: string; date: string; total: number; entries: number; rows: Awaited<ReturnType<typeof spendByCampaignDay>> }
-  >();
+/** Spend rows per currency and day ('' for the store currency's, summed over the range), with the day's total. */
+function groupDays(spend: CampaignDaySpend[]) {
+  const days = new Map<string, { currency: string; date: string; total: number; entries: number; rows: CampaignDaySpend[] }>();
   for (const row of spend) {
     const key = `${row.currency}|${row.date}`;
     const day = days.get(key) ?? { currency: row.currency, date: row.date, total: 0, entries: 0, rows: [] };

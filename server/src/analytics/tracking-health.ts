@@ -5,7 +5,7 @@
  * destinations and spend sources, and conversions waiting more than an hour for a destination.
  */
 import type { Database } from '../db/database.js';
-import { spendByCampaignDay } from '../db/repositories/channels.js';
+import { spendByCampaign } from '../db/repositories/channels.js';
 import { healthOfStore } from '../db/repositories/destination-health.js';
 import { sumDimensionClicks } from '../db/repositories/rollup-reads.js';
 import { storeSources } from '../db/repositories/spend-sources.js';
@@ -69,7 +69,7 @@ export async function computeTrackingHealth(database: Database, tenant: Tenant, 
   await refreshRollups(database, store);
   const [clicks, spend, health, sources, pending] = await Promise.all([
     sumDimensionClicks(database.read, store.id, livemode, CHANNEL_CAMPAIGN, range),
-    spendByCampaignDay(database.read, store.id, livemode, range),
+    spendByCampaign(database.read, store.id, livemode, range),
     healthOfStore(database.read, store.id),
     storeSources(database.read, store.id),
     pendingSince(database.read, store.id, livemode, now - PENDING_AFTER_MS),
