@@ -8,12 +8,7 @@
  */
 import type { Model } from '../attribution/models.js';
 import type { Database } from '../db/database.js';
-import {
-  type CampaignDaySpend,
-  creditedCampaigns,
-  firstConversionsBetween,
-  spendByCampaign,
-} from '../db/repositories/channels.js';
+import { type CampaignDaySpend, newCustomersBetween, spendByCampaign } from '../db/repositories/channels.js';
 import { sumDimensionClicks, sumDimensionCredits, sumTotals } from '../db/repositories/rollup-reads.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
@@ -81,7 +76,7 @@ export async function computeChannels(database: Database, tenant: Tenant, query:
     sumDimensionClicks(database.read, store.id, livemode, CHANNEL_CAMPAIGN, range),
     sumDimensionCredits(database.read, store.id, livemode, CHANNEL_CAMPAIGN, model, range, currency),
     spendByCampaign(database.read, store.id, livemode, range, currency),
-    firstConversionsBetween(database.read, store.id, livemode, range.from, range.to),
+    newCustomersBetween(database.read, store.id, livemode, range.from, range.to),
   ]);
 
   const channels = new Map<string, { figures: ChannelFigures; campaigns: Map<string, ChannelFigures> }>();
@@ -151,14 +146,10 @@ export async function computeChannels(database: Database, tenant: Tenant, query:
   }
 
   // New customers: customers whose first conversion is in range, by that conversion's channel and credited click's campaign.
-  const campaignOfFirst = await creditedCampaigns(
-    database.read,
-    store.id,
-    firsts.filter((f) => f.channel !== UNATTRIBUTED).map((f) => f.conversionId),
-  );
+  let unattributedCustomers = 0;
   for (const first of firsts) {
-    if (first.channel === UNATTRIBUTED) continue;
-    campaign(first.channel, campaignOfFirst.get(first.conversionId) ?? '').newCustomers += 1;
+    if (first.channel === UNATTRIBUTED) unattributedCustomers += first.customers;
+    else campaign(first.channel, first.campaignId).newCustomers += first.customers;
   }
 
   // What no channel is credited with: the metrics' totals less the channels' credit.
@@ -177,7 +168,7 @@ export async function computeChannels(database: Database, tenant: Tenant, query:
   unattributed.units = conversions * CREDIT_UNITS - creditedUnits;
   unattributed.revenueMinor = revenueMinor - creditedRevenue;
   unattributed.refundMinor = refundsMinor - creditedRefunds;
-  unattributed.newCustomers = firsts.filter((f) => f.channel === UNATTRIBUTED).length;
+  unattributed.newCustomers = unattributedCustomers;
 
   return presentChannels({
     header: {

@@ -14,8 +14,8 @@ import { firstChannelOf } from './identity.js';
 /** `customer: {new}` of a conversion item; absent when the conversion has neither email nor phone. */
 export type CustomerView = { customer?: { new: boolean } };
 
-/** The `customers` row this conversion would be the first of (upserted with it). */
-export function customerRowOf(row: ConversionsTable): CustomersTable | undefined {
+/** The `customers` row this conversion would be the first of (upserted with it); `campaignId`: its credited click's. */
+export function customerRowOf(row: ConversionsTable, campaignId: string): CustomersTable | undefined {
   if (!row.customer_key) return undefined;
   return {
     store_id: row.store_id,
@@ -25,6 +25,7 @@ export function customerRowOf(row: ConversionsTable): CustomersTable | undefined
     first_conversion_id: row.id,
     first_event_time: row.event_time,
     channel: firstChannelOf(row),
+    campaign_id: firstChannelOf(row) === 'unattributed' ? '' : campaignId,
   };
 }
 

@@ -10,4 +10,6 @@ export interface CustomersTable {
   first_event_time: number;
   /** The channel the first conversion is credited to (click-channel.ts), `unattributed` when none. */
   channel: string;
+  /** The campaign_id of the click that first conversion is credited to; '' when none (migration 0037). */
+  campaign_id: string;
 }

@@ -303,7 +303,7 @@ export async function recordConversion(
   // Outbox: the delivery job commits with the conversion, so an acknowledged conversion is never lost to Meta.
   // conversion.attributed (api.md §9): its webhook messages commit with the conversion too.
   // Its customer (api.md §11): whether it is new as known before this write, for the webhook.
-  const customer = customerRowOf(row);
+  const customer = customerRowOf(row, row.attributed === 1 ? ((await attributedClick())?.campaign_id ?? '') : '');
   const webhook =
     row.attributed === 1
       ? conversionAttributedEvent(row, row.created_at, customer && (await customerViewOf(database.read, row)))

@@ -128,7 +128,7 @@ export async function applyReattribution(
         customerKey: after.customer_key,
         conversionId: after.id,
       };
-      await setFirstChannel(trx, first, firstChannelOf(after));
+      await setFirstChannel(trx, first, firstChannelOf(after), click?.campaign_id ?? '');
     }
     const webhook = after.attributed === 1 && moved;
     if (webhook) await webhookEvents.emit(trx, conversionAttributedEvent(after, now, await customerViewOf(trx, after)));

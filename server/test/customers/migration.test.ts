@@ -23,7 +23,7 @@ describe('migration 0033 (customers)', () => {
     };
     const click = await call(ctx.app, 'POST', '/v1/track/click', {
       key: ctx.a.live,
-      body: clickBody(storeId, { timestamp: iso(now - 3 * DAY_MS) }),
+      body: clickBody(storeId, { timestamp: iso(now - 3 * DAY_MS) }), // its landing page's campaign_id=123
     });
     // Recorded later, earlier by event time: the first.
     await track({ customerData: { email: 'm@example.com' }, timestamp: iso(now - DAY_MS) });
@@ -53,12 +53,14 @@ describe('migration 0033 (customers)', () => {
       await sql`delete from kysely_migration where name = '0034_channel_rollups'`.execute(db);
       await sql`delete from kysely_migration where name = '0035_report_rollups'`.execute(db);
       await sql`delete from kysely_migration where name = '0036_pending_job_indexes'`.execute(db); // runs again harmlessly
+      await sql`delete from kysely_migration where name = '0037_customer_campaigns'`.execute(db); // its column went with the table
     });
     expect(await ctx.database.migrate()).toEqual([
       '0033_customers',
       '0034_channel_rollups',
       '0035_report_rollups',
       '0036_pending_job_indexes',
+      '0037_customer_campaigns',
     ]);
     const rows = await ctx.database.read
       .selectFrom('customers')
@@ -70,9 +72,10 @@ describe('migration 0033 (customers)', () => {
       expected.map((r) => ({ ...r, first_event_time: Number(r.first_event_time) })),
     );
     const byFirst = new Map(rows.map((r) => [`${r.first_conversion_id}`, r]));
-    expect(byFirst.get(first)).toMatchObject({ livemode: 1, channel: 'meta' });
+    // Its credited click's campaign (0037), as the write recorded it and the backfill finds it.
+    expect(byFirst.get(first)).toMatchObject({ livemode: 1, channel: 'meta', campaign_id: '123' });
     expect(byFirst.get(first)?.customer_key).toMatch(/^em:[0-9a-f]{64}$/);
-    expect(byFirst.get(phone)).toMatchObject({ livemode: 1, channel: 'unattributed' });
+    expect(byFirst.get(phone)).toMatchObject({ livemode: 1, channel: 'unattributed', campaign_id: '' });
     expect(byFirst.get(phone)?.customer_key).toMatch(/^ph:[0-9a-f]{64}$/);
     expect(byFirst.get(testFirst)).toMatchObject({ livemode: 0 });
     expect(rows).toHaveLength(3);

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { down as pendingIndexesDown } from '../../src/db/migrations/0036_pending_job_indexes.js';
+import { down as customerCampaignsDown } from '../../src/db/migrations/0037_customer_campaigns.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
 import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
@@ -68,8 +69,10 @@ describe('migrations', () => {
     // Back to the indexes of every job, with a sent job and a pending one; then 0036 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      // 0037 came after it: undone first, done again after it.
+      await customerCampaignsDown(db);
       await pendingIndexesDown(db);
-      await sql`delete from kysely_migration where name = '0036_pending_job_indexes'`.execute(db);
+      await sql`delete from kysely_migration where name in ('0036_pending_job_indexes', '0037_customer_campaigns')`.execute(db);
       for (const [id, status, due] of [
         ['cv_sent', 'sent', 1000],
         ['cv_pending', 'pending', 2000],
@@ -82,7 +85,7 @@ describe('migrations', () => {
       }
     });
     for (const definition of await definitions()) expect(definition).not.toMatch(/where/);
-    expect(await database.migrate()).toEqual(['0036_pending_job_indexes']);
+    expect(await database.migrate()).toEqual(['0036_pending_job_indexes', '0037_customer_campaigns']);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
   });

@@ -112,6 +112,8 @@ async function backTo0019(database: Database): Promise<void> {
     await sql`delete from kysely_migration where name = '0035_report_rollups'`.execute(db);
     // 0036 (the outbox's indexes of pending jobs): it replaces the indexes; it runs again harmlessly.
     await sql`delete from kysely_migration where name = '0036_pending_job_indexes'`.execute(db);
+    // 0037 (the customers' campaign): its column went with the customers table.
+    await sql`delete from kysely_migration where name = '0037_customer_campaigns'`.execute(db);
     // 0027 (conversion source), 0028 (destination health), 0029 (attributed click ids).
     for (const column of ['source', 'attributed_click_ids']) {
       await sql`alter table conversions drop column ${sql.ref(column)}`.execute(db);
@@ -204,6 +206,7 @@ describe('migration 0020 (one outbox)', () => {
       '0034_channel_rollups',
       '0035_report_rollups',
       '0036_pending_job_indexes',
+      '0037_customer_campaigns',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

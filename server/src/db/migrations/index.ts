@@ -33,6 +33,7 @@ import * as customers from './0033_customers.js';
 import * as channelRollups from './0034_channel_rollups.js';
 import * as reportRollups from './0035_report_rollups.js';
 import * as pendingJobIndexes from './0036_pending_job_indexes.js';
+import * as customerCampaigns from './0037_customer_campaigns.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -75,6 +76,7 @@ const migrations: Record<string, Migration> = {
   '0034_channel_rollups': channelRollups,
   '0035_report_rollups': reportRollups,
   '0036_pending_job_indexes': pendingJobIndexes,
+  '0037_customer_campaigns': customerCampaigns,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -126,7 +126,7 @@ function recordStatement({ conversion, touchpoints, jobs, webhook, customer }: C
       where exists (select from conversion)
       on conflict (store_id, livemode, customer_key) do update set
         first_conversion_id = excluded.first_conversion_id, first_event_time = excluded.first_event_time,
-        channel = excluded.channel
+        channel = excluded.channel, campaign_id = excluded.campaign_id
       where (excluded.first_event_time, excluded.first_conversion_id) < (customers.first_event_time, customers.first_conversion_id)
     )`
     : sql``;

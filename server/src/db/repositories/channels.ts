@@ -62,49 +62,26 @@ export async function spendByCampaign(
   }));
 }
 
-/** Customers of a store and mode whose first conversion is in [from, to): its id and the customer's channel (index customers_first). */
-export async function firstConversionsBetween(
+/**
+ * Customers of a store and mode whose first conversion is in [from, to), counted per channel and
+ * campaign of that conversion's credited click (migration 0037): one range of the covering index
+ * `customers_first`.
+ */
+export async function newCustomersBetween(
   db: Reader,
   storeId: string,
   livemode: number,
   from: number,
   to: number,
-): Promise<Array<{ conversionId: string; channel: string }>> {
+): Promise<Array<{ channel: string; campaignId: string; customers: number }>> {
   const rows = await db
     .selectFrom('customers')
-    .select(['first_conversion_id', 'channel'])
+    .select((eb) => ['channel', 'campaign_id', eb.fn.countAll<number>().as('customers')])
     .where('store_id', '=', storeId)
     .where('livemode', '=', livemode)
     .where('first_event_time', '>=', from)
     .where('first_event_time', '<', to)
+    .groupBy(['channel', 'campaign_id'])
     .execute();
-  return rows.map((r) => ({ conversionId: r.first_conversion_id, channel: r.channel }));
-}
-
-const ID_CHUNK = 500;
-
-/** The campaign id of the click each of these conversions is credited to ('' when the click has none or is gone). */
-export async function creditedCampaigns(db: Reader, storeId: string, conversionIds: string[]): Promise<Map<string, string>> {
-  const clickOf = new Map<string, string>();
-  for (let i = 0; i < conversionIds.length; i += ID_CHUNK) {
-    const rows = await db
-      .selectFrom('conversions')
-      .select(['id', 'attributed_click_id'])
-      .where('store_id', '=', storeId)
-      .where('id', 'in', conversionIds.slice(i, i + ID_CHUNK))
-      .execute();
-    for (const r of rows) if (r.attributed_click_id) clickOf.set(r.id, r.attributed_click_id);
-  }
-  const campaignOf = new Map<string, string>();
-  const clickIds = [...new Set(clickOf.values())];
-  for (let i = 0; i < clickIds.length; i += ID_CHUNK) {
-    const rows = await db
-      .selectFrom('clicks')
-      .select(['id', 'campaign_id'])
-      .where('store_id', '=', storeId)
-      .where('id', 'in', clickIds.slice(i, i + ID_CHUNK))
-      .execute();
-    for (const r of rows) campaignOf.set(r.id, r.campaign_id ?? '');
-  }
-  return new Map([...clickOf].map(([conversion, click]) => [conversion, campaignOf.get(click) ?? '']));
+  return rows.map((r) => ({ channel: r.channel, campaignId: r.campaign_id, customers: Number(r.customers) }));
 }

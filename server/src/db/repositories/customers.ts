@@ -25,6 +25,7 @@ const upsert = prepared((db, row: CustomersTable) =>
           first_conversion_id: (eb) => eb.ref('excluded.first_conversion_id'),
           first_event_time: (eb) => eb.ref('excluded.first_event_time'),
           channel: (eb) => eb.ref('excluded.channel'),
+          campaign_id: (eb) => eb.ref('excluded.campaign_id'),
         })
         .where(
           sql<boolean>`(excluded.first_event_time, excluded.first_conversion_id) < (customers.first_event_time, customers.first_conversion_id)`,
@@ -67,15 +68,16 @@ function firstsOf(db: Reader, storeId: string, livemode: number, keys: string[])
     .execute();
 }
 
-/** A customer's first-conversion channel after that conversion was re-attributed (tracking/reattribution.ts). */
+/** A customer's first-conversion channel and campaign after that conversion was re-attributed (tracking/reattribution.ts). */
 export async function setFirstChannel(
   db: Writer,
   first: { storeId: string; livemode: number; customerKey: string; conversionId: string },
   channel: string,
+  campaignId: string,
 ): Promise<void> {
   await db
     .updateTable('customers')
-    .set({ channel })
+    .set({ channel, campaign_id: channel === 'unattributed' ? '' : campaignId })
     .where('store_id', '=', first.storeId)
     .where('livemode', '=', first.livemode)
     .where('customer_key', '=', first.customerKey)
