@@ -83,7 +83,11 @@ function purchasesOf(db: Reader, scope: CohortScope) {
       )
       .where(firstInRange(scope))
       .where('c.event_type', '=', 'Purchase')
-      .where(sql<boolean>`c.event_time >= u.first_event_time and c.event_time < u.first_event_time + ${horizon}`)
+      // `+c.event_time`: a bound on each customer's own conversions, checked on the rows the join
+      // finds, never offered to `conversions_store_time` as a range per customer: SQLite with
+      // sampled statistics (`analysis_limit`) took that, and read every later conversion of the
+      // store once per customer (38 s for a month's cohorts of a 2M-click year; 0.1 s since).
+      .where(sql<boolean>`+c.event_time >= u.first_event_time and +c.event_time < u.first_event_time + ${horizon}`)
       // The same bound on the conversions' own time: PostgreSQL reads only the partitions it can be in.
       .where('c.event_time', '>=', scope.bounds[0] ?? 0)
   );
