@@ -54,6 +54,7 @@ describe('migration 0033 (customers)', () => {
       await sql`delete from kysely_migration where name = '0035_report_rollups'`.execute(db);
       await sql`delete from kysely_migration where name = '0036_pending_job_indexes'`.execute(db); // runs again harmlessly
       await sql`delete from kysely_migration where name = '0037_customer_campaigns'`.execute(db); // its column went with the table
+      await sql`delete from kysely_migration where name = '0038_report_indexes'`.execute(db); // its customers index too
     });
     expect(await ctx.database.migrate()).toEqual([
       '0033_customers',
@@ -61,6 +62,7 @@ describe('migration 0033 (customers)', () => {
       '0035_report_rollups',
       '0036_pending_job_indexes',
       '0037_customer_campaigns',
+      '0038_report_indexes',
     ]);
     const rows = await ctx.database.read
       .selectFrom('customers')

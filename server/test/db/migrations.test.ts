@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { down as pendingIndexesDown } from '../../src/db/migrations/0036_pending_job_indexes.js';
 import { down as customerCampaignsDown } from '../../src/db/migrations/0037_customer_campaigns.js';
+import { down as reportIndexesDown } from '../../src/db/migrations/0038_report_indexes.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
 import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
@@ -69,10 +70,13 @@ describe('migrations', () => {
     // Back to the indexes of every job, with a sent job and a pending one; then 0036 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
-      // 0037 came after it: undone first, done again after it.
+      // 0037 and 0038 came after it: undone first, done again after it.
+      await reportIndexesDown(db);
       await customerCampaignsDown(db);
       await pendingIndexesDown(db);
-      await sql`delete from kysely_migration where name in ('0036_pending_job_indexes', '0037_customer_campaigns')`.execute(db);
+      await sql`delete from kysely_migration where name in ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes')`.execute(
+        db,
+      );
       for (const [id, status, due] of [
         ['cv_sent', 'sent', 1000],
         ['cv_pending', 'pending', 2000],
@@ -85,8 +89,36 @@ describe('migrations', () => {
       }
     });
     for (const definition of await definitions()) expect(definition).not.toMatch(/where/);
-    expect(await database.migrate()).toEqual(['0036_pending_job_indexes', '0037_customer_campaigns']);
+    expect(await database.migrate()).toEqual(['0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes']);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
+  });
+
+  it("0038 adds the channel report's campaign indexes, undone and done again", async () => {
+    dataDir = tempDir();
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.migrate();
+    const { database } = testDb;
+    const names = ['ad_spend_campaigns', 'customers_campaigns'];
+    const present = async () => {
+      const db = database.read as unknown as Kysely<unknown>;
+      const { rows } =
+        ENGINE === 'sqlite'
+          ? await sql<{
+              name: string;
+            }>`select name from sqlite_master where type = 'index' and name in (${sql.join(names)}) order by name`.execute(db)
+          : await sql<{ name: string }>`select indexname as name from pg_indexes
+              where indexname in (${sql.join(names)}) and schemaname = current_schema() order by indexname`.execute(db);
+      return rows.map((r) => r.name);
+    };
+    expect(await present()).toEqual(names);
+    await database.write(async (trx) => {
+      const db = trx as unknown as Kysely<unknown>;
+      await reportIndexesDown(db);
+      await sql`delete from kysely_migration where name = '0038_report_indexes'`.execute(db);
+    });
+    expect(await present()).toEqual([]);
+    expect(await database.migrate()).toEqual(['0038_report_indexes']);
+    expect(await present()).toEqual(names);
   });
 });

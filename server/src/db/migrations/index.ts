@@ -34,6 +34,7 @@ import * as channelRollups from './0034_channel_rollups.js';
 import * as reportRollups from './0035_report_rollups.js';
 import * as pendingJobIndexes from './0036_pending_job_indexes.js';
 import * as customerCampaigns from './0037_customer_campaigns.js';
+import * as reportIndexes from './0038_report_indexes.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -77,6 +78,7 @@ const migrations: Record<string, Migration> = {
   '0035_report_rollups': reportRollups,
   '0036_pending_job_indexes': pendingJobIndexes,
   '0037_customer_campaigns': customerCampaigns,
+  '0038_report_indexes': reportIndexes,
 };
 
 class CodeMigrationProvider implements MigrationProvider {
