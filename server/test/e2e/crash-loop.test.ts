@@ -44,7 +44,10 @@ const ROUNDS: Round[] =
     ? [
         { point: 'commit', nth: 40 },
         { point: 'checkpoint', nth: 3 },
-        { point: 'fold', nth: 2 },
+        // The first fold written: under a loaded run a fold is often stale (recordings and requests
+        // move the rows it read) and written again a second later, so a second one may not come
+        // within the round's 30 s of load (one CI run missed it).
+        { point: 'fold', nth: 1 },
         { point: 'forward', nth: 2 },
       ]
     : [
@@ -207,9 +210,7 @@ describe('crash loop: kill -9 at each point, restart, nothing lost or doubled', 
         void gone.then(() => {
           dead = true;
         });
-        // A fold's write can be stale many times over under a loaded run (recordings and requests
-        // move the rows it read), so its second one may come late: it gets longer.
-        const deadline = Date.now() + (point === 'fold' ? 60_000 : 30_000);
+        const deadline = Date.now() + 30_000;
         const loading = load(armed, round, () => dead || Date.now() > deadline);
         if (point === 'timed') {
           // Killed from outside while the lanes' writes are in flight (after some were answered).
