@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { forgetGoogleTokens } from '../../src/destinations/google_ads/index.js';
 import { type ApiResponse, call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { FakePlatforms } from './fake-platforms.js';
@@ -268,11 +268,19 @@ describe('routing and delivery (api.md §8)', () => {
     // Metrics count per destination and status, once the outcomes are recorded (a fake's acceptance comes first).
     for (const id of [everywhere, explicitGoogle]) await waitForwarding(id, 'google_ads', 'sent');
     for (const id of [everywhere, ttpOnly]) await waitForwarding(id, 'tiktok', 'sent');
-    const metrics = await ctx.app.inject({ method: 'GET', url: '/metrics' });
-    expect(metrics.body).toMatch(
-      /waytrack_destination_events_total\{destination="google_ads",mode="live",outcome="sent"\} [1-9]/,
+    // The counters move once the recording's commit is synced and answered, a moment after it shows.
+    await vi.waitFor(
+      async () => {
+        const metrics = await ctx.app.inject({ method: 'GET', url: '/metrics' });
+        expect(metrics.body).toMatch(
+          /waytrack_destination_events_total\{destination="google_ads",mode="live",outcome="sent"\} [1-9]/,
+        );
+        expect(metrics.body).toMatch(
+          /waytrack_destination_events_total\{destination="tiktok",mode="live",outcome="sent"\} [1-9]/,
+        );
+      },
+      { timeout: 8000, interval: 50 },
     );
-    expect(metrics.body).toMatch(/waytrack_destination_events_total\{destination="tiktok",mode="live",outcome="sent"\} [1-9]/);
   }, 90_000);
 
   it('Google partial failure fails that conversion only, with Google’s message', async () => {
