@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { type Kysely, sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
@@ -245,9 +245,15 @@ describe('migration 0020 (one outbox)', () => {
       await graph.waitFor(() => graph.acceptedEvents().length === 2, 5000, 'both events delivered');
       await sleep(200);
       expect(graph.acceptedEventIds().sort()).toEqual(['m-1', 'refund_re-1']);
-      const conversion = await call(second, 'GET', `/v1/conversions/${conversionId}`, { key });
-      expect(conversion.body.data).toMatchObject({ capiSent: true, capi: { status: 'sent' } });
-      expect(conversion.body.data.forwarding.meta).toMatchObject({ status: 'sent' });
+      // Recorded just after Meta's answer (a loaded run may take longer than the 200 ms above).
+      await vi.waitFor(
+        async () => {
+          const conversion = await call(second, 'GET', `/v1/conversions/${conversionId}`, { key });
+          expect(conversion.body.data).toMatchObject({ capiSent: true, capi: { status: 'sent' } });
+          expect(conversion.body.data.forwarding.meta).toMatchObject({ status: 'sent' });
+        },
+        { timeout: 8000, interval: 50 },
+      );
       const refund = await call(second, 'POST', '/v1/track/refund', {
         key,
         body: { storeId, orderId: 'm-1', refundId: 're-1', currency: 'EUR', amount: 40 },
