@@ -9,6 +9,21 @@ import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
 import { tempDir } from '../helpers.js';
 
+/** The indexes of these names that exist, by name, with their definitions (lower case). */
+async function indexes(
+  database: TestDatabase['database'],
+  names: string[],
+): Promise<Array<{ name: string; definition: string }>> {
+  const db = database.read as unknown as Kysely<unknown>;
+  const { rows } =
+    ENGINE === 'sqlite'
+      ? await sql<{ name: string; definition: string }>`select name, sql as definition from sqlite_master
+          where type = 'index' and name in (${sql.join(names)}) order by name`.execute(db)
+      : await sql<{ name: string; definition: string }>`select indexname as name, indexdef as definition from pg_indexes
+          where indexname in (${sql.join(names)}) and schemaname = current_schema() order by indexname`.execute(db);
+  return rows.map((r) => ({ name: r.name, definition: r.definition.toLowerCase() }));
+}
+
 describe('migrations', () => {
   let testDb: TestDatabase | undefined;
   let dataDir = '';
@@ -54,17 +69,7 @@ describe('migrations', () => {
     await testDb.database.migrate();
     const { database } = testDb;
     const names = ['destination_jobs_due', 'destination_jobs_store_due', 'destination_jobs_store_pending'];
-    const definitions = async () => {
-      const db = database.read as unknown as Kysely<unknown>;
-      const { rows } =
-        ENGINE === 'sqlite'
-          ? await sql<{
-              definition: string;
-            }>`select sql as definition from sqlite_master where name in (${sql.join(names)}) order by name`.execute(db)
-          : await sql<{ definition: string }>`select indexdef as definition from pg_indexes
-              where indexname in (${sql.join(names)}) and schemaname = current_schema() order by indexname`.execute(db);
-      return rows.map((r) => r.definition.toLowerCase());
-    };
+    const definitions = async () => (await indexes(database, names)).map((i) => i.definition);
     expect(await definitions()).toHaveLength(3);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     // Back to the indexes of every job, with a sent job and a pending one; then 0036 again.
@@ -100,17 +105,7 @@ describe('migrations', () => {
     await testDb.database.migrate();
     const { database } = testDb;
     const names = ['ad_spend_campaigns', 'customers_campaigns'];
-    const present = async () => {
-      const db = database.read as unknown as Kysely<unknown>;
-      const { rows } =
-        ENGINE === 'sqlite'
-          ? await sql<{
-              name: string;
-            }>`select name from sqlite_master where type = 'index' and name in (${sql.join(names)}) order by name`.execute(db)
-          : await sql<{ name: string }>`select indexname as name from pg_indexes
-              where indexname in (${sql.join(names)}) and schemaname = current_schema() order by indexname`.execute(db);
-      return rows.map((r) => r.name);
-    };
+    const present = async () => (await indexes(database, names)).map((i) => i.name);
     expect(await present()).toEqual(names);
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
