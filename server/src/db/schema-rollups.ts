@@ -55,6 +55,10 @@ export interface RollupDimensionCreditsTable {
   refund_minor: number; // migration 0014: credited refunds, on the refund's local day
 }
 
+/** Migration 0039: the dimension rollups per local month (`YYYY-MM`), for long ranges. */
+export type RollupMonthClicksTable = Omit<RollupDimensionClicksTable, 'local_date'> & { local_month: string };
+export type RollupMonthCreditsTable = Omit<RollupDimensionCreditsTable, 'local_date'> & { local_month: string };
+
 /** Migration 0035: counts of the reconciliation report and the match-quality summary (analytics/report-fold.ts). */
 export interface RollupReportsTable {
   store_id: string;

@@ -4,6 +4,8 @@ import type {
   RollupDimensionClicksTable,
   RollupDimensionCreditsTable,
   RollupHoursTable,
+  RollupMonthClicksTable,
+  RollupMonthCreditsTable,
   RollupQueueTable,
   RollupReportsTable,
   RollupStoresTable,
@@ -361,6 +363,8 @@ export interface DB {
   rollup_hours: RollupHoursTable;
   rollup_dimension_clicks: RollupDimensionClicksTable;
   rollup_dimension_credits: RollupDimensionCreditsTable;
+  rollup_month_clicks: RollupMonthClicksTable;
+  rollup_month_credits: RollupMonthCreditsTable;
   rollup_reports: RollupReportsTable;
   refunds: RefundsTable;
   fx_rates: FxRatesTable;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODELS } from '../../src/attribution/models.js';
 import { loadRates } from '../../src/fx/operations.js';
 import { call, clickBody, createTestContext, makeStore, type TestContext } from '../helpers.js';
-import { analyticsApi, DAY_MS, HOUR_MS } from './fixtures.js';
+import { analyticsApi, DAY_MS, expectMonthsMatchDays, HOUR_MS } from './fixtures.js';
 
 const KINDS = ['fbclid', 'gclid', 'ttclid', 'msclkid'] as const;
 const today = new Date().toISOString().slice(0, 10);
@@ -86,6 +86,7 @@ describe('channel report property', () => {
       const clicks = channels.reduce((n, c) => n + (c.clicks as number), 0);
       expect(clicks).toBe(metrics.totalClicks);
     }
+    await expectMonthsMatchDays(ctx.database.read);
   };
 
   it('sums of the channels equal the metrics for every model, on every scenario', async () => {

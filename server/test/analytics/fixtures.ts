@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import type { Reader } from '../../src/db/database.js';
 import { type ApiResponse, call, clickBody, conversionBody, type TestContext } from '../helpers.js';
 
 export const DAY_MS = 86_400_000;
@@ -80,4 +81,58 @@ export function analyticsApi(ctx: () => TestContext) {
       );
     },
   };
+}
+
+/**
+ * The month rollups (migration 0039) hold exactly the daily dimension rollups summed per local
+ * month: every row of both, compared after the folds a test made.
+ */
+export async function expectMonthsMatchDays(db: Reader): Promise<void> {
+  // In key order, with numbers as numbers (PostgreSQL returns bigints and their sums as strings).
+  const numeric = new Set(['livemode', 'clicks', 'units', 'revenue_minor', 'refund_minor']);
+  const rows = (found: Array<Record<string, unknown>>) =>
+    found
+      .map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, numeric.has(k) ? Number(v) : v])))
+      .sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  const clickKey = ['store_id', 'livemode', 'dimension', 'local_month', 'value'] as const;
+  const clicksByMonth = await db
+    .selectFrom('rollup_dimension_clicks')
+    .select((eb) => [
+      'store_id',
+      'livemode',
+      'dimension',
+      eb.fn<string>('substr', ['local_date', eb.lit(1), eb.lit(7)]).as('local_month'),
+      'value',
+      eb.fn.sum<number>('clicks').as('clicks'),
+    ])
+    .groupBy([...clickKey])
+    .execute();
+  const monthClicks = await db
+    .selectFrom('rollup_month_clicks')
+    .select([...clickKey, 'clicks'])
+    .execute();
+  expect(rows(monthClicks)).toEqual(rows(clicksByMonth));
+
+  const creditKey = ['store_id', 'livemode', 'dimension', 'model', 'local_month', 'value', 'currency'] as const;
+  const creditsByMonth = await db
+    .selectFrom('rollup_dimension_credits')
+    .select((eb) => [
+      'store_id',
+      'livemode',
+      'dimension',
+      'model',
+      eb.fn<string>('substr', ['local_date', eb.lit(1), eb.lit(7)]).as('local_month'),
+      'value',
+      'currency',
+      eb.fn.sum<number>('units').as('units'),
+      eb.fn.sum<number>('revenue_minor').as('revenue_minor'),
+      eb.fn.sum<number>('refund_minor').as('refund_minor'),
+    ])
+    .groupBy([...creditKey])
+    .execute();
+  const monthCredits = await db
+    .selectFrom('rollup_month_credits')
+    .select([...creditKey, 'units', 'revenue_minor', 'refund_minor'])
+    .execute();
+  expect(rows(monthCredits)).toEqual(rows(creditsByMonth));
 }

@@ -14,7 +14,7 @@ import { insertClickOnce } from '../../src/db/repositories/clicks.js';
 import { queueSize } from '../../src/db/repositories/rollup-queue.js';
 import { ENGINE } from '../engine.js';
 import { call, clickRow, createTestContext, makeStore, type TestContext } from '../helpers.js';
-import { addDays, analyticsApi, DAY_MS, utcDaysAgo } from './fixtures.js';
+import { addDays, analyticsApi, DAY_MS, expectMonthsMatchDays, utcDaysAgo } from './fixtures.js';
 import { aggregateConversions, countClicks } from './reference-queries.js';
 
 interface Group {
@@ -99,10 +99,11 @@ describe('analytics rollups', () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed / 2 ** 31;
     };
-    const start = Date.parse(`${utcDaysAgo(20)}T00:00:00Z`);
+    // 80 days: ranges of whole months read the month rollups (migration 0039), and their edges the days.
+    const start = Date.parse(`${utcDaysAgo(80)}T00:00:00Z`);
     const clicks: Array<{ clickId: string; fbclid: string; time: number }> = [];
-    for (let i = 0; i < 120; i++) {
-      const time = start + Math.floor(random() * 18 * DAY_MS);
+    for (let i = 0; i < 160; i++) {
+      const time = start + Math.floor(random() * 78 * DAY_MS);
       const fbclid = `r${i}`;
       const params = random() < 0.8 ? { campaign_id: `c${Math.floor(random() * 4)}`, utm_source: ['fb', 'ig'][i % 2] } : {};
       const { clickId } = await api.click(storeId, fbclid, new Date(time).toISOString(), params as Record<string, string>);
@@ -134,7 +135,15 @@ describe('analytics rollups', () => {
 
     const db = ctx.database.read;
     const zone = zoneOf(timezone);
+    const monthStart = (monthsAgo: number) => {
+      const d = new Date();
+      return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - monthsAgo, 1)).toISOString().slice(0, 10);
+    };
     for (const [from, to] of [
+      [utcDaysAgo(80), utcDaysAgo(0)],
+      [monthStart(2), addDays(monthStart(0), -1)],
+      [addDays(monthStart(2), 3), addDays(monthStart(0), 2)],
+      [addDays(monthStart(2), 3), addDays(monthStart(1), 2)],
       [utcDaysAgo(20), utcDaysAgo(0)],
       [utcDaysAgo(15), utcDaysAgo(12)],
       [utcDaysAgo(9), utcDaysAgo(9)],
@@ -201,6 +210,7 @@ describe('analytics rollups', () => {
         expect(totalCents, model).toBe(Math.round(metrics.attributedRevenue * 100));
       }
     }
+    await expectMonthsMatchDays(db);
   });
 
   it('follow a reattribution made through withConversionRollup, and only through it', async () => {

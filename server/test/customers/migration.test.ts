@@ -55,6 +55,7 @@ describe('migration 0033 (customers)', () => {
       await sql`delete from kysely_migration where name = '0036_pending_job_indexes'`.execute(db); // runs again harmlessly
       await sql`delete from kysely_migration where name = '0037_customer_campaigns'`.execute(db); // its column went with the table
       await sql`delete from kysely_migration where name = '0038_report_indexes'`.execute(db); // its customers index too
+      await sql`delete from kysely_migration where name = '0039_month_rollups'`.execute(db); // refills its tables from the days
     });
     expect(await ctx.database.migrate()).toEqual([
       '0033_customers',
@@ -63,6 +64,7 @@ describe('migration 0033 (customers)', () => {
       '0036_pending_job_indexes',
       '0037_customer_campaigns',
       '0038_report_indexes',
+      '0039_month_rollups',
     ]);
     const rows = await ctx.database.read
       .selectFrom('customers')

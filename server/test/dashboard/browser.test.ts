@@ -107,7 +107,11 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     const snippet = page.getByLabel('Tag snippet');
     await expect(snippet.inputValue()).resolves.toBe(`<script async src="${base}/tag.js" data-key="wt_pk_live_…"></script>`);
     await page.getByRole('button', { name: 'Create live publishable key' }).click();
-    await eventually(async () => expect(await snippet.inputValue()).toMatch(/data-key="wt_pk_live_[0-9A-Za-z]{32,}"/));
+    // The key's notice, or the error that says why not (one CI run saw neither the key in 15 s).
+    const created = page.getByText('The snippet above now holds a new live publishable key');
+    await created.or(page.getByRole('alert')).waitFor({ timeout: 30_000 });
+    expect(await created.isVisible(), await text(page.locator('main'))).toBe(true);
+    expect(await snippet.inputValue()).toMatch(/data-key="wt_pk_live_[0-9A-Za-z]{32,}"/);
     await page.getByRole('button', { name: 'Copy snippet' }).click();
     await page.getByText('Copied', { exact: true }).waitFor();
     expect(await page.evaluate<string>('navigator.clipboard.readText()')).toBe(await snippet.inputValue());

@@ -4,8 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { down as pendingIndexesDown } from '../../src/db/migrations/0036_pending_job_indexes.js';
 import { down as customerCampaignsDown } from '../../src/db/migrations/0037_customer_campaigns.js';
 import { down as reportIndexesDown } from '../../src/db/migrations/0038_report_indexes.js';
+import { down as monthRollupsDown } from '../../src/db/migrations/0039_month_rollups.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
 import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
+import { expectMonthsMatchDays } from '../analytics/fixtures.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
 import { tempDir } from '../helpers.js';
 
@@ -75,13 +77,13 @@ describe('migrations', () => {
     // Back to the indexes of every job, with a sent job and a pending one; then 0036 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
-      // 0037 and 0038 came after it: undone first, done again after it.
+      // 0037, 0038 and 0039 came after it: undone first, done again after it.
+      await monthRollupsDown(db);
       await reportIndexesDown(db);
       await customerCampaignsDown(db);
       await pendingIndexesDown(db);
-      await sql`delete from kysely_migration where name in ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes')`.execute(
-        db,
-      );
+      await sql`delete from kysely_migration where name in
+        ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes', '0039_month_rollups')`.execute(db);
       for (const [id, status, due] of [
         ['cv_sent', 'sent', 1000],
         ['cv_pending', 'pending', 2000],
@@ -94,7 +96,12 @@ describe('migrations', () => {
       }
     });
     for (const definition of await definitions()) expect(definition).not.toMatch(/where/);
-    expect(await database.migrate()).toEqual(['0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes']);
+    expect(await database.migrate()).toEqual([
+      '0036_pending_job_indexes',
+      '0037_customer_campaigns',
+      '0038_report_indexes',
+      '0039_month_rollups',
+    ]);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
   });
@@ -109,11 +116,55 @@ describe('migrations', () => {
     expect(await present()).toEqual(names);
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await monthRollupsDown(db);
       await reportIndexesDown(db);
-      await sql`delete from kysely_migration where name = '0038_report_indexes'`.execute(db);
+      await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups')`.execute(db);
     });
     expect(await present()).toEqual([]);
-    expect(await database.migrate()).toEqual(['0038_report_indexes']);
+    expect(await database.migrate()).toEqual(['0038_report_indexes', '0039_month_rollups']);
     expect(await present()).toEqual(names);
+  });
+
+  it('0039 fills the month rollups from the daily ones, undone and done again', async () => {
+    dataDir = tempDir();
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.migrate();
+    const { database } = testDb;
+    // Daily rows of two months (and a second store) as an older version folded them; then 0039 again.
+    await database.write(async (trx) => {
+      const db = trx as unknown as Kysely<unknown>;
+      await monthRollupsDown(db);
+      await sql`delete from kysely_migration where name = '0039_month_rollups'`.execute(db);
+      for (const [store, date, value, clicks] of [
+        ['st_a', '2026-01-30', 'meta|c1', 3],
+        ['st_a', '2026-01-31', 'meta|c1', 4],
+        ['st_a', '2026-02-01', 'meta|c1', 5],
+        ['st_a', '2026-02-01', 'tiktok|', 1],
+        ['st_b', '2026-01-15', 'meta|c1', 7],
+      ] as const) {
+        await sql`insert into rollup_dimension_clicks (store_id, livemode, dimension, local_date, value, clicks)
+          values (${store}, 1, 'channel_campaign', ${date}, ${value}, ${clicks})`.execute(db);
+        await sql`insert into rollup_dimension_credits
+            (store_id, livemode, dimension, model, local_date, value, currency, units, revenue_minor, refund_minor)
+          values (${store}, 1, 'channel_campaign', 'last_click', ${date}, ${value}, 'USD', ${clicks * 1_000_000}, ${clicks * 100}, ${clicks})`.execute(
+          db,
+        );
+      }
+    });
+    expect(await database.migrate()).toEqual(['0039_month_rollups']);
+    const months = await database.read
+      .selectFrom('rollup_month_clicks')
+      .select(['store_id', 'local_month', 'value', 'clicks'])
+      .orderBy('store_id')
+      .orderBy('local_month')
+      .orderBy('value')
+      .execute();
+    expect(months.map((m) => ({ ...m, clicks: Number(m.clicks) }))).toEqual([
+      { store_id: 'st_a', local_month: '2026-01', value: 'meta|c1', clicks: 7 },
+      { store_id: 'st_a', local_month: '2026-02', value: 'meta|c1', clicks: 5 },
+      { store_id: 'st_a', local_month: '2026-02', value: 'tiktok|', clicks: 1 },
+      { store_id: 'st_b', local_month: '2026-01', value: 'meta|c1', clicks: 7 },
+    ]);
+    await expectMonthsMatchDays(database.read);
   });
 });

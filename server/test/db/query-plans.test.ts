@@ -465,6 +465,13 @@ const span = (s: Seeded) => ({
   startDate: new Date(s.now - 30 * DAY_MS).toISOString().slice(0, 10),
   endDate: new Date(s.now).toISOString().slice(0, 10),
 });
+/** The twelve whole months before the seeded day's: read from the month rollups only. */
+const yearSpan = (s: Seeded) => {
+  const now = new Date(s.now);
+  const day = (month: number, date: number) =>
+    new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + month, date)).toISOString().slice(0, 10);
+  return { startDate: day(-12, 1), endDate: day(0, 0) };
+};
 /** Retention as it runs day after day: the seeded 60 days, of which the oldest one has expired. */
 const STEADY_CUTOFF_DAYS = 59;
 const scope = (s: Seeded) => ({ storeId: s.storeId, livemode: 1, from: s.now - 7 * DAY_MS, to: s.now + 300_000 });
@@ -800,6 +807,17 @@ const CASES: Case[] = [
     name: 'analytics: credits per dimension value (breakdown)',
     run: (db, s) => sumDimensionCredits(db, s.storeId, 1, 'utm_campaign', 'last_click', span(s), 'USD'),
     index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_dimension_credits_pk' },
+  },
+  {
+    // Whole months come from the month rollups (migration 0039); a range's partial edges by day, as above.
+    name: 'analytics: clicks per dimension value over months (channel report)',
+    run: (db, s) => sumDimensionClicks(db, s.storeId, 1, 'channel_campaign', yearSpan(s)),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_month_clicks_pk' },
+  },
+  {
+    name: 'analytics: credits per dimension value over months (channel report)',
+    run: (db, s) => sumDimensionCredits(db, s.storeId, 1, 'channel_campaign', 'last_click', yearSpan(s), 'USD'),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_month_credits_pk' },
   },
   {
     name: 'rollup queue: a store (analytics read)',

@@ -176,6 +176,26 @@ describe(`retention (${ENGINE})`, () => {
       .orderBy('value')
       .orderBy('currency')
       .execute(),
+    monthClicks: await ctx.database.read
+      .selectFrom('rollup_month_clicks')
+      .selectAll()
+      .orderBy('store_id')
+      .orderBy('livemode')
+      .orderBy('dimension')
+      .orderBy('local_month')
+      .orderBy('value')
+      .execute(),
+    monthCredits: await ctx.database.read
+      .selectFrom('rollup_month_credits')
+      .selectAll()
+      .orderBy('store_id')
+      .orderBy('livemode')
+      .orderBy('dimension')
+      .orderBy('model')
+      .orderBy('local_month')
+      .orderBy('value')
+      .orderBy('currency')
+      .execute(),
   });
 
   /**

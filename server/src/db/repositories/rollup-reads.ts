@@ -1,4 +1,6 @@
+import type { ExpressionBuilder } from 'kysely';
 import type { Reader } from '../database.js';
+import type { DB } from '../schema.js';
 
 /** Reads of the analytics rollups: sums over local dates (see analytics/rollups.ts). */
 
@@ -125,6 +127,46 @@ export async function totalsByHour(
   return rows.map((r) => ({ ...bucketTotals(r), hourStart: Number(r.hour_start) }));
 }
 
+/**
+ * A span of local dates as its whole months (read from the month rollups, migration 0039) and
+ * the days before and after them (read by day): a year is at most two partial months of days.
+ */
+export function monthSplit(span: DateSpan): { months?: { from: string; to: string }; days: DateSpan[] } {
+  const [sy, sm, sd] = dateParts(span.startDate);
+  const [ey, em, ed] = dateParts(span.endDate);
+  // The first day of the first whole month, the last day of the last whole month.
+  const first = sd === 1 ? span.startDate : isoDate(sy, sm + 1, 1);
+  const last = isoDate(ey, em, ed + 1).endsWith('-01') ? span.endDate : isoDate(ey, em, 0);
+  if (first > last) return { days: [span] };
+  const days: DateSpan[] = [];
+  if (span.startDate < first) days.push({ startDate: span.startDate, endDate: isoDate(sy, sm + 1, 0) });
+  if (last < span.endDate) days.push({ startDate: isoDate(ey, em, 1), endDate: span.endDate });
+  return { months: { from: first.slice(0, 7), to: last.slice(0, 7) }, days };
+}
+
+const dateParts = (date: string) => date.split('-').map(Number) as [number, number, number];
+
+/** `YYYY-MM-DD` of a year, month and day that may overflow (day 0 is the last of the month before). */
+function isoDate(year: number, month: number, day: number): string {
+  const at = new Date(0);
+  at.setUTCFullYear(year, month - 1, day);
+  return at.toISOString().slice(0, 10);
+}
+
+/** Rows of sums per `value` from several reads, added up (sums are bigints as strings on PostgreSQL). */
+function addUp<C extends string>(reads: Array<Array<{ value: string } & Record<C, unknown>>>, columns: readonly C[]) {
+  const out = new Map<string, { value: string } & Record<C, number>>();
+  for (const row of reads.flat()) {
+    let sum = out.get(row.value);
+    if (!sum) {
+      sum = { value: row.value, ...Object.fromEntries(columns.map((c) => [c, 0])) } as { value: string } & Record<C, number>;
+      out.set(row.value, sum);
+    }
+    for (const c of columns) (sum as Record<C, number>)[c] += Number(row[c]);
+  }
+  return [...out.values()];
+}
+
 /** Clicks per dimension value over local dates. */
 export async function sumDimensionClicks(
   db: Reader,
@@ -133,17 +175,30 @@ export async function sumDimensionClicks(
   dimension: string,
   span: DateSpan,
 ): Promise<Array<{ value: string; clicks: number }>> {
-  const rows = await db
-    .selectFrom('rollup_dimension_clicks')
-    .select((eb) => ['value', eb.fn.sum<number>('clicks').as('clicks')])
-    .where('store_id', '=', storeId)
-    .where('livemode', '=', livemode)
-    .where('dimension', '=', dimension)
-    .where('local_date', '>=', span.startDate)
-    .where('local_date', '<=', span.endDate)
-    .groupBy('value')
-    .execute();
-  return rows.map((r) => ({ value: r.value, clicks: Number(r.clicks) }));
+  const { months, days } = monthSplit(span);
+  const byDay = (d: DateSpan) =>
+    db
+      .selectFrom('rollup_dimension_clicks')
+      .select((eb) => ['value', eb.fn.sum<number>('clicks').as('clicks')])
+      .where('store_id', '=', storeId)
+      .where('livemode', '=', livemode)
+      .where('dimension', '=', dimension)
+      .where('local_date', '>=', d.startDate)
+      .where('local_date', '<=', d.endDate)
+      .groupBy('value')
+      .execute();
+  const byMonth = (m: { from: string; to: string }) =>
+    db
+      .selectFrom('rollup_month_clicks')
+      .select((eb) => ['value', eb.fn.sum<number>('clicks').as('clicks')])
+      .where('store_id', '=', storeId)
+      .where('livemode', '=', livemode)
+      .where('dimension', '=', dimension)
+      .where('local_month', '>=', m.from)
+      .where('local_month', '<=', m.to)
+      .groupBy('value')
+      .execute();
+  return addUp(await Promise.all([...days.map(byDay), ...(months ? [byMonth(months)] : [])]), ['clicks']);
 }
 
 /**
@@ -159,28 +214,54 @@ export async function sumDimensionCredits(
   span: DateSpan,
   currency: string,
 ): Promise<Array<{ value: string; units: number; revenueMinor: number; refundMinor: number }>> {
-  const rows = await db
-    .selectFrom('rollup_dimension_credits')
-    .select((eb) => [
-      'value',
-      eb.fn.sum<number>('units').as('units'),
-      eb.fn
-        .sum<number>(eb.case().when('currency', '=', currency).then(eb.ref('revenue_minor')).else(0).end())
-        .as('revenue_minor'),
-      eb.fn.sum<number>(eb.case().when('currency', '=', currency).then(eb.ref('refund_minor')).else(0).end()).as('refund_minor'),
-    ])
-    .where('store_id', '=', storeId)
-    .where('livemode', '=', livemode)
-    .where('dimension', '=', dimension)
-    .where('model', '=', model)
-    .where('local_date', '>=', span.startDate)
-    .where('local_date', '<=', span.endDate)
-    .groupBy('value')
-    .execute();
+  const { months, days } = monthSplit(span);
+  const inCurrency = (
+    eb: ExpressionBuilder<DB, 'rollup_dimension_credits' | 'rollup_month_credits'>,
+    column: 'revenue_minor' | 'refund_minor',
+  ) => eb.fn.sum<number>(eb.case().when('currency', '=', currency).then(eb.ref(column)).else(0).end());
+  const byDay = (d: DateSpan) =>
+    db
+      .selectFrom('rollup_dimension_credits')
+      .select((eb) => [
+        'value',
+        eb.fn.sum<number>('units').as('units'),
+        inCurrency(eb, 'revenue_minor').as('revenue_minor'),
+        inCurrency(eb, 'refund_minor').as('refund_minor'),
+      ])
+      .where('store_id', '=', storeId)
+      .where('livemode', '=', livemode)
+      .where('dimension', '=', dimension)
+      .where('model', '=', model)
+      .where('local_date', '>=', d.startDate)
+      .where('local_date', '<=', d.endDate)
+      .groupBy('value')
+      .execute();
+  const byMonth = (m: { from: string; to: string }) =>
+    db
+      .selectFrom('rollup_month_credits')
+      .select((eb) => [
+        'value',
+        eb.fn.sum<number>('units').as('units'),
+        inCurrency(eb, 'revenue_minor').as('revenue_minor'),
+        inCurrency(eb, 'refund_minor').as('refund_minor'),
+      ])
+      .where('store_id', '=', storeId)
+      .where('livemode', '=', livemode)
+      .where('dimension', '=', dimension)
+      .where('model', '=', model)
+      .where('local_month', '>=', m.from)
+      .where('local_month', '<=', m.to)
+      .groupBy('value')
+      .execute();
+  const rows = addUp(await Promise.all([...days.map(byDay), ...(months ? [byMonth(months)] : [])]), [
+    'units',
+    'revenue_minor',
+    'refund_minor',
+  ]);
   return rows.map((r) => ({
     value: r.value,
-    units: Number(r.units),
-    revenueMinor: Number(r.revenue_minor),
-    refundMinor: Number(r.refund_minor),
+    units: r.units,
+    revenueMinor: r.revenue_minor,
+    refundMinor: r.refund_minor,
   }));
 }

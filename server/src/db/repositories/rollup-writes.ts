@@ -6,6 +6,8 @@ import type {
   RollupDimensionClicksTable,
   RollupDimensionCreditsTable,
   RollupHoursTable,
+  RollupMonthClicksTable,
+  RollupMonthCreditsTable,
   RollupReportsTable,
 } from '../schema.js';
 
@@ -30,7 +32,52 @@ export async function addFoldRows(trx: Writer, rows: FoldRows): Promise<void> {
   await addHours(trx, rows.hours);
   await addDimensionClicks(trx, rows.clicks);
   await addDimensionCredits(trx, rows.credits);
+  await addMonthClicks(trx, monthsOf(rows.clicks, ['store_id', 'livemode', 'dimension'], ['value'], ['clicks']));
+  await addMonthCredits(
+    trx,
+    monthsOf(
+      rows.credits,
+      ['store_id', 'livemode', 'dimension', 'model'],
+      ['value', 'currency'],
+      ['units', 'revenue_minor', 'refund_minor'],
+    ),
+  );
   await addReports(trx, rows.reports);
+}
+
+/**
+ * Daily dimension deltas summed per local month (migration 0039's tables), in key order: the
+ * key's columns before the date, the month, the columns after it.
+ */
+function monthsOf<R extends { local_date: string }>(
+  rows: R[],
+  before: readonly (keyof R & string)[],
+  after: readonly (keyof R & string)[],
+  sums: readonly (keyof R & string)[],
+): Array<Omit<R, 'local_date'> & { local_month: string }> {
+  const months = new Map<string, { key: unknown[]; row: Record<string, unknown> }>();
+  for (const row of rows) {
+    const local_month = row.local_date.slice(0, 7);
+    const key = [...before.map((c) => row[c]), local_month, ...after.map((c) => row[c])];
+    const id = JSON.stringify(key);
+    const month = months.get(id);
+    if (month) for (const c of sums) month.row[c] = (month.row[c] as number) + (row[c] as number);
+    else {
+      const { local_date: _, ...rest } = row;
+      months.set(id, { key, row: { ...rest, local_month } });
+    }
+  }
+  const order = (a: unknown[], b: unknown[]) => {
+    for (let i = 0; i < a.length; i++) {
+      const x = a[i] as string | number;
+      const y = b[i] as string | number;
+      if (x !== y) return x < y ? -1 : 1;
+    }
+    return 0;
+  };
+  return [...months.values()]
+    .sort((a, b) => order(a.key, b.key))
+    .map((m) => m.row as Omit<R, 'local_date'> & { local_month: string });
 }
 
 export async function deleteStoreRollups(db: Writer, storeId: string): Promise<void> {
@@ -38,6 +85,8 @@ export async function deleteStoreRollups(db: Writer, storeId: string): Promise<v
   await db.deleteFrom('rollup_hours').where('store_id', '=', storeId).execute();
   await db.deleteFrom('rollup_dimension_clicks').where('store_id', '=', storeId).execute();
   await db.deleteFrom('rollup_dimension_credits').where('store_id', '=', storeId).execute();
+  await db.deleteFrom('rollup_month_clicks').where('store_id', '=', storeId).execute();
+  await db.deleteFrom('rollup_month_credits').where('store_id', '=', storeId).execute();
   await db.deleteFrom('rollup_reports').where('store_id', '=', storeId).execute();
 }
 
@@ -142,6 +191,32 @@ const addDimensionCredits = chunkedUpsert(
         oc
           .columns(['store_id', 'livemode', 'dimension', 'model', 'local_date', 'value', 'currency'])
           .doUpdateSet(addingUp('rollup_dimension_credits', ['units', 'revenue_minor', 'refund_minor'])),
+      ),
+);
+
+const addMonthClicks = chunkedUpsert(
+  ['store_id', 'livemode', 'dimension', 'local_month', 'value', 'clicks'],
+  (db, rows: RollupMonthClicksTable[]) =>
+    db
+      .insertInto('rollup_month_clicks')
+      .values(rows)
+      .onConflict((oc) =>
+        oc
+          .columns(['store_id', 'livemode', 'dimension', 'local_month', 'value'])
+          .doUpdateSet(addingUp('rollup_month_clicks', ['clicks'])),
+      ),
+);
+
+const addMonthCredits = chunkedUpsert(
+  ['store_id', 'livemode', 'dimension', 'model', 'local_month', 'value', 'currency', 'units', 'revenue_minor', 'refund_minor'],
+  (db, rows: RollupMonthCreditsTable[]) =>
+    db
+      .insertInto('rollup_month_credits')
+      .values(rows)
+      .onConflict((oc) =>
+        oc
+          .columns(['store_id', 'livemode', 'dimension', 'model', 'local_month', 'value', 'currency'])
+          .doUpdateSet(addingUp('rollup_month_credits', ['units', 'revenue_minor', 'refund_minor'])),
       ),
 );
 

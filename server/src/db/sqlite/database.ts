@@ -332,6 +332,13 @@ export function openSqlite(dataDir: string, options: SqliteOptions = {}): Databa
       // Keep the planner's statistics current (bounded work), so lookups pick their own index.
       raw.pragma('analysis_limit = 1000');
       raw.pragma('optimize = 0x10002');
+      // The reports' smaller tables get exact statistics: sampled ones (their first 1,000 rows,
+      // all of one store) hid that a year's range is the whole store, and the planner skipped
+      // their covering indexes (a 2M-click year: spend 49 → 21 ms, new customers 27 → 14 ms;
+      // both analyzed in ~75 ms).
+      raw.pragma('analysis_limit = 0');
+      raw.exec('analyze customers; analyze ad_spend');
+      raw.pragma('analysis_limit = 1000');
       await wal.sync();
       return applied;
     },
