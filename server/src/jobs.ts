@@ -1,3 +1,4 @@
+import { FOLD_COHORTS } from './analytics/cohort-rollups.js';
 import { FOLD_QUEUED } from './analytics/rollups.js';
 import { jobTable } from './db/database.js';
 import { INSERT_CLICK } from './db/repositories/clicks.js';
@@ -9,4 +10,4 @@ import { RECORD_OUTCOME } from './destinations/record-outcome.js';
  * table the threads (worker.ts; SQLite's writer and background threads, PostgreSQL's background
  * thread) look a job up in. A job that is not listed here fails with "no job named …".
  */
-export const JOBS = jobTable(INSERT_CLICK, RECORD_CONVERSION, FOLD_QUEUED, RECORD_OUTCOME);
+export const JOBS = jobTable(INSERT_CLICK, RECORD_CONVERSION, FOLD_QUEUED, FOLD_COHORTS, RECORD_OUTCOME);

@@ -7,25 +7,18 @@
  */
 import { addDays, dateIn, startOfDay } from '../calendar/dates.js';
 import type { Database } from '../db/database.js';
-import {
-  type CohortDay,
-  type CohortScope,
-  cohortCustomers,
-  cohortRefunds,
-  cohortRevenue,
-  cohortSpend,
-} from '../db/repositories/cohorts.js';
+import { cohortCustomers, cohortNet, cohortSpend } from '../db/repositories/cohorts.js';
 import { fromMinorUnits } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
+import { HORIZON_DAYS, refreshCohorts } from './cohort-rollups.js';
 import { checkDates } from './range.js';
+import { refreshRollups, TZDATA } from './rollups.js';
 
 export const COHORT_BY = ['month', 'channel'] as const;
 export type CohortBy = (typeof COHORT_BY)[number];
 /** The days after the first purchase `netRevenuePerCustomer` shows (`d0` … `d365`). */
 export const COHORT_DAYS = [0, 30, 60, 90, 180, 365] as const;
-/** Day offsets 0 … 365 count; later ones are outside every figure. */
-const HORIZON_DAYS = 366;
 const DAY_MS = 86_400_000;
 
 export interface CohortQuery {
@@ -56,11 +49,12 @@ export async function computeCohorts(database: Database, tenant: Tenant, query: 
   const monthStarts = monthStartsOf(startDate, endDate);
   const bounds = monthStarts.map((date) => startOfDay(date, timezone));
   const livemode = modeFlag(tenant);
-  const scope: CohortScope = { storeId: store.id, livemode, bounds, currency: store.currency, days: HORIZON_DAYS };
-  const [counts, revenue, refunds, spend] = await Promise.all([
-    cohortCustomers(database.read, scope),
-    cohortRevenue(database.read, scope),
-    cohortRefunds(database.read, scope),
+  // Every conversion recorded so far counts: its store's events, then its customers, folded first.
+  await refreshRollups(database, store);
+  await refreshCohorts(database, store.id, TZDATA);
+  const [counts, net, spend] = await Promise.all([
+    cohortCustomers(database.read, { storeId: store.id, livemode, bounds }),
+    cohortNet(database.read, { storeId: store.id, livemode, monthStarts, currency: store.currency }),
     cohortSpend(database.read, { storeId: store.id, livemode, monthStarts }),
   ]);
 
@@ -76,14 +70,10 @@ export async function computeCohorts(database: Database, tenant: Tenant, query: 
   };
   if (by === 'month') for (let i = 0; i < bounds.length - 1; i++) rowOf(i, '');
   for (const count of counts) rowOf(count.cohort, count.channel).customers += count.customers;
-  const addNet = (days: CohortDay[], sign: 1 | -1) => {
-    for (const d of days) {
-      const net = rowOf(d.cohort, d.channel).net;
-      net.set(d.day, (net.get(d.day) ?? 0) + sign * d.amount);
-    }
-  };
-  addNet(revenue, 1);
-  addNet(refunds, -1);
+  for (const d of net) {
+    const days = rowOf(d.cohort, d.channel).net;
+    days.set(d.day, (days.get(d.day) ?? 0) + d.amount);
+  }
   const unconverted = new Set<string>();
   for (const entry of spend) {
     if (entry.currency !== store.currency) {

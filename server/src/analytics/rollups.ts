@@ -25,6 +25,12 @@
 import { zoneOf } from '../calendar/zone.js';
 import { crashPoint } from '../crash-point.js';
 import { backgroundJob, type Database, type Reader, type Writer } from '../db/database.js';
+import {
+  type CustomerRef,
+  customersOfConversions,
+  queueCohortCustomers,
+  requeueStoreCohorts,
+} from '../db/repositories/cohort-rollups.js';
 import { reportFacts } from '../db/repositories/reconciliation.js';
 import { refundFacts, refundsOfConversion } from '../db/repositories/refunds.js';
 import {
@@ -45,6 +51,7 @@ import {
   takeQueued,
 } from '../db/repositories/rollup-queue.js';
 import { addFoldRows, deleteStoreRollups, type FoldRows } from '../db/repositories/rollup-writes.js';
+import { cohortStep, FOLD_COHORTS } from './cohort-rollups.js';
 import { Fold, perConversion } from './fold.js';
 import { FoldProgress, type RollupLog } from './fold-progress.js';
 import { ReportFold } from './report-fold.js';
@@ -63,6 +70,8 @@ export interface PendingFold {
   queued: QueuedRow[];
   zones: [string, RollupZone][];
   rows: FoldRows;
+  /** The customers of the folded conversions and refunds: queued for the cohort rollups (cohort-rollups.ts). */
+  customers: CustomerRef[];
   clicks: number;
   conversions: number;
   /** More rows may be waiting beyond this fold. */
@@ -103,7 +112,8 @@ export async function foldQueued(
   const reports = new ReportFold(); // the reconciliation's and match quality's counts
   for (const fact of await reportFacts(db, conversionIds)) reports.addConversion(fact, zoneOfStore(fact.store_id), 1);
   const rows = { ...fold.rows(), reports: reports.rows() };
-  return { queued, zones: [...zones], rows, clicks: clicks.length, conversions, more: queued.length === limit };
+  const customers = await customersOfConversions(db, [...new Set([...conversionIds, ...refunds.map((r) => r.conversion_id)])]);
+  return { queued, zones: [...zones], rows, customers, clicks: clicks.length, conversions, more: queued.length === limit };
 }
 
 /** Fact rows per conversion id. */
@@ -138,6 +148,7 @@ export async function applyFold(trx: Writer, pending: PendingFold): Promise<void
     if (now && (now.timezone !== zone.timezone || now.tzdata !== zone.tzdata)) throw new StaleFold();
   }
   await addFoldRows(trx, pending.rows);
+  await queueCohortCustomers(trx, pending.customers);
   crashPoint('fold'); // test hook (crash-point.ts): deltas written, the transaction not committed
 }
 
@@ -185,6 +196,7 @@ export async function rebuildIfZoneChanged(trx: Writer, store: { id: string; tim
   if (!(await setRollupZone(trx, store.id, { timezone: store.timezone, tzdata: TZDATA }))) return false;
   await deleteStoreRollups(trx, store.id);
   await requeueStore(trx, store.id);
+  await requeueStoreCohorts(trx, store.id);
   return true;
 }
 
@@ -228,9 +240,15 @@ export async function withConversionRollup<T>(trx: Writer, conversionId: string,
     refunds.map((r) => r.id),
   );
   const folded = refunds.filter((r) => !queuedRefunds.has(r.id));
-  if (queued && folded.length === 0) return change();
+  if (queued && folded.length === 0) {
+    const result = await change();
+    await queueCohortCustomers(trx, await customersOfConversions(trx, [conversionId]));
+    return result;
+  }
   const before = await conversionFacts(trx, [conversionId]);
   const result = await change();
+  // The customer's cohort contribution follows the attribution (its channel) and the value.
+  await queueCohortCustomers(trx, await customersOfConversions(trx, [conversionId]));
   const first = before[0];
   if (!first) return result;
   const zone = (await rollupZones(trx, [first.store_id], TZDATA)).get(first.store_id);
@@ -322,6 +340,13 @@ export function startRollupRefresher(
         progress?.finished();
         progress = undefined;
       }
+      if (step !== 'more') break;
+    }
+    // Then the customers those folds queued for the cohort rollups.
+    while (!stopped) {
+      const step = await cohortStep(database, () =>
+        database.background(FOLD_COHORTS, { limit: options.chunk ?? BACKGROUND_CHUNK, tzdata: TZDATA }),
+      );
       if (step !== 'more') break;
     }
     return !stopped;

@@ -69,3 +69,34 @@ export interface RollupReportsTable {
   item: string;
   count: number;
 }
+
+/** Migration 0040: the cohort rollups (analytics/cohort-rollups.ts). */
+export interface RollupCohortCustomersTable {
+  store_id: string;
+  livemode: number;
+  customer_key: string;
+  first_date: string; // local date of the first conversion
+  channel: string;
+  cells: string; // JSON: [day_offset, currency, net_minor, net_fx_minor][]
+  version: number;
+}
+
+export interface RollupCohortQueueTable {
+  store_id: string;
+  livemode: number;
+  customer_key: string;
+  version: number; // moves when the customer is queued again before it is folded
+}
+
+export interface RollupCohortDaysTable {
+  store_id: string;
+  livemode: number;
+  first_date: string;
+  channel: string;
+  day_offset: number;
+  currency: string; // the conversion's (a refund's own) currency
+  net_minor: number; // Purchase value less refunds, in `currency`
+  net_fx_minor: number; // the same at the rates recorded with the conversions (store currency)
+}
+
+export type RollupCohortMonthsTable = Omit<RollupCohortDaysTable, 'first_date'> & { first_month: string };

@@ -1,5 +1,9 @@
 import type { CustomersTable } from './schema-customers.js';
 import type {
+  RollupCohortCustomersTable,
+  RollupCohortDaysTable,
+  RollupCohortMonthsTable,
+  RollupCohortQueueTable,
   RollupDaysTable,
   RollupDimensionClicksTable,
   RollupDimensionCreditsTable,
@@ -366,6 +370,10 @@ export interface DB {
   rollup_month_clicks: RollupMonthClicksTable;
   rollup_month_credits: RollupMonthCreditsTable;
   rollup_reports: RollupReportsTable;
+  rollup_cohort_customers: RollupCohortCustomersTable;
+  rollup_cohort_queue: RollupCohortQueueTable;
+  rollup_cohort_days: RollupCohortDaysTable;
+  rollup_cohort_months: RollupCohortMonthsTable;
   refunds: RefundsTable;
   fx_rates: FxRatesTable;
   shop_webhook_deliveries: ShopWebhookDeliveriesTable;

@@ -1,5 +1,6 @@
 import { addDays, dateIn, isValidDate, startOfDay } from '../calendar/dates.js';
 import type { Database } from '../db/database.js';
+import { customersOfConversions, queueCohortCustomers } from '../db/repositories/cohort-rollups.js';
 import { type FxColumns, foreignConversions, loadedBase, ratesOn, setConversionFx, upsertRates } from '../db/repositories/fx.js';
 import { fromMinorUnits } from '../money.js';
 import { type FxRate, parseRatesCsv, sameDecimal } from './rates.js';
@@ -145,6 +146,14 @@ export async function restate(
       const chunk = changes.slice(i, i + 500);
       await database.write(async (trx) => {
         for (const c of chunk) await setConversionFx(trx, c.id, c.eventTime, c.columns);
+        // A cohort counts a foreign-currency purchase at its recorded rate (analytics/cohort-rollups.ts).
+        await queueCohortCustomers(
+          trx,
+          await customersOfConversions(
+            trx,
+            chunk.map((c) => c.id),
+          ),
+        );
       });
     }
   }

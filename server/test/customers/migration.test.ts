@@ -56,6 +56,7 @@ describe('migration 0033 (customers)', () => {
       await sql`delete from kysely_migration where name = '0037_customer_campaigns'`.execute(db); // its column went with the table
       await sql`delete from kysely_migration where name = '0038_report_indexes'`.execute(db); // its customers index too
       await sql`delete from kysely_migration where name = '0039_month_rollups'`.execute(db); // refills its tables from the days
+      await sql`delete from kysely_migration where name = '0040_cohort_rollups'`.execute(db); // queues every customer again
     });
     expect(await ctx.database.migrate()).toEqual([
       '0033_customers',
@@ -65,6 +66,7 @@ describe('migration 0033 (customers)', () => {
       '0037_customer_campaigns',
       '0038_report_indexes',
       '0039_month_rollups',
+      '0040_cohort_rollups',
     ]);
     const rows = await ctx.database.read
       .selectFrom('customers')

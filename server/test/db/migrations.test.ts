@@ -5,6 +5,7 @@ import { down as pendingIndexesDown } from '../../src/db/migrations/0036_pending
 import { down as customerCampaignsDown } from '../../src/db/migrations/0037_customer_campaigns.js';
 import { down as reportIndexesDown } from '../../src/db/migrations/0038_report_indexes.js';
 import { down as monthRollupsDown } from '../../src/db/migrations/0039_month_rollups.js';
+import { down as cohortRollupsDown } from '../../src/db/migrations/0040_cohort_rollups.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
 import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { expectMonthsMatchDays } from '../analytics/fixtures.js';
@@ -77,13 +78,16 @@ describe('migrations', () => {
     // Back to the indexes of every job, with a sent job and a pending one; then 0036 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
-      // 0037, 0038 and 0039 came after it: undone first, done again after it.
+      // 0037 … 0040 came after it: undone first, done again after it.
+      await cohortRollupsDown(db);
       await monthRollupsDown(db);
       await reportIndexesDown(db);
       await customerCampaignsDown(db);
       await pendingIndexesDown(db);
       await sql`delete from kysely_migration where name in
-        ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes', '0039_month_rollups')`.execute(db);
+        ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups')`.execute(
+        db,
+      );
       for (const [id, status, due] of [
         ['cv_sent', 'sent', 1000],
         ['cv_pending', 'pending', 2000],
@@ -101,6 +105,7 @@ describe('migrations', () => {
       '0037_customer_campaigns',
       '0038_report_indexes',
       '0039_month_rollups',
+      '0040_cohort_rollups',
     ]);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
@@ -116,12 +121,15 @@ describe('migrations', () => {
     expect(await present()).toEqual(names);
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await cohortRollupsDown(db);
       await monthRollupsDown(db);
       await reportIndexesDown(db);
-      await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups')`.execute(db);
+      await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups')`.execute(
+        db,
+      );
     });
     expect(await present()).toEqual([]);
-    expect(await database.migrate()).toEqual(['0038_report_indexes', '0039_month_rollups']);
+    expect(await database.migrate()).toEqual(['0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups']);
     expect(await present()).toEqual(names);
   });
 
@@ -133,8 +141,9 @@ describe('migrations', () => {
     // Daily rows of two months (and a second store) as an older version folded them; then 0039 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await cohortRollupsDown(db);
       await monthRollupsDown(db);
-      await sql`delete from kysely_migration where name = '0039_month_rollups'`.execute(db);
+      await sql`delete from kysely_migration where name in ('0039_month_rollups', '0040_cohort_rollups')`.execute(db);
       for (const [store, date, value, clicks] of [
         ['st_a', '2026-01-30', 'meta|c1', 3],
         ['st_a', '2026-01-31', 'meta|c1', 4],
@@ -151,7 +160,7 @@ describe('migrations', () => {
         );
       }
     });
-    expect(await database.migrate()).toEqual(['0039_month_rollups']);
+    expect(await database.migrate()).toEqual(['0039_month_rollups', '0040_cohort_rollups']);
     const months = await database.read
       .selectFrom('rollup_month_clicks')
       .select(['store_id', 'local_month', 'value', 'clicks'])

@@ -17,7 +17,8 @@ import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { listPartitions } from '../../src/db/postgres/partitions.js';
 import { countSharedBrowsers, rebuildAmbiguityRows } from '../../src/db/repositories/attribution-keys.js';
 import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
-import { type CohortScope, cohortCustomers, cohortRefunds, cohortRevenue } from '../../src/db/repositories/cohorts.js';
+import { cohortFactsOf } from '../../src/db/repositories/cohort-rollups.js';
+import { type CohortScope, cohortCustomers, cohortNet } from '../../src/db/repositories/cohorts.js';
 import { findConversionByKey, identityLinks, listConversions } from '../../src/db/repositories/conversions.js';
 import { firstConversionsOf } from '../../src/db/repositories/customers.js';
 import { oldestPendingAt } from '../../src/db/repositories/destination-health.js';
@@ -481,9 +482,15 @@ const cohortScope = (s: Seeded): CohortScope => ({
   storeId: s.storeId,
   livemode: 1,
   bounds: [s.now - 60 * DAY_MS, s.now - 30 * DAY_MS, s.now + DAY_MS],
-  currency: 'USD',
-  days: 366,
 });
+/** Cohorts of whole months (the twelve before the seeded day's), or of a part of one month. */
+const cohortMonths = (s: Seeded, whole: boolean) => {
+  const now = new Date(s.now);
+  const day = (month: number, date: number) =>
+    new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + month, date)).toISOString().slice(0, 10);
+  const monthStarts = whole ? Array.from({ length: 13 }, (_, i) => day(i - 12, 1)) : [day(-1, 3), day(-1, 20)];
+  return { storeId: s.storeId, livemode: 1, monthStarts };
+};
 
 /**
  * A recorded batch's jobs, by key: 25 of them, as a recording writes (with two or three keys
@@ -509,21 +516,21 @@ const CASES: Case[] = [
     index: { sqlite: 'customers_first', postgres: ['customers_first', 'customers_pk'] },
   },
   {
-    name: 'cohorts: the customers’ purchases per day offset',
-    run: (db, s) => cohortRevenue(db, cohortScope(s)),
-    // `customers_` is either index of customers (PostgreSQL's choice on few rows, as above).
-    index: { sqlite: ['customers_first', 'conversions_customer'], postgres: ['customers_', 'conversions_customer'] },
-    every: true,
+    // The cohorts' partial months, by first day (cohort-rollups.ts).
+    name: 'cohorts: net value per first day, channel and day offset',
+    run: (db, s) => cohortNet(db, { ...cohortMonths(s, false), currency: 'USD' }),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_cohort_days_pk' },
   },
   {
-    name: 'cohorts: the refunds of the customers’ purchases per day offset',
-    run: (db, s) => cohortRefunds(db, cohortScope(s)),
-    index: {
-      sqlite: ['customers_first', 'conversions_customer', 'refunds_conversion'],
-      // With no refunds seeded PostgreSQL starts from them and reads each one's conversion by key.
-      postgres: ['customers_', 'conversions_', 'refunds_conversion'],
-    },
-    every: true,
+    name: 'cohorts: net value per first month, channel and day offset',
+    run: (db, s) => cohortNet(db, { ...cohortMonths(s, true), currency: 'USD' }),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_cohort_months_pk' },
+  },
+  {
+    name: 'cohort rollups: a customer’s purchases',
+    run: (db, s) => cohortFactsOf(db, { store_id: s.storeId, livemode: 1, customer_key: 'em:email_7' }),
+    statement: 1,
+    index: { sqlite: 'conversions_customer', postgres: 'conversions_customer' },
   },
   {
     name: 'attribution: clicks by fingerprint',

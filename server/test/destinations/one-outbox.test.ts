@@ -118,6 +118,8 @@ async function backTo0019(database: Database): Promise<void> {
     await sql`delete from kysely_migration where name = '0038_report_indexes'`.execute(db);
     // 0039 (month rollups): refills its tables from the daily rollups; it runs again harmlessly.
     await sql`delete from kysely_migration where name = '0039_month_rollups'`.execute(db);
+    // 0040 (cohort rollups): its tables only when absent; it queues every customer again.
+    await sql`delete from kysely_migration where name = '0040_cohort_rollups'`.execute(db);
     // 0027 (conversion source), 0028 (destination health), 0029 (attributed click ids).
     for (const column of ['source', 'attributed_click_ids']) {
       await sql`alter table conversions drop column ${sql.ref(column)}`.execute(db);
@@ -213,6 +215,7 @@ describe('migration 0020 (one outbox)', () => {
       '0037_customer_campaigns',
       '0038_report_indexes',
       '0039_month_rollups',
+      '0040_cohort_rollups',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

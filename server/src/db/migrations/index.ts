@@ -36,6 +36,7 @@ import * as pendingJobIndexes from './0036_pending_job_indexes.js';
 import * as customerCampaigns from './0037_customer_campaigns.js';
 import * as reportIndexes from './0038_report_indexes.js';
 import * as monthRollups from './0039_month_rollups.js';
+import * as cohortRollups from './0040_cohort_rollups.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -81,6 +82,7 @@ const migrations: Record<string, Migration> = {
   '0037_customer_campaigns': customerCampaigns,
   '0038_report_indexes': reportIndexes,
   '0039_month_rollups': monthRollups,
+  '0040_cohort_rollups': cohortRollups,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -1,22 +1,17 @@
 import { type RawBuilder, sql } from 'kysely';
 import type { Reader } from '../database.js';
+import { monthSplit } from './rollup-reads.js';
 
 /**
- * The figures of first-purchase cohorts (api.md §11 "Customers", analytics/cohorts.ts). A
- * cohort is the customers whose first conversion (`customers`, migration 0033) falls in
- * [bounds[i], bounds[i + 1]); every query reads the range of `customers_first`, then each
- * customer's conversions through `conversions_customer` and their refunds through
- * `refunds_conversion` — the cohorts' own rows, never the store's other conversions.
+ * The figures of first-purchase cohorts (api.md §11 "Customers", analytics/cohorts.ts): the
+ * customers of each cohort from the range of `customers_first`, their net Purchase value from
+ * the cohort rollups (migration 0040), the spend from `ad_spend`.
  */
 export interface CohortScope {
   storeId: string;
   livemode: number;
   /** Cohort boundaries, UTC ms, ascending: cohort i is [bounds[i], bounds[i + 1]). */
   bounds: number[];
-  /** The store currency: money in it counts; other currencies at the rate recorded with the conversion. */
-  currency: string;
-  /** Days after the first conversion that count (0-based day offsets below this). */
-  days: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -42,7 +37,6 @@ export interface CohortCount {
 }
 
 const BY_COHORT_AND_CHANNEL = [sql`1`, sql`2`];
-const BY_COHORT_CHANNEL_AND_DAY = [sql`1`, sql`2`, sql`3`];
 
 /** Customers per cohort and channel of their first conversion. */
 export async function cohortCustomers(db: Reader, scope: CohortScope): Promise<CohortCount[]> {
@@ -69,75 +63,58 @@ export interface CohortDay {
   amount: number;
 }
 
-/** The cohorts' customers' Purchases within `days` of their first conversion (`conversions_customer`). */
-function purchasesOf(db: Reader, scope: CohortScope) {
-  const horizon = sql.lit(scope.days * DAY_MS);
-  return (
-    db
-      .selectFrom('customers as u')
-      .innerJoin('conversions as c', (join) =>
-        join
-          .onRef('c.store_id', '=', 'u.store_id')
-          .onRef('c.livemode', '=', 'u.livemode')
-          .onRef('c.customer_key', '=', 'u.customer_key'),
-      )
-      .where(firstInRange(scope))
-      .where('c.event_type', '=', 'Purchase')
-      // `+c.event_time`: a bound on each customer's own conversions, checked on the rows the join
-      // finds, never offered to `conversions_store_time` as a range per customer: SQLite with
-      // sampled statistics (`analysis_limit`) took that, and read every later conversion of the
-      // store once per customer (38 s for a month's cohorts of a 2M-click year; 0.1 s since).
-      .where(sql<boolean>`+c.event_time >= u.first_event_time and +c.event_time < u.first_event_time + ${horizon}`)
-      // The same bound on the conversions' own time: PostgreSQL reads only the partitions it can be in.
-      .where('c.event_time', '>=', scope.bounds[0] ?? 0)
-  );
-}
-
-/** Purchase value per cohort, channel and day after the first conversion, in the store currency. */
-export async function cohortRevenue(db: Reader, scope: CohortScope): Promise<CohortDay[]> {
-  if (scope.bounds.length < 2) return [];
-  const rows = await purchasesOf(db, scope)
-    .select([
-      cohortOf(sql`u.first_event_time`, scope.bounds).as('cohort'),
-      'u.channel',
-      sql<number | string>`(c.event_time - u.first_event_time) / ${sql.lit(DAY_MS)}`.as('day'),
-      sql<number | string | null>`sum(case when c.currency = ${scope.currency} then c.value_minor else c.fx_value_minor end)`.as(
-        'amount',
-      ),
-    ])
-    .groupBy(BY_COHORT_CHANNEL_AND_DAY)
-    .execute();
-  return rows.map(dayOf);
-}
-
 /**
- * Refunds of the cohorts' Purchases per cohort, channel and day after the first conversion (by
- * refund time), in the store currency: a foreign-currency conversion's refund at the rate
- * recorded with the conversion (its converted value ÷ its value), truncated to the minor unit.
+ * Net Purchase value (less refunds) per cohort, channel and day after the first conversion, in
+ * the store currency, from the cohort rollups (analytics/cohort-rollups.ts): the cohorts' whole
+ * months from `rollup_cohort_months`, a partial first or last month by first day. Cohort i is
+ * the customers whose first local day is in [monthStarts[i], monthStarts[i + 1]).
  */
-export async function cohortRefunds(db: Reader, scope: CohortScope): Promise<CohortDay[]> {
-  if (scope.bounds.length < 2) return [];
-  const horizon = sql.lit(scope.days * DAY_MS);
-  const rows = await purchasesOf(db, scope)
-    .innerJoin('refunds as r', 'r.conversion_id', 'c.id')
-    .where(sql<boolean>`r.refund_time < u.first_event_time + ${horizon}`)
-    .select([
-      cohortOf(sql`u.first_event_time`, scope.bounds).as('cohort'),
-      'u.channel',
-      sql<number | string>`(r.refund_time - u.first_event_time) / ${sql.lit(DAY_MS)}`.as('day'),
-      sql<number | string | null>`sum(case when r.currency = ${scope.currency} then r.amount_minor
-        else r.amount_minor * c.fx_value_minor / nullif(c.value_minor, 0) end)`.as('amount'),
-    ])
-    .groupBy(BY_COHORT_CHANNEL_AND_DAY)
-    .execute();
-  return rows.map(dayOf);
+export async function cohortNet(
+  db: Reader,
+  scope: { storeId: string; livemode: number; monthStarts: string[]; currency: string },
+): Promise<CohortDay[]> {
+  const starts = scope.monthStarts;
+  if (starts.length < 2) return [];
+  const cohortOfMonth = new Map(starts.slice(0, -1).map((start, i) => [start.slice(0, 7), i]));
+  const span = { startDate: starts[0] as string, endDate: dayBefore(starts[starts.length - 1] as string) };
+  const { months, days } = monthSplit(span);
+  const amount = sql<number | string>`sum(case when currency = ${scope.currency} then net_minor else net_fx_minor end)`;
+  const byDay = (d: { startDate: string; endDate: string }) =>
+    db
+      .selectFrom('rollup_cohort_days')
+      .select([sql<string>`substr(first_date, 1, 7)`.as('month'), 'channel', 'day_offset', amount.as('amount')])
+      .where('store_id', '=', scope.storeId)
+      .where('livemode', '=', scope.livemode)
+      .where('first_date', '>=', d.startDate)
+      .where('first_date', '<=', d.endDate)
+      .groupBy([sql`1`, 'channel', 'day_offset'])
+      .execute();
+  const byMonth = (m: { from: string; to: string }) =>
+    db
+      .selectFrom('rollup_cohort_months')
+      .select(['first_month as month', 'channel', 'day_offset', amount.as('amount')])
+      .where('store_id', '=', scope.storeId)
+      .where('livemode', '=', scope.livemode)
+      .where('first_month', '>=', m.from)
+      .where('first_month', '<=', m.to)
+      .groupBy(['first_month', 'channel', 'day_offset'])
+      .execute();
+  const reads = await Promise.all([...days.map(byDay), ...(months ? [byMonth(months)] : [])]);
+  // A cell whose customers all moved to another cohort nets to zero: it is nobody's.
+  return reads
+    .flat()
+    .filter((r) => Number(r.amount ?? 0) !== 0)
+    .map((r) => ({
+      cohort: cohortOfMonth.get(r.month) as number,
+      channel: r.channel,
+      day: Number(r.day_offset),
+      amount: Number(r.amount ?? 0),
+    }));
 }
 
-type RawDay = { cohort: number | string; channel: string; day: number | string; amount: number | string | null };
-
-function dayOf(r: RawDay): CohortDay {
-  // A refund dated before the first conversion counts on its day 0.
-  return { cohort: Number(r.cohort), channel: r.channel, day: Math.max(0, Number(r.day)), amount: Number(r.amount ?? 0) };
+/** The date before a `YYYY-MM-DD` date. */
+function dayBefore(date: string): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) - DAY_MS).toISOString().slice(0, 10);
 }
 
 export interface CohortSpend {

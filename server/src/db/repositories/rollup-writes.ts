@@ -99,7 +99,7 @@ const SEP = '\u0001';
  * with Kysely on every write cost twice SQLite's work (measured: 9 ms against 4 ms for one
  * second's fold at 500 conversions/s), and each new row count was a new statement to prepare.
  */
-function chunkedUpsert<T extends object>(
+export function chunkedUpsert<T extends object>(
   columns: readonly (keyof T & string)[],
   build: (db: Writer, rows: T[]) => Compilable<unknown>,
 ) {
@@ -138,7 +138,7 @@ const TOTALS = [
 ] as const;
 
 /** `column = <table>.column + excluded.column` for each column: the upsert adds the row's deltas. */
-function addingUp<C extends string>(table: string, columns: readonly C[]): Record<C, RawBuilder<number>> {
+export function addingUp<C extends string>(table: string, columns: readonly C[]): Record<C, RawBuilder<number>> {
   return Object.fromEntries(
     columns.map((column) => [column, sql<number>`${sql.ref(`${table}.${column}`)} + ${sql.ref(`excluded.${column}`)}`]),
   ) as Record<C, RawBuilder<number>>;
