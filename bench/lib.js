@@ -2,7 +2,7 @@
 // a fresh PostgreSQL database per run), starting the real `waytrack serve`, driving it with
 // autocannon from this (second) process, and reading CPU time from /proc.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -181,10 +181,14 @@ export async function startServer(env, timeoutMs = 60_000) {
   // (the request log at BENCH_LOG_LEVEL=info) are read and dropped.
   let out = '';
   let ready = false;
+  // BENCH_SERVER_LOG=FILE: everything the server prints is appended to FILE too (why a read failed).
+  const keep = process.env.BENCH_SERVER_LOG ? (d) => appendFileSync(process.env.BENCH_SERVER_LOG, d) : () => {};
   child.stdout.on('data', (d) => {
+    keep(d);
     if (!ready) out += d;
   });
   child.stderr.on('data', (d) => {
+    keep(d);
     if (!ready) out += d;
   });
   const url = await new Promise((resolve, reject) => {

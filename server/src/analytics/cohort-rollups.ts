@@ -33,8 +33,8 @@ import type { RollupCohortDaysTable } from '../db/schema.js';
 export const HORIZON_DAYS = 366;
 const DAY_MS = 86_400_000;
 
-/** One cell of a customer's contribution: [day offset, currency, net minor units, net at the recorded rates]. */
-type Cell = [number, string, number, number];
+/** One cell of a customer's contribution: [day offset, currency, net minor units, net at the recorded rates, customers]. */
+type Cell = [number, string, number, number, number];
 
 interface Contribution {
   first_date: string;
@@ -47,21 +47,22 @@ interface Contribution {
  * conversion on its day after it, less each of its refunds before the horizon on the refund's
  * day (a refund dated before the first conversion on day 0); in the conversion's (the refund's)
  * currency and at the rate recorded with the conversion (a refund at the conversion's rate,
- * truncated to the minor unit). Undefined when the customer is unknown.
+ * truncated to the minor unit); and the customer, once. Undefined when the customer is unknown.
  */
 export function cohortContribution(facts: CohortFacts, zone: Zone): Contribution | undefined {
   const customer = facts.customer;
   if (!customer) return undefined;
   const first = customer.first_event_time;
   const horizon = first + HORIZON_DAYS * DAY_MS;
-  const cells = new Map<string, Cell>();
+  // The customer itself counts on its own cell: day 0, no currency.
+  const cells = new Map<string, Cell>([['0|', [0, '', 0, 0, 1]]]);
   const add = (day: number, currency: string, net: number, fx: number) => {
     const key = `${day}|${currency}`;
     const cell = cells.get(key);
     if (cell) {
       cell[2] += net;
       cell[3] += fx;
-    } else cells.set(key, [day, currency, net, fx]);
+    } else cells.set(key, [day, currency, net, fx, 0]);
   };
   const counted = new Map<string, CohortFacts['purchases'][number]>();
   for (const p of facts.purchases) {
@@ -104,7 +105,7 @@ export async function foldCohorts(
   const changes: CohortStateChange[] = [];
   const deltas = new Map<string, RollupCohortDaysTable>();
   const addCells = (q: QueuedCustomer, c: { first_date: string; channel: string; cells: Cell[] }, sign: 1 | -1) => {
-    for (const [day_offset, currency, net, fx] of c.cells) {
+    for (const [day_offset, currency, net, fx, customers] of c.cells) {
       const key = [q.store_id, q.livemode, c.first_date, c.channel, day_offset, currency].join('\u0001');
       const row = deltas.get(key) ?? {
         store_id: q.store_id,
@@ -115,9 +116,11 @@ export async function foldCohorts(
         currency,
         net_minor: 0,
         net_fx_minor: 0,
+        customers: 0,
       };
       row.net_minor += sign * net;
       row.net_fx_minor += sign * fx;
+      row.customers += sign * customers;
       deltas.set(key, row);
     }
   };
@@ -137,7 +140,7 @@ export async function foldCohorts(
       ...(next && { next: { first_date: next.first_date, channel: next.channel, cells: cells as string } }),
     });
   }
-  const rows = [...deltas.values()].filter((r) => r.net_minor !== 0 || r.net_fx_minor !== 0);
+  const rows = [...deltas.values()].filter((r) => r.net_minor !== 0 || r.net_fx_minor !== 0 || r.customers !== 0);
   return { queued, zones: [...zones], changes, rows, tzdata, more: queued.length === limit };
 }
 

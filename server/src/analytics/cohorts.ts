@@ -7,7 +7,7 @@
  */
 import { addDays, dateIn, startOfDay } from '../calendar/dates.js';
 import type { Database } from '../db/database.js';
-import { cohortCustomers, cohortNet, cohortSpend } from '../db/repositories/cohorts.js';
+import { cohortNet, cohortSpend } from '../db/repositories/cohorts.js';
 import { fromMinorUnits } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
@@ -52,8 +52,7 @@ export async function computeCohorts(database: Database, tenant: Tenant, query: 
   // Every conversion recorded so far counts: its store's events, then its customers, folded first.
   await refreshRollups(database, store);
   await refreshCohorts(database, store.id, TZDATA);
-  const [counts, net, spend] = await Promise.all([
-    cohortCustomers(database.read, { storeId: store.id, livemode, bounds }),
+  const [net, spend] = await Promise.all([
     cohortNet(database.read, { storeId: store.id, livemode, monthStarts, currency: store.currency }),
     cohortSpend(database.read, { storeId: store.id, livemode, monthStarts }),
   ]);
@@ -69,10 +68,10 @@ export async function computeCohorts(database: Database, tenant: Tenant, query: 
     return row;
   };
   if (by === 'month') for (let i = 0; i < bounds.length - 1; i++) rowOf(i, '');
-  for (const count of counts) rowOf(count.cohort, count.channel).customers += count.customers;
   for (const d of net) {
-    const days = rowOf(d.cohort, d.channel).net;
-    days.set(d.day, (days.get(d.day) ?? 0) + d.amount);
+    const row = rowOf(d.cohort, d.channel);
+    row.customers += d.customers;
+    row.net.set(d.day, (row.net.get(d.day) ?? 0) + d.amount);
   }
   const unconverted = new Set<string>();
   for (const entry of spend) {

@@ -77,7 +77,7 @@ export interface RollupCohortCustomersTable {
   customer_key: string;
   first_date: string; // local date of the first conversion
   channel: string;
-  cells: string; // JSON: [day_offset, currency, net_minor, net_fx_minor][]
+  cells: string; // JSON: [day_offset, currency, net_minor, net_fx_minor, customers][]
   version: number;
 }
 
@@ -97,6 +97,7 @@ export interface RollupCohortDaysTable {
   currency: string; // the conversion's (a refund's own) currency
   net_minor: number; // Purchase value less refunds, in `currency`
   net_fx_minor: number; // the same at the rates recorded with the conversions (store currency)
+  customers: number; // customers whose first conversion is on this day and channel (day 0, currency '')
 }
 
 export type RollupCohortMonthsTable = Omit<RollupCohortDaysTable, 'first_date'> & { first_month: string };

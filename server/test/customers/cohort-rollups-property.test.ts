@@ -51,7 +51,7 @@ describe('cohort rollups property', () => {
     return Array.from({ length: 14 }, (_, i) => at(i - 12));
   };
 
-  /** Net per cohort, channel and day, computed from the stored rows (the definition of api.md §11). */
+  /** Net per cohort, channel and day, and customers per cohort and channel, from the stored rows (api.md §11). */
   async function reference(storeId: string, timezone: string, monthStarts: string[]) {
     const db = ctx.database.read;
     const zone = zoneOf(timezone);
@@ -70,6 +70,7 @@ describe('cohort rollups property', () => {
       const month = zone.date(first).slice(0, 7);
       const cohort = monthStarts.slice(0, -1).findIndex((s) => s.slice(0, 7) === month);
       if (cohort < 0) continue;
+      add(`${cohort}|${u.channel}|customers`, 1);
       for (const c of conversions) {
         const t = Number(c.event_time);
         if (c.customer_key !== u.customer_key || c.event_type !== 'Purchase' || t < first || t >= first + HORIZON_MS) continue;
@@ -100,8 +101,11 @@ describe('cohort rollups property', () => {
     expect(res.body.data.timezone).toBe(timezone);
     const rows = await cohortNet(ctx.database.read, { storeId, livemode: 1, monthStarts, currency: 'USD' });
     const out = new Map<string, number>();
-    for (const r of rows)
-      out.set(`${r.cohort}|${r.channel}|${r.day}`, (out.get(`${r.cohort}|${r.channel}|${r.day}`) ?? 0) + r.amount);
+    const add = (key: string, n: number) => out.set(key, (out.get(key) ?? 0) + n);
+    for (const r of rows) {
+      add(`${r.cohort}|${r.channel}|${r.day}`, r.amount);
+      add(`${r.cohort}|${r.channel}|customers`, r.customers);
+    }
     return new Map([...out].filter(([, v]) => v !== 0));
   }
 

@@ -18,7 +18,7 @@ import { listPartitions } from '../../src/db/postgres/partitions.js';
 import { countSharedBrowsers, rebuildAmbiguityRows } from '../../src/db/repositories/attribution-keys.js';
 import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
 import { cohortFactsOf } from '../../src/db/repositories/cohort-rollups.js';
-import { type CohortScope, cohortCustomers, cohortNet } from '../../src/db/repositories/cohorts.js';
+import { cohortNet, cohortSpend } from '../../src/db/repositories/cohorts.js';
 import { findConversionByKey, identityLinks, listConversions } from '../../src/db/repositories/conversions.js';
 import { firstConversionsOf } from '../../src/db/repositories/customers.js';
 import { oldestPendingAt } from '../../src/db/repositories/destination-health.js';
@@ -477,12 +477,6 @@ const yearSpan = (s: Seeded) => {
 const STEADY_CUTOFF_DAYS = 59;
 const scope = (s: Seeded) => ({ storeId: s.storeId, livemode: 1, from: s.now - 7 * DAY_MS, to: s.now + 300_000 });
 
-/** The cohorts of the last 60 days by month (api.md §11): three boundaries. */
-const cohortScope = (s: Seeded): CohortScope => ({
-  storeId: s.storeId,
-  livemode: 1,
-  bounds: [s.now - 60 * DAY_MS, s.now - 30 * DAY_MS, s.now + DAY_MS],
-});
 /** Cohorts of whole months (the twelve before the seeded day's), or of a part of one month. */
 const cohortMonths = (s: Seeded, whole: boolean) => {
   const now = new Date(s.now);
@@ -511,9 +505,9 @@ const CASES: Case[] = [
     },
   },
   {
-    name: 'cohorts: customers per month and channel',
-    run: (db, s) => cohortCustomers(db, cohortScope(s)),
-    index: { sqlite: 'customers_first', postgres: ['customers_first', 'customers_pk'] },
+    name: 'cohorts: spend per month and platform',
+    run: (db, s) => cohortSpend(db, cohortMonths(s, true)),
+    index: { sqlite: 'ad_spend_dates', postgres: 'ad_spend_dates' },
   },
   {
     // The cohorts' partial months, by first day (cohort-rollups.ts).
@@ -718,8 +712,8 @@ const CASES: Case[] = [
   {
     name: 'GET /v1/stores/:id/ad-spend',
     run: (db, s) => listSpend(db, s.storeId, 1, span(s), page),
-    // In date order from the index; the entries of one date (a few) are sorted by id.
-    index: { sqlite: 'sqlite_autoindex_ad_spend_2', postgres: 'ad_spend_dedup' },
+    // In date order from either index by date; the entries of one date (a few) are sorted by id.
+    index: { sqlite: ['sqlite_autoindex_ad_spend_2', 'ad_spend_dates'], postgres: ['ad_spend_dedup', 'ad_spend_dates'] },
   },
   {
     name: 'Idempotency-Key lookup',

@@ -223,6 +223,7 @@ export async function addCohortRows(trx: Writer, days: RollupCohortDaysTable[]):
     if (month) {
       month.net_minor += row.net_minor;
       month.net_fx_minor += row.net_fx_minor;
+      month.customers += row.customers;
     } else months.set(key, { ...row, first_month });
   }
   await addMonths(trx, [...months.values()].sort(cellOrder((r) => r.first_month)));
@@ -241,7 +242,7 @@ function cellOrder<R extends Omit<RollupCohortDaysTable, 'first_date'>>(period: 
 }
 
 const CELL = ['store_id', 'livemode', 'channel', 'day_offset', 'currency'] as const;
-const SUMS = ['net_minor', 'net_fx_minor'] as const;
+const SUMS = ['net_minor', 'net_fx_minor', 'customers'] as const;
 
 const addDays = chunkedUpsert(['first_date', ...CELL, ...SUMS], (db, rows: RollupCohortDaysTable[]) =>
   db

@@ -3,56 +3,12 @@ import type { Reader } from '../database.js';
 import { monthSplit } from './rollup-reads.js';
 
 /**
- * The figures of first-purchase cohorts (api.md §11 "Customers", analytics/cohorts.ts): the
- * customers of each cohort from the range of `customers_first`, their net Purchase value from
- * the cohort rollups (migration 0040), the spend from `ad_spend`.
+ * The figures of first-purchase cohorts (api.md §11 "Customers", analytics/cohorts.ts): their
+ * customers and net Purchase value from the cohort rollups (migration 0040), their spend from
+ * `ad_spend`.
  */
-export interface CohortScope {
-  storeId: string;
-  livemode: number;
-  /** Cohort boundaries, UTC ms, ascending: cohort i is [bounds[i], bounds[i + 1]). */
-  bounds: number[];
-}
 
 const DAY_MS = 86_400_000;
-
-/** Which cohort a first-conversion time falls in, as a CASE over the boundaries (both engines). */
-function cohortOf(column: RawBuilder<unknown>, bounds: number[]): RawBuilder<number> {
-  const arms = bounds.slice(1, -1).map((bound, i) => sql`when ${column} < ${sql.lit(bound)} then ${sql.lit(i)}`);
-  if (arms.length === 0) return sql<number>`${sql.lit(0)}`;
-  return sql<number>`case ${sql.join(arms, sql` `)} else ${sql.lit(bounds.length - 2)} end`;
-}
-
-function firstInRange(scope: CohortScope): RawBuilder<boolean> {
-  const from = scope.bounds[0] ?? 0;
-  const to = scope.bounds[scope.bounds.length - 1] ?? 0;
-  return sql<boolean>`u.store_id = ${scope.storeId} and u.livemode = ${scope.livemode}
-    and u.first_event_time >= ${sql.lit(from)} and u.first_event_time < ${sql.lit(to)}`;
-}
-
-export interface CohortCount {
-  cohort: number;
-  channel: string;
-  customers: number;
-}
-
-const BY_COHORT_AND_CHANNEL = [sql`1`, sql`2`];
-
-/** Customers per cohort and channel of their first conversion. */
-export async function cohortCustomers(db: Reader, scope: CohortScope): Promise<CohortCount[]> {
-  if (scope.bounds.length < 2) return [];
-  const rows = await db
-    .selectFrom('customers as u')
-    .select([
-      cohortOf(sql`u.first_event_time`, scope.bounds).as('cohort'),
-      'u.channel',
-      sql<number | string>`count(*)`.as('customers'),
-    ])
-    .where(firstInRange(scope))
-    .groupBy(BY_COHORT_AND_CHANNEL)
-    .execute();
-  return rows.map((r) => ({ cohort: Number(r.cohort), channel: r.channel, customers: Number(r.customers) }));
-}
 
 export interface CohortDay {
   cohort: number;
@@ -61,11 +17,13 @@ export interface CohortDay {
   day: number;
   /** Minor units of the store currency. */
   amount: number;
+  /** Customers whose first conversion is in the cohort with this channel (on day 0). */
+  customers: number;
 }
 
 /**
  * Net Purchase value (less refunds) per cohort, channel and day after the first conversion, in
- * the store currency, from the cohort rollups (analytics/cohort-rollups.ts): the cohorts' whole
+ * the store currency, and the cohort's customers, from the cohort rollups (analytics/cohort-rollups.ts): the cohorts' whole
  * months from `rollup_cohort_months`, a partial first or last month by first day. Cohort i is
  * the customers whose first local day is in [monthStarts[i], monthStarts[i + 1]).
  */
@@ -79,10 +37,17 @@ export async function cohortNet(
   const span = { startDate: starts[0] as string, endDate: dayBefore(starts[starts.length - 1] as string) };
   const { months, days } = monthSplit(span);
   const amount = sql<number | string>`sum(case when currency = ${scope.currency} then net_minor else net_fx_minor end)`;
+  const customers = sql<number | string>`sum(customers)`;
   const byDay = (d: { startDate: string; endDate: string }) =>
     db
       .selectFrom('rollup_cohort_days')
-      .select([sql<string>`substr(first_date, 1, 7)`.as('month'), 'channel', 'day_offset', amount.as('amount')])
+      .select([
+        sql<string>`substr(first_date, 1, 7)`.as('month'),
+        'channel',
+        'day_offset',
+        amount.as('amount'),
+        customers.as('customers'),
+      ])
       .where('store_id', '=', scope.storeId)
       .where('livemode', '=', scope.livemode)
       .where('first_date', '>=', d.startDate)
@@ -92,7 +57,7 @@ export async function cohortNet(
   const byMonth = (m: { from: string; to: string }) =>
     db
       .selectFrom('rollup_cohort_months')
-      .select(['first_month as month', 'channel', 'day_offset', amount.as('amount')])
+      .select(['first_month as month', 'channel', 'day_offset', amount.as('amount'), customers.as('customers')])
       .where('store_id', '=', scope.storeId)
       .where('livemode', '=', scope.livemode)
       .where('first_month', '>=', m.from)
@@ -103,13 +68,14 @@ export async function cohortNet(
   // A cell whose customers all moved to another cohort nets to zero: it is nobody's.
   return reads
     .flat()
-    .filter((r) => Number(r.amount ?? 0) !== 0)
     .map((r) => ({
       cohort: cohortOfMonth.get(r.month) as number,
       channel: r.channel,
       day: Number(r.day_offset),
       amount: Number(r.amount ?? 0),
-    }));
+      customers: Number(r.customers ?? 0),
+    }))
+    .filter((r) => r.amount !== 0 || r.customers !== 0);
 }
 
 /** The date before a `YYYY-MM-DD` date. */
