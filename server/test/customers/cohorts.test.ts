@@ -197,6 +197,33 @@ describe('GET /v1/analytics/cohorts', () => {
     expect(before.cohorts).toEqual([expect.objectContaining({ channel: 'unattributed', customers: 1 })]);
   });
 
+  it('by=channel: a first purchase re-attributed to a click that arrived late moves the customer and its revenue', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live, { currency: 'USD', timezone: 'UTC' });
+    const now = Date.now();
+    const t = now - 40 * DAY_MS;
+    const query = `storeId=${storeId}&startDate=${date(monthStart(t))}&endDate=${date(monthStart(t, 1) - DAY_MS)}&by=channel`;
+    const fbclid = `late_${now}`;
+    const first = await track(storeId, { eventValue: 50, fbclid, customerData: { email: 'w@example.com' }, timestamp: iso(t) });
+    expect(first.attributed).toBe(false);
+    const rows = async () =>
+      (await cohorts(query)).cohorts.map((c: { channel: string; customers: number; netRevenuePerCustomer: { d0?: number } }) => [
+        c.channel,
+        c.customers,
+        c.netRevenuePerCustomer.d0,
+      ]);
+    expect(await rows()).toEqual([['unattributed', 1, 50]]);
+    // The click arrives; the conversion is re-attributed to it: the customer is Meta's now, with its revenue.
+    const click = await call(ctx.app, 'POST', '/v1/track/click', {
+      key: ctx.a.live,
+      body: clickBody(storeId, { fbclid, timestamp: iso(t - HOUR_MS) }),
+    });
+    expect(click.status, JSON.stringify(click.body)).toBe(200);
+    const moved = await call(ctx.app, 'POST', `/v1/conversions/${first.conversionId}/reattribute`, { key: ctx.a.live });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body.data.attributed).toBe(true);
+    expect(await rows()).toEqual([['meta', 1, 50]]);
+  });
+
   it('validates its query and keeps to the key’s account', async () => {
     const storeId = await makeStore(ctx.app, ctx.a.live);
     const get = (query: string, key = ctx.a.live) => call(ctx.app, 'GET', `/v1/analytics/cohorts?${query}`, { key });

@@ -1,4 +1,4 @@
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Reader } from '../database.js';
 import { monthSplit } from './rollup-reads.js';
 
