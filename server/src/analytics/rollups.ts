@@ -342,11 +342,11 @@ export function startRollupRefresher(
       }
       if (step !== 'more') break;
     }
-    // Then the customers those folds queued for the cohort rollups.
+    // Then the customers those folds queued for the cohort rollups, a quarter as many a step
+    // (a customer's write is a row of its own and a few cells: each write stays short).
     while (!stopped) {
-      const step = await cohortStep(database, () =>
-        database.background(FOLD_COHORTS, { limit: options.chunk ?? BACKGROUND_CHUNK, tzdata: TZDATA }),
-      );
+      const limit = Math.max(1, Math.floor((options.chunk ?? BACKGROUND_CHUNK) / 4));
+      const step = await cohortStep(database, () => database.background(FOLD_COHORTS, { limit, tzdata: TZDATA }));
       if (step !== 'more') break;
     }
     return !stopped;
