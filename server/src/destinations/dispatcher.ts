@@ -107,6 +107,11 @@ export class Dispatcher implements Forwarder {
   /** The last look left due jobs behind for want of a free request slot; a finishing request wakes us. */
   private saturated = false;
   private readonly groupLoad = new Map<string, number>();
+  /**
+   * Jobs this process is sending or recording. One whose recording waits behind other writes
+   * past its lease is claimed again by this process's next look: it is not sent a second time.
+   */
+  private readonly delivering = new Set<string>();
   /** Jobs this process enqueued (already claimed for us in the database), waiting to be sent. */
   private readonly ready = new Map<string, { group: JobGroup; jobs: DestinationJobsTable[]; since: number }>();
   /** Wakes the loop when the first lingering group's wait ends. */
@@ -282,7 +287,8 @@ export class Dispatcher implements Forwarder {
           leaseUntil: now + this.tuning.leaseMs,
           limit: this.batchOf(group.destination),
         });
-        if (jobs.length > 0) batches.push({ group, jobs });
+        const fresh = jobs.filter((j) => !this.delivering.has(deliveryKey(group, j)));
+        if (fresh.length > 0) batches.push({ group, jobs: fresh });
       }
       return batches;
     });
@@ -343,11 +349,14 @@ export class Dispatcher implements Forwarder {
   private launch(group: JobGroup, jobs: DestinationJobsTable[]): void {
     const key = groupKey(group);
     this.groupLoad.set(key, (this.groupLoad.get(key) ?? 0) + 1);
+    const keys = jobs.map((j) => deliveryKey(group, j));
+    for (const k of keys) this.delivering.add(k);
     this.loop.launch(
       async () => {
         try {
           await deliverBatch(this.context, group, jobs);
         } finally {
+          for (const k of keys) this.delivering.delete(k);
           const load = (this.groupLoad.get(key) ?? 1) - 1;
           if (load > 0) this.groupLoad.set(key, load);
           else this.groupLoad.delete(key);
@@ -361,3 +370,6 @@ export class Dispatcher implements Forwarder {
     );
   }
 }
+
+/** A job of a group, as `delivering` knows it. */
+const deliveryKey = (group: JobGroup, job: DestinationJobsTable) => `${group.destination}\n${job.conversion_id}\n${job.job_key}`;

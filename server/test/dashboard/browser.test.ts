@@ -121,7 +121,8 @@ describe.skipIf(!chromiumPresent)('the dashboard in Chromium', () => {
     const row = page.getByRole('row', { name: /Acme Outdoor/ });
     await expect(text(row)).resolves.toMatch(/shop\.acme\.example\s+WooCommerce\s+Active\s+Not configured/);
     await screenshot(page, 'stores');
-  });
+    // Many steps, each waiting on Chromium: 11 s alone on two cores, over 30 s under a whole CI run.
+  }, 90_000);
 
   it('creates an API key, shown once with Copy, that works over HTTPS', async () => {
     const page = await newPage();

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RECORD_OUTCOME } from '../../src/destinations/record-outcome.js';
 import { call, createTestContext, makeStore, type TestContext } from '../helpers.js';
 import { FakePlatforms } from './fake-platforms.js';
 import { FakeGraph } from './meta/fake-graph.js';
@@ -85,5 +86,38 @@ describe('handed-over jobs linger for a batch (lingerMs)', () => {
     await conversions(storeId, 3);
     await until(() => platforms.tiktokAccepted().length === 3, 'TikTok');
     expect(platforms.tiktok).toHaveLength(1);
+  });
+});
+
+describe('a recording that outlasts its lease', () => {
+  it('leaves its jobs to it: the process claims them again but does not send them twice', async () => {
+    // Every delivery outcome waits 1.5 s before it is written (a writer busy behind other
+    // writes, as under a loaded crash-loop run), three times the lease.
+    ctx = await createTestContext({
+      env: { META_GRAPH_URL: graph.url, CAPI_SYNC_WAIT_MS: '0' },
+      forwarding: { ...FAST, leaseMs: 500 },
+      wrapDatabase: (inner) => ({
+        ...inner,
+        async runWrite(job, arg) {
+          if (job.name === RECORD_OUTCOME.name) await new Promise((r) => setTimeout(r, 1500));
+          return inner.runWrite(job, arg);
+        },
+      }),
+    });
+    const storeId = await makeStore(ctx.app, ctx.a.live, { pixelId: PIXEL, capiAccessToken: TOKEN });
+    const posted = await call(ctx.app, 'POST', '/v1/track/conversion', {
+      key: ctx.a.live,
+      body: { storeId, eventType: 'Purchase', eventValue: 10, currency: 'USD', orderId: 'o-slow' },
+    });
+    expect(posted.status).toBe(200);
+    await until(() => graph.acceptedEventIds().length === 1, 'Meta');
+    const listed = async () =>
+      (await call(ctx.app, 'GET', `/v1/conversions/${posted.body.data.conversionId}`, { key: ctx.a.live })).body.data.forwarding
+        ?.meta?.status;
+    const deadline = Date.now() + 8000;
+    while ((await listed()) !== 'sent' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await listed()).toBe('sent');
+    // Leases ran out twice over meanwhile, and the loop looked every 20 ms.
+    expect(graph.acceptedEventIds()).toHaveLength(1);
   });
 });
