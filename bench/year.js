@@ -61,7 +61,11 @@ async function yearStore(engine, dir, clicks) {
       authorization: `Bearer ${data.key}`,
     }),
   );
-  if (fold.value.status !== 200) throw new Error(`first read: ${fold.value.status} ${fold.value.body.slice(0, 200)}`);
+  if (fold.value.status !== 200) {
+    // Stopped first: left running, its refresher would go on folding the store beside the next run.
+    await server.stop();
+    throw new Error(`first read: ${fold.value.status} ${fold.value.body.slice(0, 200)}`);
+  }
   server = await settle(target, server);
   await server.stop();
   const meta = {
