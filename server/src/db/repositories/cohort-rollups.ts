@@ -265,10 +265,3 @@ const addMonths = chunkedUpsert(['first_month', ...CELL, ...SUMS], (db, rows: Ro
         .doUpdateSet(addingUp('rollup_cohort_months', SUMS)),
     ),
 );
-
-/** Customers waiting to be folded again (of one store, with `storeId`). */
-export async function cohortQueueSize(db: Reader, storeId?: string): Promise<number> {
-  let query = db.selectFrom('rollup_cohort_queue').select((eb) => eb.fn.countAll<number>().as('n'));
-  if (storeId) query = query.where('store_id', '=', storeId);
-  return Number((await query.executeTakeFirstOrThrow()).n);
-}
