@@ -19,6 +19,7 @@ import {
   addCohortRows,
   type CohortFacts,
   type CohortStateChange,
+  type CustomerFacts,
   cohortFactsOf,
   type QueuedCustomer,
   readCohortQueue,
@@ -124,8 +125,9 @@ export async function foldCohorts(
       deltas.set(key, row);
     }
   };
-  for (const q of queued) {
-    const { facts, state } = await cohortFactsOf(db, q);
+  const read = await cohortFactsOf(db, queued);
+  for (const [i, q] of queued.entries()) {
+    const { facts, state } = read[i] as CustomerFacts;
     const next = cohortContribution(facts, zoneOf(zones.get(q.store_id)?.timezone ?? 'UTC'));
     const cells = next && JSON.stringify(next.cells);
     if (state && next && state.first_date === next.first_date && state.channel === next.channel && state.cells === cells)

@@ -522,7 +522,7 @@ const CASES: Case[] = [
   },
   {
     name: 'cohort rollups: a customer’s purchases',
-    run: (db, s) => cohortFactsOf(db, { store_id: s.storeId, livemode: 1, customer_key: 'em:email_7' }),
+    run: (db, s) => cohortFactsOf(db, [{ store_id: s.storeId, livemode: 1, customer_key: 'em:email_7' }]),
     statement: 1,
     index: { sqlite: 'conversions_customer', postgres: 'conversions_customer' },
   },
