@@ -35,6 +35,15 @@ describe('statement names (PostgreSQL automatic preparation)', () => {
     for (let i = 0; i < 5; i++) expect(off.nameOf('select 1')).toBeUndefined();
   });
 
+  it('never names a statement with a long `in` list (a generic plan of it scanned every partition)', () => {
+    const names = new StatementNames(1, 10);
+    const list = (n: number) => Array.from({ length: n }, (_, i) => `$${i + 2}`).join(', ');
+    expect(names.nameOf(`select id from conversions where store_id = $1 and customer_key in (${list(100)})`)).toBeUndefined();
+    expect(names.nameOf(`select id from conversions where store_id = $1 and customer_key in (${list(3)})`)).toBe('waytrack_1');
+    const batch = `insert into clicks (a, b) values ${Array.from({ length: 20 }, (_, i) => `($${2 * i + 1}, $${2 * i + 2})`).join(', ')}`;
+    expect(names.nameOf(batch)).toBe('waytrack_2'); // many parameters, no `in`: a batch insert stays named
+  });
+
   it('names at most maxNamed statements: the rest run unnamed', () => {
     const names = new StatementNames(1, 2);
     expect(names.nameOf('select 1')).toBe('waytrack_1');
