@@ -44,6 +44,13 @@ export const KINDS = ['meta', ...Object.keys(CLICK_IDS)];
 
 /** BENCH_EVERY_STORE=one|all: the latency runs of that store alone (a CPU profile of one of them). */
 const ONLY_STORE = process.env.BENCH_EVERY_STORE;
+/**
+ * BENCH_EVERY_CLICKS=one|all: the latency runs' conversions each carry one other platform's
+ * click id (the next of the seven each conversion: api.md §12 routes it to Meta and that
+ * platform, two jobs) — the default, as a landing page from one ad carries one platform's id —
+ * or all seven (eight jobs each: a worst case no real landing page makes).
+ */
+export const CLICK_MIX = process.env.BENCH_EVERY_CLICKS === 'all' ? 'all' : 'one';
 
 /** Every fake, answering after `latencyMs`; `settings` are the PUT bodies that match their credentials. */
 export async function startFakes(latencyMs) {
@@ -254,9 +261,10 @@ async function deliverOnce(template, latencyMs, expected) {
 
 /**
  * Conversion latency at ALL_RATE (open loop, Poisson arrivals, latency from the scheduled time)
- * for a store forwarding to Meta only vs one with all eight destinations configured, every
- * conversion carrying all seven other platforms' click ids (so the second store writes eight
- * jobs per conversion); fakes answering at once; same server, runs interleaved.
+ * for a store forwarding to Meta only vs one with all eight destinations configured, the same
+ * conversions sent to both, each with other platforms' click ids as CLICK_MIX says (the second
+ * store writes two jobs per conversion, or eight with 'all'); fakes answering at once; same
+ * server, runs interleaved.
  */
 export async function latencyEveryDestination(rounds, duration) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'waytrack-bench-lat-all-'));
@@ -307,7 +315,7 @@ export async function latencyEveryDestination(rounds, duration) {
         // (every conversion of the store in the window, per conversion), which grows with each run and would
         // drown the destinations' cost being compared here.
         allSignals: false,
-        clickIds: true,
+        clickIds: CLICK_MIX,
       });
     // Warm-up, not reported; on both stores, so that each has the same history (the identity lookups read it).
     await run(one, 'warm1', 3);

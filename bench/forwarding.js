@@ -31,7 +31,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import SqliteDriver from 'better-sqlite3';
-import { deliveryEveryDestination, KINDS, latencyEveryDestination } from './forwarding-every.js';
+import { CLICK_MIX, deliveryEveryDestination, KINDS, latencyEveryDestination } from './forwarding-every.js';
 
 import {
   ALL_RATE,
@@ -245,7 +245,8 @@ async function everyLatency() {
   const perDestinations = await latencyEveryDestination(ROUNDS, DURATION);
   console.log(
     `\nPOST /v1/track/conversion at ${ALL_RATE} req/s open loop, Meta only vs all eight configured, every conversion ` +
-      `with the seven other click ids (CAPI_SYNC_WAIT_MS=0, ${DURATION} s runs interleaved):`,
+      `with ${CLICK_MIX === 'one' ? "one other platform's click id (the next of the seven each time)" : 'the seven other click ids'}` +
+      ` (CAPI_SYNC_WAIT_MS=0, ${DURATION} s runs interleaved):`,
   );
   for (const r of perDestinations.results) {
     console.log(

@@ -384,8 +384,12 @@ export const AGENTS = [
  * one of `recent` (fbclids of stored clicks inside the attribution window, so it is attributed),
  * with the buyer's IP and user agent, and with `allSignals` also a fingerprint and an email
  * (the email of earlier attributed conversions of the generated store: the identity signal
- * finds them), and with `clickIds` the seven other platforms' click ids (api.md §8, §12).
+ * finds them), and with `clickIds` other platforms' click ids (api.md §8, §12): `'all'` (or true)
+ * the seven of them, `'one'` one platform's, the next of the seven each conversion (as a landing
+ * page from one ad carries one platform's id).
  */
+const OTHER_CLICK_IDS = ['gclid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id'];
+
 export function benchConversion({ storeId, recent, label, allSignals, clickIds, i }) {
   const id = `${label}_${process.pid}_${i}`;
   return {
@@ -399,6 +403,8 @@ export function benchConversion({ storeId, recent, label, allSignals, clickIds, 
     userAgent: AGENTS[i % AGENTS.length],
     ...(allSignals && { fingerprint: `fp${i}`, customerData: { email: `buyer${i}@example.com` } }),
     ...(clickIds &&
-      Object.fromEntries(['gclid', 'ttclid', 'msclkid', 'epik', 'ScCid', 'rdt_cid', 'li_fat_id'].map((n) => [n, `${n}-${id}`]))),
+      Object.fromEntries(
+        (clickIds === 'one' ? [OTHER_CLICK_IDS[i % OTHER_CLICK_IDS.length]] : OTHER_CLICK_IDS).map((n) => [n, `${n}-${id}`]),
+      )),
   };
 }

@@ -50,7 +50,7 @@ function requestOf() {
       recent,
       label: options.label ?? 'open',
       allSignals: options.allSignals !== false,
-      clickIds: options.clickIds === true,
+      clickIds: options.clickIds ?? false,
       i: conversions++,
     });
     return { method: 'POST', path: '/v1/track/conversion', headers, body: JSON.stringify(conversion) };
