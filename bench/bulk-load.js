@@ -88,14 +88,19 @@ export const TABLES = {
 /** The bulk-loaded events go into the rollup queue too, as the service queues every event it stores. */
 export const QUEUE_EVENTS = `insert into rollup_queue (id, store_id, kind, version)
   select id, store_id, 'click', 0 from clicks union all select id, store_id, 'conversion', 0 from conversions`;
+/** The spend month rollups (migration 0041) of the bulk-loaded spend entries, as the service's spend writes keep them. */
+export const SPEND_MONTHS = `insert into rollup_spend_months
+    (store_id, livemode, month, platform, campaign_id, currency, amount_minor, entries, campaign_name)
+  select store_id, livemode, substr(date, 1, 7), platform, campaign_id, currency, sum(amount_minor), count(*), max(campaign_name)
+  from ad_spend group by store_id, livemode, substr(date, 1, 7), platform, campaign_id, currency`;
 
 /**
  * Bulk load into the embedded database (the server runs with WAL and its own fsyncs): no
  * journal, no fsync, secondary indexes dropped and built once at the end. `tables` (table →
  * columns; default the four above) says what rows `add` takes; `after` are the statements run
- * before the commit (default: queue the events for the rollups).
+ * before the commit (default: queue the events for the rollups, sum the spend per month).
  */
-export function sqliteSink(dataDir, { tables = TABLES, after = [QUEUE_EVENTS] } = {}) {
+export function sqliteSink(dataDir, { tables = TABLES, after = [QUEUE_EVENTS, SPEND_MONTHS] } = {}) {
   const raw = new SqliteDriver(path.join(dataDir, 'waytrack.db'));
   raw.pragma('journal_mode = OFF');
   raw.pragma('synchronous = OFF');
@@ -139,7 +144,7 @@ export function sqliteSink(dataDir, { tables = TABLES, after = [QUEUE_EVENTS] } 
  * database that grew to this size) and CHECKPOINT (nothing of the load left to write back).
  * `tables` and `after` as for `sqliteSink`.
  */
-export async function postgresSink(database, { tables = TABLES, after = [QUEUE_EVENTS] } = {}) {
+export async function postgresSink(database, { tables = TABLES, after = [QUEUE_EVENTS, SPEND_MONTHS] } = {}) {
   const client = await database.connect();
   await client.query('set synchronous_commit = off');
   await client.query("set maintenance_work_mem = '512MB'");

@@ -16,7 +16,7 @@
 //   - every event and refund queued for the rollups (folded on the server's first read), the
 //     ambiguity rows rebuilt from the clicks, the Google Ads destination failing (tracking health).
 import { createHash } from 'node:crypto';
-import { postgresSink, sqliteSink } from './bulk-load.js';
+import { postgresSink, SPEND_MONTHS, sqliteSink } from './bulk-load.js';
 import { source } from './lib.js';
 import {
   CHANNEL_WEIGHTS,
@@ -40,11 +40,12 @@ const AGENT = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKi
 const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
 const sha = (text) => createHash('sha256').update(text).digest('hex');
 
-/** Rows the service derives after the load: the rollup queue and PostgreSQL's key tables. */
+/** Rows the service derives after the load: the rollup queue, the spend months (and PostgreSQL's key tables). */
 const AFTER = [
   `insert into rollup_queue (id, store_id, kind, version)
     select id, store_id, 'click', 0 from clicks union all select id, store_id, 'conversion', 0 from conversions
     union all select id, store_id, 'refund', 0 from refunds`,
+  SPEND_MONTHS,
 ];
 
 export async function generateYear(target, { clicks }) {

@@ -54,6 +54,11 @@ export interface Locks {
   claim<Q extends Select>(query: Q): Q;
   /** This transaction's statements may run up to `minutes` (a rare long job; PostgreSQL bounds each statement). */
   allowLongStatements(trx: Writer, minutes: number): Promise<void>;
+  /**
+   * Transactions that take the same `key` take turns from here to their end, with no row to
+   * lock (PostgreSQL: a transaction-level advisory lock; SQLite: writes already take turns).
+   */
+  serialize(trx: Writer, key: string): Promise<void>;
 }
 
 /** A click as stored, and whether it was there before (the same fbclid tracked again). */

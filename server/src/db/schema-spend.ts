@@ -17,6 +17,24 @@ export interface AdSpendTable {
   updated_at: number;
 }
 
+/**
+ * Migration 0041: `ad_spend` summed per month (`YYYY-MM` of its dates), platform, campaign and
+ * currency, recomputed from the entries by every spend write (repositories/spend.ts): a year's
+ * spend of 200 campaigns reads ~2,400 rows here instead of 73,000 entries.
+ */
+export interface RollupSpendMonthsTable {
+  store_id: string;
+  livemode: number;
+  month: string;
+  platform: string;
+  campaign_id: string;
+  currency: string;
+  amount_minor: number;
+  entries: number;
+  /** The greatest of the month's entries' names (SQL `max`), null when none has one. */
+  campaign_name: string | null;
+}
+
 /** Migration 0028: a destination's health (api.md §12; destinations/health.ts). No row: never attempted. */
 /** A store's spend source (api.md §11; migration 0031): its settings, state and lease. */
 export interface SpendSourcesTable {

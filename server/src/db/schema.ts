@@ -15,7 +15,7 @@ import type {
   RollupStoresTable,
 } from './schema-rollups.js';
 import type { ShopOrdersTable, ShopWebhookDeliveriesTable } from './schema-shops.js';
-import type { AdSpendTable, SpendSourcesTable } from './schema-spend.js';
+import type { AdSpendTable, RollupSpendMonthsTable, SpendSourcesTable } from './schema-spend.js';
 import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable, WebhookTimeoutsTable } from './schema-webhooks.js';
 
 export type * from './schema-customers.js';
@@ -359,6 +359,7 @@ export interface DB {
   conversions: ConversionsTable;
   touchpoints: TouchpointsTable;
   ad_spend: AdSpendTable;
+  rollup_spend_months: RollupSpendMonthsTable;
   idempotency_keys: IdempotencyKeysTable;
   settings: SettingsTable;
   rollup_queue: RollupQueueTable;

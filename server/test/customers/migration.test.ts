@@ -57,6 +57,7 @@ describe('migration 0033 (customers)', () => {
       await sql`delete from kysely_migration where name = '0038_report_indexes'`.execute(db); // its customers index too
       await sql`delete from kysely_migration where name = '0039_month_rollups'`.execute(db); // refills its tables from the days
       await sql`delete from kysely_migration where name = '0040_cohort_rollups'`.execute(db); // queues every customer again
+      await sql`delete from kysely_migration where name = '0041_spend_months'`.execute(db); // refills its table from the entries
     });
     expect(await ctx.database.migrate()).toEqual([
       '0033_customers',
@@ -67,6 +68,7 @@ describe('migration 0033 (customers)', () => {
       '0038_report_indexes',
       '0039_month_rollups',
       '0040_cohort_rollups',
+      '0041_spend_months',
     ]);
     const rows = await ctx.database.read
       .selectFrom('customers')

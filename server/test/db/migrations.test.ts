@@ -1,13 +1,18 @@
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createAccount } from '../../src/accounts/accounts.js';
 import { down as pendingIndexesDown } from '../../src/db/migrations/0036_pending_job_indexes.js';
 import { down as customerCampaignsDown } from '../../src/db/migrations/0037_customer_campaigns.js';
 import { down as reportIndexesDown } from '../../src/db/migrations/0038_report_indexes.js';
 import { down as monthRollupsDown } from '../../src/db/migrations/0039_month_rollups.js';
 import { down as cohortRollupsDown } from '../../src/db/migrations/0040_cohort_rollups.js';
+import { down as spendMonthsDown } from '../../src/db/migrations/0041_spend_months.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
 import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
+import { SecretBox } from '../../src/secrets.js';
+import { createStore } from '../../src/stores/stores.js';
 import { expectMonthsMatchDays } from '../analytics/fixtures.js';
 import { ENGINE, openTestDatabase, type TestDatabase } from '../engine.js';
 import { tempDir } from '../helpers.js';
@@ -78,16 +83,16 @@ describe('migrations', () => {
     // Back to the indexes of every job, with a sent job and a pending one; then 0036 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
-      // 0037 … 0040 came after it: undone first, done again after it.
+      // 0037 … 0041 came after it: undone first, done again after it.
+      await spendMonthsDown(db);
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
       await reportIndexesDown(db);
       await customerCampaignsDown(db);
       await pendingIndexesDown(db);
       await sql`delete from kysely_migration where name in
-        ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups')`.execute(
-        db,
-      );
+        ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups',
+        '0041_spend_months')`.execute(db);
       for (const [id, status, due] of [
         ['cv_sent', 'sent', 1000],
         ['cv_pending', 'pending', 2000],
@@ -106,6 +111,7 @@ describe('migrations', () => {
       '0038_report_indexes',
       '0039_month_rollups',
       '0040_cohort_rollups',
+      '0041_spend_months',
     ]);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
@@ -121,15 +127,21 @@ describe('migrations', () => {
     expect(await present()).toEqual(names);
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await spendMonthsDown(db);
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
       await reportIndexesDown(db);
-      await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups')`.execute(
+      await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups', '0041_spend_months')`.execute(
         db,
       );
     });
     expect(await present()).toEqual([]);
-    expect(await database.migrate()).toEqual(['0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups']);
+    expect(await database.migrate()).toEqual([
+      '0038_report_indexes',
+      '0039_month_rollups',
+      '0040_cohort_rollups',
+      '0041_spend_months',
+    ]);
     expect(await present()).toEqual(names);
   });
 
@@ -141,9 +153,12 @@ describe('migrations', () => {
     // Daily rows of two months (and a second store) as an older version folded them; then 0039 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await spendMonthsDown(db);
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
-      await sql`delete from kysely_migration where name in ('0039_month_rollups', '0040_cohort_rollups')`.execute(db);
+      await sql`delete from kysely_migration where name in ('0039_month_rollups', '0040_cohort_rollups', '0041_spend_months')`.execute(
+        db,
+      );
       for (const [store, date, value, clicks] of [
         ['st_a', '2026-01-30', 'meta|c1', 3],
         ['st_a', '2026-01-31', 'meta|c1', 4],
@@ -160,7 +175,7 @@ describe('migrations', () => {
         );
       }
     });
-    expect(await database.migrate()).toEqual(['0039_month_rollups', '0040_cohort_rollups']);
+    expect(await database.migrate()).toEqual(['0039_month_rollups', '0040_cohort_rollups', '0041_spend_months']);
     const months = await database.read
       .selectFrom('rollup_month_clicks')
       .select(['store_id', 'local_month', 'value', 'clicks'])
@@ -175,5 +190,78 @@ describe('migrations', () => {
       { store_id: 'st_b', local_month: '2026-01', value: 'meta|c1', clicks: 7 },
     ]);
     await expectMonthsMatchDays(database.read);
+  });
+
+  it('0041 fills the spend months from the entries, undone and done again', async () => {
+    dataDir = tempDir();
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.migrate();
+    const { database } = testDb;
+    const { accountId } = await createAccount(database, { email: 'spend-months@example.com' });
+    const store = await createStore(
+      database,
+      { accountId, livemode: true },
+      { name: 'A', domain: 'a.example.com', platform: 'custom', timezone: 'UTC', currency: 'USD' },
+      new SecretBox(randomBytes(32)),
+    );
+    await database.write(async (trx) => {
+      const db = trx as unknown as Kysely<unknown>;
+      await spendMonthsDown(db);
+      await sql`delete from kysely_migration where name = '0041_spend_months'`.execute(db);
+      for (const [id, date, campaign, name, amount, currency] of [
+        ['sp1', '2026-01-30', 'c1', 'Winter', 300, 'USD'],
+        ['sp2', '2026-01-31', 'c1', 'Winter sale', 400, 'USD'],
+        ['sp3', '2026-02-01', 'c1', null, 500, 'USD'],
+        ['sp4', '2026-02-01', 'c2', 'Other', 100, 'EUR'],
+      ] as const) {
+        await sql`insert into ad_spend (id, account_id, store_id, livemode, date, platform, campaign_id, campaign_name,
+            amount_minor, currency, source, created_at, updated_at)
+          values (${id}, ${accountId}, ${store.id}, 1, ${date}, 'meta', ${campaign}, ${name}, ${amount}, ${currency}, 'api', 1, 1)`.execute(
+          db,
+        );
+      }
+    });
+    expect(await database.migrate()).toEqual(['0041_spend_months']);
+    const months = await database.read
+      .selectFrom('rollup_spend_months')
+      .selectAll()
+      .orderBy('month')
+      .orderBy('campaign_id')
+      .execute();
+    expect(months.map((m) => ({ ...m, amount_minor: Number(m.amount_minor), entries: Number(m.entries) }))).toEqual([
+      {
+        store_id: store.id,
+        livemode: 1,
+        month: '2026-01',
+        platform: 'meta',
+        campaign_id: 'c1',
+        currency: 'USD',
+        amount_minor: 700,
+        entries: 2,
+        campaign_name: 'Winter sale',
+      },
+      {
+        store_id: store.id,
+        livemode: 1,
+        month: '2026-02',
+        platform: 'meta',
+        campaign_id: 'c1',
+        currency: 'USD',
+        amount_minor: 500,
+        entries: 1,
+        campaign_name: null,
+      },
+      {
+        store_id: store.id,
+        livemode: 1,
+        month: '2026-02',
+        platform: 'meta',
+        campaign_id: 'c2',
+        currency: 'EUR',
+        amount_minor: 100,
+        entries: 1,
+        campaign_name: 'Other',
+      },
+    ]);
   });
 });

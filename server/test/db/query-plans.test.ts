@@ -16,6 +16,7 @@ import type { Reader } from '../../src/db/database.js';
 import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { listPartitions } from '../../src/db/postgres/partitions.js';
 import { countSharedBrowsers, rebuildAmbiguityRows } from '../../src/db/repositories/attribution-keys.js';
+import { spendByCampaign } from '../../src/db/repositories/channels.js';
 import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
 import { cohortFactsOf } from '../../src/db/repositories/cohort-rollups.js';
 import { cohortNet, cohortSpend } from '../../src/db/repositories/cohorts.js';
@@ -505,9 +506,25 @@ const CASES: Case[] = [
     },
   },
   {
+    // Whole months: the spend month rollups (migration 0041).
     name: 'cohorts: spend per month and platform',
     run: (db, s) => cohortSpend(db, cohortMonths(s, true)),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_spend_months_pk' },
+  },
+  {
+    name: 'cohorts: spend of a partial month',
+    run: (db, s) => cohortSpend(db, cohortMonths(s, false)),
     index: { sqlite: 'ad_spend_dates', postgres: 'ad_spend_dates' },
+  },
+  {
+    name: 'channels: spend per campaign of whole months',
+    run: (db, s) =>
+      spendByCampaign(db, s.storeId, 1, {
+        startDate: cohortMonths(s, true).monthStarts[0] as string,
+        endDate: cohortMonths(s, true).monthStarts[12] as string,
+      }),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_spend_months_pk' },
+    statement: 1,
   },
   {
     // The cohorts' partial months, by first day (cohort-rollups.ts).

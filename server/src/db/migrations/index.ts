@@ -37,6 +37,7 @@ import * as customerCampaigns from './0037_customer_campaigns.js';
 import * as reportIndexes from './0038_report_indexes.js';
 import * as monthRollups from './0039_month_rollups.js';
 import * as cohortRollups from './0040_cohort_rollups.js';
+import * as spendMonths from './0041_spend_months.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -83,6 +84,7 @@ const migrations: Record<string, Migration> = {
   '0038_report_indexes': reportIndexes,
   '0039_month_rollups': monthRollups,
   '0040_cohort_rollups': cohortRollups,
+  '0041_spend_months': spendMonths,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -4,6 +4,7 @@ import type { Engine, EngineAdapter, JsonStatements, Locks } from '../engine.js'
 import { PostgresClicks } from './clicks.js';
 import { PostgresConversions } from './conversions.js';
 import { PostgresEvidence } from './evidence.js';
+import { lockKey } from './key-lock.js';
 import { PostgresMigrations } from './migrations.js';
 import { PostgresRetention } from './retention.js';
 
@@ -18,6 +19,10 @@ class PostgresLocks implements Locks {
   async allowLongStatements(trx: Writer, minutes: number): Promise<void> {
     // The pool (database.ts) reads this exact text to lift its client-side bound too.
     await sql`set local statement_timeout = ${sql.raw(`'${Math.trunc(minutes)}min'`)}`.execute(trx);
+  }
+
+  async serialize(trx: Writer, key: string): Promise<void> {
+    await lockKey(trx, key);
   }
 }
 

@@ -5,7 +5,7 @@ import { monthSplit } from './rollup-reads.js';
 /**
  * The figures of first-purchase cohorts (api.md §11 "Customers", analytics/cohorts.ts): their
  * customers and net Purchase value from the cohort rollups (migration 0040), their spend from
- * `ad_spend`.
+ * the spend month rollups (migration 0041) and `ad_spend`.
  */
 
 const DAY_MS = 86_400_000;
@@ -91,26 +91,48 @@ export interface CohortSpend {
   amount: number;
 }
 
-/** Ad spend per cohort month (by the entries' dates: monthStarts[i] ≤ date < monthStarts[i + 1]) and platform. */
+/**
+ * Ad spend per cohort month (by the entries' dates: monthStarts[i] ≤ date < monthStarts[i + 1])
+ * and platform: whole months from `rollup_spend_months` (migration 0041), a partial first or
+ * last month from the entries (`ad_spend_dates`).
+ */
 export async function cohortSpend(
   db: Reader,
   scope: { storeId: string; livemode: number; monthStarts: string[] },
 ): Promise<CohortSpend[]> {
   const starts = scope.monthStarts;
   if (starts.length < 2) return [];
-  const arms = starts.slice(1, -1).map((start, i) => sql`when date < ${sql.lit(start)} then ${sql.lit(i)}`);
-  const cohort =
-    arms.length === 0
-      ? sql<number>`${sql.lit(0)}`
-      : sql<number>`case ${sql.join(arms, sql` `)} else ${sql.lit(starts.length - 2)} end`;
-  const rows = await db
-    .selectFrom('ad_spend')
-    .select([cohort.as('cohort'), 'platform', 'currency', sql<number | string>`sum(amount_minor)`.as('amount')])
-    .where('store_id', '=', scope.storeId)
-    .where('livemode', '=', scope.livemode)
-    .where('date', '>=', starts[0] ?? '')
-    .where('date', '<', starts[starts.length - 1] ?? '')
-    .groupBy([sql`1`, sql`2`, sql`3`])
-    .execute();
-  return rows.map((r) => ({ cohort: Number(r.cohort), platform: r.platform, currency: r.currency, amount: Number(r.amount) }));
+  const cohortOfMonth = new Map(starts.slice(0, -1).map((start, i) => [start.slice(0, 7), i]));
+  const { months, days } = monthSplit({
+    startDate: starts[0] as string,
+    endDate: dayBefore(starts[starts.length - 1] as string),
+  });
+  const amount = sql<number | string>`sum(amount_minor)`;
+  const byDay = (d: { startDate: string; endDate: string }) =>
+    db
+      .selectFrom('ad_spend')
+      .select([sql<string>`substr(date, 1, 7)`.as('month'), 'platform', 'currency', amount.as('amount')])
+      .where('store_id', '=', scope.storeId)
+      .where('livemode', '=', scope.livemode)
+      .where('date', '>=', d.startDate)
+      .where('date', '<=', d.endDate)
+      .groupBy([sql`1`, 'platform', 'currency'])
+      .execute();
+  const byMonth = (m: { from: string; to: string }) =>
+    db
+      .selectFrom('rollup_spend_months')
+      .select(['month', 'platform', 'currency', amount.as('amount')])
+      .where('store_id', '=', scope.storeId)
+      .where('livemode', '=', scope.livemode)
+      .where('month', '>=', m.from)
+      .where('month', '<=', m.to)
+      .groupBy(['month', 'platform', 'currency'])
+      .execute();
+  const reads = await Promise.all([...days.map(byDay), ...(months ? [byMonth(months)] : [])]);
+  return reads.flat().map((r) => ({
+    cohort: cohortOfMonth.get(r.month) as number,
+    platform: r.platform,
+    currency: r.currency,
+    amount: Number(r.amount),
+  }));
 }

@@ -1,4 +1,5 @@
 import type { Reader, Writer } from '../database.js';
+import { engineOf } from '../engine.js';
 import { rowLimit } from '../row-limit.js';
 import type { AdSpendTable } from '../schema.js';
 import { afterKeyset, type Page } from './keyset.js';
@@ -31,7 +32,64 @@ export async function upsertSpend(db: Writer, entries: AdSpendTable[]): Promise<
       .executeTakeFirstOrThrow();
     stored.push(row);
   }
+  await refreshSpendMonths(db, stored);
   return stored;
+}
+
+/**
+ * Recomputes `rollup_spend_months` (migration 0041) for the store, mode and month of each given
+ * entry from all of that month's entries: exact whatever the write changed (an amount, a
+ * currency, a name). One delete and one grouped insert per month (~6,000 entries for 200
+ * campaigns, through `ad_spend_dates`); spend is written by syncs and API calls, not per event.
+ */
+async function refreshSpendMonths(db: Writer, entries: Array<Pick<AdSpendTable, 'store_id' | 'livemode' | 'date'>>) {
+  const months = new Map(entries.map((e) => [`${e.store_id}\u0001${e.livemode}\u0001${e.date.slice(0, 7)}`, e]));
+  for (const [key, { store_id, livemode }] of [...months].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const month = key.slice(key.lastIndexOf('\u0001') + 1);
+    // Two writers of one store's month (two sources' syncs) take turns: each recomputes it from
+    // the entries committed before it, and neither leaves the other's rows behind (in key order: no deadlock).
+    await engineOf(db).locks.serialize(db, `spend month ${key}`);
+    await db
+      .deleteFrom('rollup_spend_months')
+      .where('store_id', '=', store_id)
+      .where('livemode', '=', livemode)
+      .where('month', '=', month)
+      .execute();
+    await db
+      .insertInto('rollup_spend_months')
+      .columns([
+        'store_id',
+        'livemode',
+        'month',
+        'platform',
+        'campaign_id',
+        'currency',
+        'amount_minor',
+        'entries',
+        'campaign_name',
+      ])
+      .expression((eb) =>
+        eb
+          .selectFrom('ad_spend')
+          .select([
+            'store_id',
+            'livemode',
+            eb.val(month).as('month'),
+            'platform',
+            'campaign_id',
+            'currency',
+            eb.fn.sum<number>('amount_minor').as('amount_minor'),
+            eb.fn.countAll<number>().as('entries'),
+            eb.fn.max('campaign_name').as('campaign_name'),
+          ])
+          .where('store_id', '=', store_id)
+          .where('livemode', '=', livemode)
+          .where('date', '>=', `${month}-01`)
+          .where('date', '<=', `${month}-31`)
+          .groupBy(['store_id', 'livemode', 'platform', 'campaign_id', 'currency']),
+      )
+      .execute();
+  }
 }
 
 /**
@@ -60,7 +118,8 @@ export async function replaceSyncedSpend(
     .where('date', '>=', range.startDate)
     .where('date', '<=', range.endDate)
     .execute();
-  const zero = stale.filter((r) => !reported.has(`${r.date}\n${r.campaign_id}`) && Number(r.amount_minor) !== 0).map((r) => r.id);
+  const zeroed = stale.filter((r) => !reported.has(`${r.date}\n${r.campaign_id}`) && Number(r.amount_minor) !== 0);
+  const zero = zeroed.map((r) => r.id);
   for (let i = 0; i < zero.length; i += 500) {
     await trx
       .updateTable('ad_spend')
@@ -68,6 +127,10 @@ export async function replaceSyncedSpend(
       .where('id', 'in', zero.slice(i, i + 500))
       .execute();
   }
+  await refreshSpendMonths(
+    trx,
+    zeroed.map((r) => ({ store_id: key.storeId, livemode: 1, date: r.date })),
+  );
   return zero.length;
 }
 

@@ -10,6 +10,7 @@ class SqliteLocks implements Locks {
   forUpdate = <Q>(query: Q): Q => query;
   claim = <Q>(query: Q): Q => query;
   async allowLongStatements(): Promise<void> {}
+  async serialize(): Promise<void> {}
 }
 
 class SqliteJson implements JsonStatements {
