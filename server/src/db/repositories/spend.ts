@@ -6,6 +6,13 @@ import { afterKeyset, type Page } from './keyset.js';
 
 /** Upserts by (store, mode, date, platform, campaignId); returns the stored rows in input order. */
 export async function upsertSpend(db: Writer, entries: AdSpendTable[]): Promise<AdSpendTable[]> {
+  const stored = await writeEntries(db, entries);
+  await refreshSpendMonths(db, stored);
+  return stored;
+}
+
+/** The upserts of `upsertSpend`, without the month rollups. */
+async function writeEntries(db: Writer, entries: AdSpendTable[]): Promise<AdSpendTable[]> {
   const stored: AdSpendTable[] = [];
   for (const entry of entries) {
     await db
@@ -32,7 +39,6 @@ export async function upsertSpend(db: Writer, entries: AdSpendTable[]): Promise<
       .executeTakeFirstOrThrow();
     stored.push(row);
   }
-  await refreshSpendMonths(db, stored);
   return stored;
 }
 
@@ -106,7 +112,7 @@ export async function replaceSyncedSpend(
   rows: AdSpendTable[],
   now: number,
 ): Promise<number> {
-  await upsertSpend(trx, rows);
+  const stored = await writeEntries(trx, rows);
   const reported = new Set(rows.map((r) => `${r.date}\n${r.campaign_id}`));
   const stale = await trx
     .selectFrom('ad_spend')
@@ -127,10 +133,8 @@ export async function replaceSyncedSpend(
       .where('id', 'in', zero.slice(i, i + 500))
       .execute();
   }
-  await refreshSpendMonths(
-    trx,
-    zeroed.map((r) => ({ store_id: key.storeId, livemode: 1, date: r.date })),
-  );
+  // The months of both at once: each month locked once, all in one order.
+  await refreshSpendMonths(trx, [...stored, ...zeroed.map((r) => ({ store_id: key.storeId, livemode: 1, date: r.date }))]);
   return zero.length;
 }
 
