@@ -70,34 +70,7 @@ export async function spendByCampaign(
     sum.entries += Number(r.entries);
     if (name !== null && (sum.campaignName === null || name > sum.campaignName)) sum.campaignName = name;
   }
-  // Other currencies per day: in the partial months, and in the whole months whose rollup rows
-  // show one (not a scan of the year's entries when every entry is in the store currency).
-  const daily = [];
-  if (perDayUnless !== undefined) {
-    const spans = [...days];
-    if (months) {
-      const others = await db
-        .selectFrom('rollup_spend_months')
-        .select('month')
-        .distinct()
-        .where('store_id', '=', storeId)
-        .where('livemode', '=', livemode)
-        .where('month', '>=', months.from)
-        .where('month', '<=', months.to)
-        .where('currency', '!=', perDayUnless)
-        .execute();
-      for (const { month } of others) spans.push({ startDate: `${month}-01`, endDate: `${month}-31` });
-    }
-    for (const span of spans) {
-      daily.push(
-        ...(await entries(db, storeId, livemode, span)
-          .select('date')
-          .where('currency', '!=', perDayUnless)
-          .groupBy(['platform', 'campaign_id', 'currency', 'date'])
-          .execute()),
-      );
-    }
-  }
+  const daily = perDayUnless === undefined ? [] : await otherCurrencyDays(db, storeId, livemode, { months, days }, perDayUnless);
   return [
     ...summed.values(),
     ...daily.map((r) => ({
@@ -110,6 +83,42 @@ export async function spendByCampaign(
       entries: Number(r.entries),
     })),
   ];
+}
+
+/**
+ * Spend in other currencies than `currency`, per day: in the partial months, and in the whole
+ * months whose rollup rows show one (not a scan of the year's entries when every entry is in
+ * the store currency).
+ */
+async function otherCurrencyDays(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  { months, days }: ReturnType<typeof monthSplit>,
+  currency: string,
+) {
+  const spans = [...days];
+  if (months) {
+    const others = await db
+      .selectFrom('rollup_spend_months')
+      .select('month')
+      .distinct()
+      .where('store_id', '=', storeId)
+      .where('livemode', '=', livemode)
+      .where('month', '>=', months.from)
+      .where('month', '<=', months.to)
+      .where('currency', '!=', currency)
+      .execute();
+    for (const { month } of others) spans.push({ startDate: `${month}-01`, endDate: `${month}-31` });
+  }
+  const reads = spans.map((span) =>
+    entries(db, storeId, livemode, span)
+      .select('date')
+      .where('currency', '!=', currency)
+      .groupBy(['platform', 'campaign_id', 'currency', 'date'])
+      .execute(),
+  );
+  return (await Promise.all(reads)).flat();
 }
 
 /** The entries of a date range, their sums per platform, campaign and currency selected. */
