@@ -8,14 +8,16 @@
  */
 import type { Model } from '../attribution/models.js';
 import type { Database } from '../db/database.js';
-import { type CampaignDaySpend, newCustomersBetween, spendByCampaign } from '../db/repositories/channels.js';
+import { type CampaignDaySpend, spendByCampaign } from '../db/repositories/channels.js';
+import { newCustomersBetween } from '../db/repositories/new-customers.js';
 import { sumDimensionClicks, sumDimensionCredits, sumTotals } from '../db/repositories/rollup-reads.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { type ChannelFigures, emptyFigures, presentChannels } from './channels-present.js';
+import { refreshCohorts } from './cohort-rollups.js';
 import { CHANNEL_CAMPAIGN, CREDIT_UNITS, NO_VALUE } from './fold.js';
 import { checkDates, resolveRange } from './range.js';
-import { refreshRollups } from './rollups.js';
+import { refreshRollups, TZDATA } from './rollups.js';
 import { convertSpend } from './spend-fx.js';
 
 export interface ChannelsQuery {
@@ -70,13 +72,15 @@ export async function computeChannels(database: Database, tenant: Tenant, query:
   const livemode = modeFlag(tenant);
   const model = query.model ?? 'last_click';
   const currency = store.currency;
+  // Every conversion recorded so far counts: the store's events, then its customers, folded first.
   await refreshRollups(database, store);
+  await refreshCohorts(database, store.id, TZDATA);
   const [totals, clicks, credits, spend, firsts] = await Promise.all([
     sumTotals(database.read, store.id, livemode, range),
     sumDimensionClicks(database.read, store.id, livemode, CHANNEL_CAMPAIGN, range),
     sumDimensionCredits(database.read, store.id, livemode, CHANNEL_CAMPAIGN, model, range, currency),
     spendByCampaign(database.read, store.id, livemode, range, currency),
-    newCustomersBetween(database.read, store.id, livemode, range.from, range.to),
+    newCustomersBetween(database.read, store.id, livemode, range),
   ]);
 
   const channels = new Map<string, { figures: ChannelFigures; campaigns: Map<string, ChannelFigures> }>();

@@ -1,7 +1,9 @@
 /**
  * Cohort rollups (migration 0040): what first-purchase cohorts (cohorts.ts) add up, kept per
  * local day (and month) of each customer's first conversion, its channel, the day after it and
- * the currency — so a year of cohorts reads a few thousand rows, not every customer's purchases.
+ * the currency — so a year of cohorts reads a few thousand rows, not every customer's purchases;
+ * and the new customers per first day (and month), channel and campaign (migration 0042), the
+ * channel report's `newCustomers`.
  *
  * A customer's contribution depends on all of its conversions (an earlier one recorded later
  * moves its first day, a re-attribution its channel), so it is folded per customer: the
@@ -27,8 +29,9 @@ import {
   takeCohortQueue,
   writeCohortStates,
 } from '../db/repositories/cohort-rollups.js';
+import { addNewCustomerRows } from '../db/repositories/new-customers.js';
 import { adoptZones, type RollupZone, rollupZones } from '../db/repositories/rollup-queue.js';
-import type { RollupCohortDaysTable } from '../db/schema.js';
+import type { RollupCohortDaysTable, RollupNewCustomerDaysTable } from '../db/schema.js';
 
 /** Day offsets 0 … 365 after the first conversion count; later ones are outside every figure. */
 export const HORIZON_DAYS = 366;
@@ -40,6 +43,7 @@ type Cell = [number, string, number, number, number];
 interface Contribution {
   first_date: string;
   channel: string;
+  campaign_id: string;
   cells: Cell[];
 }
 
@@ -81,7 +85,7 @@ export function cohortContribution(facts: CohortFacts, zone: Zone): Contribution
     add(Math.max(0, Math.trunc((r.refund_time - first) / DAY_MS)), r.currency, -r.amount_minor, -fx);
   }
   const sorted = [...cells.values()].sort((a, b) => a[0] - b[0] || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
-  return { first_date: zone.date(first), channel: customer.channel, cells: sorted };
+  return { first_date: zone.date(first), channel: customer.channel, campaign_id: customer.campaign_id, cells: sorted };
 }
 
 /** A cohort fold computed outside any transaction. */
@@ -91,6 +95,8 @@ export interface PendingCohorts {
   changes: CohortStateChange[];
   /** The differences to add to the cohort rows. */
   rows: RollupCohortDaysTable[];
+  /** The differences to add to the new customers per first day, channel and campaign. */
+  firsts: RollupNewCustomerDaysTable[];
   tzdata: string;
   more: boolean;
 }
@@ -105,7 +111,20 @@ export async function foldCohorts(
   const zones = await rollupZones(db, [...new Set(queued.map((q) => q.store_id))], tzdata);
   const changes: CohortStateChange[] = [];
   const deltas = new Map<string, RollupCohortDaysTable>();
-  const addCells = (q: QueuedCustomer, c: { first_date: string; channel: string; cells: Cell[] }, sign: 1 | -1) => {
+  const firsts = new Map<string, RollupNewCustomerDaysTable>();
+  const addCells = (q: QueuedCustomer, c: Contribution, sign: 1 | -1) => {
+    const { store_id, livemode } = q;
+    const first = [store_id, livemode, c.first_date, c.channel, c.campaign_id].join('\u0001');
+    const row = firsts.get(first) ?? {
+      store_id,
+      livemode,
+      first_date: c.first_date,
+      channel: c.channel,
+      campaign_id: c.campaign_id,
+      customers: 0,
+    };
+    row.customers += sign;
+    firsts.set(first, row);
     for (const [day_offset, currency, net, fx, customers] of c.cells) {
       const key = [q.store_id, q.livemode, c.first_date, c.channel, day_offset, currency].join('\u0001');
       const row = deltas.get(key) ?? {
@@ -130,7 +149,14 @@ export async function foldCohorts(
     const { facts, state } = read[i] as CustomerFacts;
     const next = cohortContribution(facts, zoneOf(zones.get(q.store_id)?.timezone ?? 'UTC'));
     const cells = next && JSON.stringify(next.cells);
-    if (state && next && state.first_date === next.first_date && state.channel === next.channel && state.cells === cells)
+    if (
+      state &&
+      next &&
+      state.first_date === next.first_date &&
+      state.channel === next.channel &&
+      state.campaign_id === next.campaign_id &&
+      state.cells === cells
+    )
       continue;
     if (state) addCells(q, { ...state, cells: JSON.parse(state.cells) as Cell[] }, -1);
     if (next) addCells(q, next, 1);
@@ -139,11 +165,21 @@ export async function foldCohorts(
       livemode: q.livemode,
       customer_key: q.customer_key,
       ...(state && { readVersion: state.version }),
-      ...(next && { next: { first_date: next.first_date, channel: next.channel, cells: cells as string } }),
+      ...(next && {
+        next: { first_date: next.first_date, channel: next.channel, campaign_id: next.campaign_id, cells: cells as string },
+      }),
     });
   }
   const rows = [...deltas.values()].filter((r) => r.net_minor !== 0 || r.net_fx_minor !== 0 || r.customers !== 0);
-  return { queued, zones: [...zones], changes, rows, tzdata, more: queued.length === limit };
+  return {
+    queued,
+    zones: [...zones],
+    changes,
+    rows,
+    firsts: [...firsts.values()].filter((r) => r.customers !== 0),
+    tzdata,
+    more: queued.length === limit,
+  };
 }
 
 /** `foldCohorts` as a background job (on the database's background thread, either engine). */
@@ -165,6 +201,7 @@ export async function applyCohorts(trx: Writer, pending: PendingCohorts): Promis
   await writeCohortStates(trx, pending.changes);
   await takeCohortQueue(trx, pending.queued);
   await addCohortRows(trx, pending.rows);
+  await addNewCustomerRows(trx, pending.firsts);
 }
 
 /** One read-fold-write step; 'stale' when another fold got there first (nothing written). */

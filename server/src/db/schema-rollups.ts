@@ -77,6 +77,7 @@ export interface RollupCohortCustomersTable {
   customer_key: string;
   first_date: string; // local date of the first conversion
   channel: string;
+  campaign_id: string; // of the first conversion's credited click ('' when none)
   cells: string; // JSON: [day_offset, currency, net_minor, net_fx_minor, customers][]
   version: number;
 }
@@ -101,3 +102,15 @@ export interface RollupCohortDaysTable {
 }
 
 export type RollupCohortMonthsTable = Omit<RollupCohortDaysTable, 'first_date'> & { first_month: string };
+
+/** New customers per local day of their first conversion, its channel and campaign (migration 0042). */
+export interface RollupNewCustomerDaysTable {
+  store_id: string;
+  livemode: number;
+  first_date: string;
+  channel: string;
+  campaign_id: string;
+  customers: number;
+}
+
+export type RollupNewCustomerMonthsTable = Omit<RollupNewCustomerDaysTable, 'first_date'> & { first_month: string };

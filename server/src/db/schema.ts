@@ -10,6 +10,8 @@ import type {
   RollupHoursTable,
   RollupMonthClicksTable,
   RollupMonthCreditsTable,
+  RollupNewCustomerDaysTable,
+  RollupNewCustomerMonthsTable,
   RollupQueueTable,
   RollupReportsTable,
   RollupStoresTable,
@@ -375,6 +377,8 @@ export interface DB {
   rollup_cohort_queue: RollupCohortQueueTable;
   rollup_cohort_days: RollupCohortDaysTable;
   rollup_cohort_months: RollupCohortMonthsTable;
+  rollup_new_customer_days: RollupNewCustomerDaysTable;
+  rollup_new_customer_months: RollupNewCustomerMonthsTable;
   refunds: RefundsTable;
   fx_rates: FxRatesTable;
   shop_webhook_deliveries: ShopWebhookDeliveriesTable;

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zoneOf } from '../../src/calendar/zone.js';
 import { cohortNet } from '../../src/db/repositories/cohorts.js';
+import { newCustomersBetween } from '../../src/db/repositories/new-customers.js';
 import { loadRates } from '../../src/fx/operations.js';
 import { call, clickBody, conversionBody, createTestContext, makeStore, type TestContext } from '../helpers.js';
 
@@ -20,12 +21,15 @@ const scenario = fc.record({
       lead: fc.boolean(),
       eur: fc.boolean(),
       clicked: fc.boolean(),
+      campaign: fc.constantFrom('123', '456'),
       refund: fc.constantFrom(0, 0, 0.4, 1),
       refundDaysLater: fc.integer({ min: 0, max: 40 }),
     }),
     { minLength: 1, maxLength: 8 },
   ),
   rateLate: fc.boolean(),
+  /** Cohorts read (and so folded) after this many conversions too: later ones fold customers again. */
+  readAfter: fc.integer({ min: 1, max: 7 }),
   moveZone: fc.boolean(),
 });
 
@@ -35,6 +39,8 @@ const scenario = fc.record({
  * purchase recorded later moves the customer), refunds, other currencies with a rate recorded
  * late (the conversions get their rate afterwards), attributed and unattributed first purchases,
  * and a store that changes its time zone — read through the cohorts endpoint, which folds first.
+ * The new customers per channel and campaign (the channel report's) too, over local date spans
+ * of whole and partial months.
  */
 describe('cohort rollups property', () => {
   let ctx: TestContext;
@@ -51,6 +57,18 @@ describe('cohort rollups property', () => {
     return Array.from({ length: 14 }, (_, i) => at(i - 12));
   };
 
+  /** Local date spans: the cohorts' whole range, one across months cut inside them, one inside a month. */
+  const spansOf = (timezone: string, now: number) => {
+    const zone = zoneOf(timezone);
+    const today = zone.date(now);
+    const ago = (days: number) => zone.date(now - days * DAY_MS);
+    return [
+      { startDate: monthStartsOf(timezone, now)[0] as string, endDate: today },
+      { startDate: ago(70), endDate: ago(10) },
+      { startDate: `${today.slice(0, 7)}-01`, endDate: today },
+    ];
+  };
+
   /** Net per cohort, channel and day, and customers per cohort and channel, from the stored rows (api.md §11). */
   async function reference(storeId: string, timezone: string, monthStarts: string[]) {
     const db = ctx.database.read;
@@ -65,6 +83,12 @@ describe('cohort rollups property', () => {
     const refunds = await db.selectFrom('refunds').selectAll().where('store_id', '=', storeId).execute();
     const out = new Map<string, number>();
     const add = (key: string, amount: number) => out.set(key, (out.get(key) ?? 0) + amount);
+    for (const [i, span] of spansOf(timezone, Date.now()).entries()) {
+      for (const u of customers) {
+        const date = zone.date(Number(u.first_event_time));
+        if (date >= span.startDate && date <= span.endDate) add(`new ${i}|${u.channel}|${u.campaign_id}`, 1);
+      }
+    }
     for (const u of customers) {
       const first = Number(u.first_event_time);
       const month = zone.date(first).slice(0, 7);
@@ -106,12 +130,17 @@ describe('cohort rollups property', () => {
       add(`${r.cohort}|${r.channel}|${r.day}`, r.amount);
       add(`${r.cohort}|${r.channel}|customers`, r.customers);
     }
+    for (const [i, span] of spansOf(timezone, Date.now()).entries()) {
+      for (const r of await newCustomersBetween(ctx.database.read, storeId, 1, span)) {
+        add(`new ${i}|${r.channel}|${r.campaignId}`, r.customers);
+      }
+    }
     return new Map([...out].filter(([, v]) => v !== 0));
   }
 
   it('equal the cohorts computed from the stored rows, whatever the order of events', async () => {
     let run = 0;
-    const seen = { moved: 0, refunds: 0, converted: 0, cells: 0 };
+    const seen = { moved: 0, refunds: 0, converted: 0, cells: 0, midway: 0, campaigns: new Set<string>() };
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
         run++;
@@ -143,7 +172,10 @@ describe('cohort rollups property', () => {
           }
           let fbclid: string | undefined;
           if (c.clicked) {
-            const click = clickBody(storeId, { timestamp: new Date(time - HOUR_MS).toISOString() });
+            const click = clickBody(storeId, {
+              timestamp: new Date(time - HOUR_MS).toISOString(),
+              landingPage: `https://shop.acme.test/?utm_source=facebook&campaign_id=${c.campaign}`,
+            });
             const res = await call(ctx.app, 'POST', '/v1/track/click', { key: ctx.a.live, body: click });
             expect(res.status, JSON.stringify(res.body)).toBe(200);
             fbclid = click.fbclid;
@@ -181,10 +213,16 @@ describe('cohort rollups property', () => {
             expect(refund.status, JSON.stringify(refund.body)).toBe(200);
             seen.refunds++;
           }
+          if (i + 1 === s.readAfter && i + 1 < s.conversions.length) {
+            const starts = monthStartsOf(timezone, now);
+            expect(await rolledUp(storeId, timezone, starts)).toEqual(await reference(storeId, timezone, starts));
+            seen.midway++;
+          }
         }
         const monthStarts = monthStartsOf(timezone, now);
         const expected = await reference(storeId, timezone, monthStarts);
         seen.cells += expected.size;
+        for (const key of expected.keys()) if (key.startsWith('new ')) seen.campaigns.add(key.split('|')[2] as string);
         expect(await rolledUp(storeId, timezone, monthStarts)).toEqual(expected);
         if (s.rateLate) {
           // The rates arrive: conversions in EUR get theirs recorded, and their customers are folded again.
@@ -206,5 +244,7 @@ describe('cohort rollups property', () => {
     expect(seen.refunds).toBeGreaterThan(0);
     expect(seen.converted).toBeGreaterThan(0);
     expect(seen.cells).toBeGreaterThan(20);
+    expect(seen.midway).toBeGreaterThan(0);
+    expect([...seen.campaigns].sort()).toEqual(['', '123', '456']);
   });
 });

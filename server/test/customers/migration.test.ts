@@ -58,6 +58,7 @@ describe('migration 0033 (customers)', () => {
       await sql`delete from kysely_migration where name = '0039_month_rollups'`.execute(db); // refills its tables from the days
       await sql`delete from kysely_migration where name = '0040_cohort_rollups'`.execute(db); // queues every customer again
       await sql`delete from kysely_migration where name = '0041_spend_months'`.execute(db); // refills its table from the entries
+      await sql`delete from kysely_migration where name = '0042_new_customer_rollups'`.execute(db); // queues every customer again
     });
     expect(await ctx.database.migrate()).toEqual([
       '0033_customers',
@@ -69,6 +70,7 @@ describe('migration 0033 (customers)', () => {
       '0039_month_rollups',
       '0040_cohort_rollups',
       '0041_spend_months',
+      '0042_new_customer_rollups',
     ]);
     const rows = await ctx.database.read
       .selectFrom('customers')

@@ -3,14 +3,18 @@ import { rmSync } from 'node:fs';
 import { type Kysely, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAccount } from '../../src/accounts/accounts.js';
+import { refreshCohorts } from '../../src/analytics/cohort-rollups.js';
+import { TZDATA } from '../../src/analytics/rollups.js';
 import { down as pendingIndexesDown } from '../../src/db/migrations/0036_pending_job_indexes.js';
 import { down as customerCampaignsDown } from '../../src/db/migrations/0037_customer_campaigns.js';
 import { down as reportIndexesDown } from '../../src/db/migrations/0038_report_indexes.js';
 import { down as monthRollupsDown } from '../../src/db/migrations/0039_month_rollups.js';
 import { down as cohortRollupsDown } from '../../src/db/migrations/0040_cohort_rollups.js';
 import { down as spendMonthsDown } from '../../src/db/migrations/0041_spend_months.js';
+import { down as newCustomerRollupsDown } from '../../src/db/migrations/0042_new_customer_rollups.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
 import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
+import { newCustomersBetween } from '../../src/db/repositories/new-customers.js';
 import { SecretBox } from '../../src/secrets.js';
 import { createStore } from '../../src/stores/stores.js';
 import { expectMonthsMatchDays } from '../analytics/fixtures.js';
@@ -83,7 +87,8 @@ describe('migrations', () => {
     // Back to the indexes of every job, with a sent job and a pending one; then 0036 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
-      // 0037 … 0041 came after it: undone first, done again after it.
+      // 0037 … 0042 came after it: undone first, done again after it.
+      await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
@@ -92,7 +97,7 @@ describe('migrations', () => {
       await pendingIndexesDown(db);
       await sql`delete from kysely_migration where name in
         ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups',
-        '0041_spend_months')`.execute(db);
+        '0041_spend_months', '0042_new_customer_rollups')`.execute(db);
       for (const [id, status, due] of [
         ['cv_sent', 'sent', 1000],
         ['cv_pending', 'pending', 2000],
@@ -112,6 +117,7 @@ describe('migrations', () => {
       '0039_month_rollups',
       '0040_cohort_rollups',
       '0041_spend_months',
+      '0042_new_customer_rollups',
     ]);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
@@ -124,16 +130,16 @@ describe('migrations', () => {
     const { database } = testDb;
     const names = ['ad_spend_campaigns', 'customers_campaigns'];
     const present = async () => (await indexes(database, names)).map((i) => i.name);
-    expect(await present()).toEqual(names);
+    expect(await present()).toEqual(['ad_spend_campaigns']); // 0042 dropped the customers' one
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
       await reportIndexesDown(db);
-      await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups', '0041_spend_months')`.execute(
-        db,
-      );
+      await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups',
+        '0041_spend_months', '0042_new_customer_rollups')`.execute(db);
     });
     expect(await present()).toEqual([]);
     expect(await database.migrate()).toEqual([
@@ -141,8 +147,10 @@ describe('migrations', () => {
       '0039_month_rollups',
       '0040_cohort_rollups',
       '0041_spend_months',
+      '0042_new_customer_rollups',
     ]);
-    expect(await present()).toEqual(names);
+    // 0042 drops the customers' index again: new customers are read from their rollups.
+    expect(await present()).toEqual(['ad_spend_campaigns']);
   });
 
   it('0039 fills the month rollups from the daily ones, undone and done again', async () => {
@@ -153,12 +161,12 @@ describe('migrations', () => {
     // Daily rows of two months (and a second store) as an older version folded them; then 0039 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
-      await sql`delete from kysely_migration where name in ('0039_month_rollups', '0040_cohort_rollups', '0041_spend_months')`.execute(
-        db,
-      );
+      await sql`delete from kysely_migration where name in ('0039_month_rollups', '0040_cohort_rollups', '0041_spend_months',
+        '0042_new_customer_rollups')`.execute(db);
       for (const [store, date, value, clicks] of [
         ['st_a', '2026-01-30', 'meta|c1', 3],
         ['st_a', '2026-01-31', 'meta|c1', 4],
@@ -175,7 +183,12 @@ describe('migrations', () => {
         );
       }
     });
-    expect(await database.migrate()).toEqual(['0039_month_rollups', '0040_cohort_rollups', '0041_spend_months']);
+    expect(await database.migrate()).toEqual([
+      '0039_month_rollups',
+      '0040_cohort_rollups',
+      '0041_spend_months',
+      '0042_new_customer_rollups',
+    ]);
     const months = await database.read
       .selectFrom('rollup_month_clicks')
       .select(['store_id', 'local_month', 'value', 'clicks'])
@@ -206,8 +219,9 @@ describe('migrations', () => {
     );
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
-      await sql`delete from kysely_migration where name = '0041_spend_months'`.execute(db);
+      await sql`delete from kysely_migration where name in ('0041_spend_months', '0042_new_customer_rollups')`.execute(db);
       for (const [id, date, campaign, name, amount, currency] of [
         ['sp1', '2026-01-30', 'c1', 'Winter', 300, 'USD'],
         ['sp2', '2026-01-31', 'c1', 'Winter sale', 400, 'USD'],
@@ -221,7 +235,7 @@ describe('migrations', () => {
         );
       }
     });
-    expect(await database.migrate()).toEqual(['0041_spend_months']);
+    expect(await database.migrate()).toEqual(['0041_spend_months', '0042_new_customer_rollups']);
     const months = await database.read
       .selectFrom('rollup_spend_months')
       .selectAll()
@@ -263,5 +277,61 @@ describe('migrations', () => {
         campaign_name: 'Other',
       },
     ]);
+  });
+
+  it('0042 keeps new customers per first day, channel and campaign: every customer folded again, undone and done again', async () => {
+    dataDir = tempDir();
+    testDb = await openTestDatabase(dataDir);
+    await testDb.database.migrate();
+    const { database } = testDb;
+    const { accountId } = await createAccount(database, { email: 'new-customers@example.com' });
+    const store = await createStore(
+      database,
+      { accountId, livemode: true },
+      { name: 'A', domain: 'a.example.com', platform: 'custom', timezone: 'UTC', currency: 'USD' },
+      new SecretBox(randomBytes(32)),
+    );
+    await database.write(async (trx) => {
+      const db = trx as unknown as Kysely<unknown>;
+      await newCustomerRollupsDown(db);
+      await sql`delete from kysely_migration where name = '0042_new_customer_rollups'`.execute(db);
+      // Customers as an older version recorded them, and a cohort row its fold had added.
+      for (const [key, time, channel, campaign] of [
+        ['u1', Date.UTC(2026, 0, 31, 23), 'meta', 'c1'],
+        ['u2', Date.UTC(2026, 1, 1, 1), 'meta', 'c1'],
+        ['u3', Date.UTC(2026, 1, 2), 'google_ads', 'g7'],
+        ['u4', Date.UTC(2026, 1, 3), 'unattributed', ''],
+      ] as const) {
+        await sql`insert into customers (store_id, livemode, customer_key, account_id, first_conversion_id, first_event_time,
+            channel, campaign_id) values (${store.id}, 1, ${key}, ${accountId}, ${`cv_${key}`}, ${time}, ${channel}, ${campaign})`.execute(
+          db,
+        );
+      }
+      await sql`insert into rollup_cohort_days (store_id, livemode, first_date, channel, day_offset, currency, net_minor,
+          net_fx_minor, customers) values (${store.id}, 1, '2026-01-31', 'meta', 0, '', 0, 0, 1)`.execute(db);
+    });
+    const customerIndexes = async () => (await indexes(database, ['customers_campaigns', 'customers_first'])).map((i) => i.name);
+    expect(await customerIndexes()).toEqual(['customers_campaigns', 'customers_first']);
+    expect(await database.migrate()).toEqual(['0042_new_customer_rollups']);
+    expect(await customerIndexes()).toEqual([]); // only the count the rollups now keep read them
+    expect(await database.read.selectFrom('rollup_cohort_days').selectAll().execute()).toEqual([]);
+    const queued = await database.read.selectFrom('rollup_cohort_queue').select('customer_key').orderBy('customer_key').execute();
+    expect(queued.map((q) => q.customer_key)).toEqual(['u1', 'u2', 'u3', 'u4']);
+    await refreshCohorts(database, store.id, TZDATA);
+    const counted = async (startDate: string, endDate: string) =>
+      (await newCustomersBetween(database.read, store.id, 1, { startDate, endDate })).sort((a, b) =>
+        `${a.channel}${a.campaignId}`.localeCompare(`${b.channel}${b.campaignId}`),
+      );
+    expect(await counted('2026-01-01', '2026-02-28')).toEqual([
+      { channel: 'google_ads', campaignId: 'g7', customers: 1 },
+      { channel: 'meta', campaignId: 'c1', customers: 2 },
+      { channel: 'unattributed', campaignId: '', customers: 1 },
+    ]);
+    expect(await counted('2026-02-01', '2026-02-02')).toEqual([
+      { channel: 'google_ads', campaignId: 'g7', customers: 1 },
+      { channel: 'meta', campaignId: 'c1', customers: 1 },
+    ]);
+    const months = await database.read.selectFrom('rollup_new_customer_months').select(['first_month', 'customers']).execute();
+    expect(months.reduce((n, m) => n + Number(m.customers), 0)).toBe(4);
   });
 });

@@ -35,6 +35,7 @@ import {
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
 import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js';
 import { identifiedBrowsers } from '../../src/db/repositories/identity-links.js';
+import { newCustomersBetween } from '../../src/db/repositories/new-customers.js';
 import { expiredClicks, expiredConversions } from '../../src/db/repositories/retention.js';
 import { readQueue } from '../../src/db/repositories/rollup-queue.js';
 import {
@@ -525,6 +526,26 @@ const CASES: Case[] = [
       }),
     index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_spend_months_pk' },
     statement: 1,
+  },
+  {
+    // New customers per channel and campaign (migration 0042): whole months, then a part of one.
+    name: 'channels: new customers of whole months',
+    run: (db, s) =>
+      newCustomersBetween(db, s.storeId, 1, {
+        startDate: cohortMonths(s, true).monthStarts[0] as string,
+        endDate: cohortMonths(s, true).monthStarts[12] as string,
+      }),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_new_customer_months_pk' },
+    statement: 1,
+  },
+  {
+    name: 'channels: new customers of a partial month',
+    run: (db, s) =>
+      newCustomersBetween(db, s.storeId, 1, {
+        startDate: cohortMonths(s, false).monthStarts[0] as string,
+        endDate: cohortMonths(s, false).monthStarts[1] as string,
+      }),
+    index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_new_customer_days_pk' },
   },
   {
     // The cohorts' partial months, by first day (cohort-rollups.ts).

@@ -38,6 +38,7 @@ import * as reportIndexes from './0038_report_indexes.js';
 import * as monthRollups from './0039_month_rollups.js';
 import * as cohortRollups from './0040_cohort_rollups.js';
 import * as spendMonths from './0041_spend_months.js';
+import * as newCustomerRollups from './0042_new_customer_rollups.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -85,6 +86,7 @@ const migrations: Record<string, Migration> = {
   '0039_month_rollups': monthRollups,
   '0040_cohort_rollups': cohortRollups,
   '0041_spend_months': spendMonths,
+  '0042_new_customer_rollups': newCustomerRollups,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -146,27 +146,3 @@ function summedEntries(db: Reader, storeId: string, livemode: number, span: Date
     .groupBy(['platform', 'campaign_id', 'currency'])
     .execute();
 }
-
-/**
- * Customers of a store and mode whose first conversion is in [from, to), counted per channel and
- * campaign of that conversion's credited click (migration 0037): one range of the covering index
- * `customers_first`.
- */
-export async function newCustomersBetween(
-  db: Reader,
-  storeId: string,
-  livemode: number,
-  from: number,
-  to: number,
-): Promise<Array<{ channel: string; campaignId: string; customers: number }>> {
-  const rows = await db
-    .selectFrom('customers')
-    .select((eb) => ['channel', 'campaign_id', eb.fn.countAll<number>().as('customers')])
-    .where('store_id', '=', storeId)
-    .where('livemode', '=', livemode)
-    .where('first_event_time', '>=', from)
-    .where('first_event_time', '<', to)
-    .groupBy(['channel', 'campaign_id'])
-    .execute();
-  return rows.map((r) => ({ channel: r.channel, campaignId: r.campaign_id, customers: Number(r.customers) }));
-}

@@ -67,6 +67,8 @@ export async function requeueStoreCohorts(db: Writer, storeId: string): Promise<
   await db.deleteFrom('rollup_cohort_customers').where('store_id', '=', storeId).execute();
   await db.deleteFrom('rollup_cohort_days').where('store_id', '=', storeId).execute();
   await db.deleteFrom('rollup_cohort_months').where('store_id', '=', storeId).execute();
+  await db.deleteFrom('rollup_new_customer_days').where('store_id', '=', storeId).execute();
+  await db.deleteFrom('rollup_new_customer_months').where('store_id', '=', storeId).execute();
   await sql`insert into rollup_cohort_queue (store_id, livemode, customer_key, version)
     select store_id, livemode, customer_key, 0 from customers where store_id = ${storeId}
     on conflict (store_id, livemode, customer_key) do update set version = rollup_cohort_queue.version + 1`.execute(db);
@@ -82,7 +84,7 @@ export async function readCohortQueue(db: Reader, limit: number, storeId?: strin
 
 /** What a customer's conversions and refunds are, as the cohort fold needs them. */
 export interface CohortFacts {
-  customer?: { first_event_time: number; channel: string };
+  customer?: { first_event_time: number; channel: string; campaign_id: string };
   purchases: Array<{ id: string; event_time: number; currency: string; value_minor: number; fx_value_minor: number | null }>;
   refunds: Array<{ conversion_id: string; refund_time: number; currency: string; amount_minor: number }>;
 }
@@ -91,6 +93,7 @@ export interface CohortFacts {
 export interface CohortState {
   first_date: string;
   channel: string;
+  campaign_id: string;
   cells: string;
   version: number;
 }
@@ -118,13 +121,17 @@ export async function cohortFactsOf(db: Reader, refs: CustomerRef[]): Promise<Cu
     const ref = (customer_key: string | null | undefined) => ({ store_id, livemode, customer_key: customer_key as string });
     const customers = await db
       .selectFrom('customers')
-      .select(['customer_key', 'first_event_time', 'channel'])
+      .select(['customer_key', 'first_event_time', 'channel', 'campaign_id'])
       .where('store_id', '=', store_id)
       .where('livemode', '=', livemode)
       .where('customer_key', 'in', keys)
       .execute();
     for (const c of customers) {
-      of(ref(c.customer_key)).facts.customer = { first_event_time: Number(c.first_event_time), channel: c.channel };
+      of(ref(c.customer_key)).facts.customer = {
+        first_event_time: Number(c.first_event_time),
+        channel: c.channel,
+        campaign_id: c.campaign_id,
+      };
     }
     const purchases = await db
       .selectFrom('conversions')
@@ -164,7 +171,7 @@ export async function cohortFactsOf(db: Reader, refs: CustomerRef[]): Promise<Cu
     }
     const states = await db
       .selectFrom('rollup_cohort_customers')
-      .select(['customer_key', 'first_date', 'channel', 'cells', 'version'])
+      .select(['customer_key', 'first_date', 'channel', 'campaign_id', 'cells', 'version'])
       .where('store_id', '=', store_id)
       .where('livemode', '=', livemode)
       .where('customer_key', 'in', keys)
@@ -181,7 +188,7 @@ export interface CohortStateChange extends CustomerRef {
   /** The recorded contribution's version read; undefined when none was recorded. */
   readVersion?: number;
   /** The new contribution; undefined when it contributes nothing now (its row is deleted). */
-  next?: { first_date: string; channel: string; cells: string };
+  next?: { first_date: string; channel: string; campaign_id: string; cells: string };
 }
 
 /** Thrown when a customer's recorded contribution changed since it was read (another instance folded it). */
