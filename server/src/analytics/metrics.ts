@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.js';
+import { spendByCurrencyDay } from '../db/repositories/channels.js';
 import { sumConverted } from '../db/repositories/fx.js';
 import { sumTotals } from '../db/repositories/rollup-reads.js';
-import { sumSpendByDay } from '../db/repositories/spend.js';
 import { averageMajor, fromMinorUnits, moneyRatio, ratio2 } from '../money.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
@@ -23,13 +23,23 @@ export async function computeMetrics(database: Database, tenant: Tenant, query: 
   const range = resolveRange(query, store.timezone, now);
   const livemode = modeFlag(tenant);
   await refreshRollups(database, store);
-  const [totals, spend, foreign] = await Promise.all([
-    sumTotals(database.read, store.id, livemode, range),
-    sumSpendByDay(database.read, store.id, livemode, range),
-    sumConverted(database.read, store.id, livemode, store.currency, range),
-  ]);
-
   const currency = store.currency;
+  const [totals, spend] = await Promise.all([
+    sumTotals(database.read, store.id, livemode, range),
+    spendByCurrencyDay(database.read, store.id, livemode, range, currency),
+  ]);
+  // Purchases in other currencies are read one by one (each at the rate recorded with it), only
+  // in the currencies the rollups show purchases of in range: a store in one currency reads none.
+  const others = totals.filter((t) => t.currency !== NO_VALUE && t.currency !== currency && t.purchases !== 0);
+  const foreign = await sumConverted(
+    database.read,
+    store.id,
+    livemode,
+    currency,
+    others.map((t) => t.currency),
+    range,
+  );
+
   let totalClicks = 0;
   let totalConversions = 0;
   let attributedConversions = 0;

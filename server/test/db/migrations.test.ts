@@ -12,6 +12,7 @@ import { down as monthRollupsDown } from '../../src/db/migrations/0039_month_rol
 import { down as cohortRollupsDown } from '../../src/db/migrations/0040_cohort_rollups.js';
 import { down as spendMonthsDown } from '../../src/db/migrations/0041_spend_months.js';
 import { down as newCustomerRollupsDown } from '../../src/db/migrations/0042_new_customer_rollups.js';
+import { down as conversionCurrenciesDown } from '../../src/db/migrations/0043_conversion_currencies.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
 import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { newCustomersBetween } from '../../src/db/repositories/new-customers.js';
@@ -88,6 +89,7 @@ describe('migrations', () => {
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
       // 0037 … 0042 came after it: undone first, done again after it.
+      await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
       await cohortRollupsDown(db);
@@ -97,7 +99,7 @@ describe('migrations', () => {
       await pendingIndexesDown(db);
       await sql`delete from kysely_migration where name in
         ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups',
-        '0041_spend_months', '0042_new_customer_rollups')`.execute(db);
+        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies')`.execute(db);
       for (const [id, status, due] of [
         ['cv_sent', 'sent', 1000],
         ['cv_pending', 'pending', 2000],
@@ -118,6 +120,7 @@ describe('migrations', () => {
       '0040_cohort_rollups',
       '0041_spend_months',
       '0042_new_customer_rollups',
+      '0043_conversion_currencies',
     ]);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
@@ -133,13 +136,14 @@ describe('migrations', () => {
     expect(await present()).toEqual(['ad_spend_campaigns']); // 0042 dropped the customers' one
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
       await reportIndexesDown(db);
       await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups',
-        '0041_spend_months', '0042_new_customer_rollups')`.execute(db);
+        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies')`.execute(db);
     });
     expect(await present()).toEqual([]);
     expect(await database.migrate()).toEqual([
@@ -148,6 +152,7 @@ describe('migrations', () => {
       '0040_cohort_rollups',
       '0041_spend_months',
       '0042_new_customer_rollups',
+      '0043_conversion_currencies',
     ]);
     // 0042 drops the customers' index again: new customers are read from their rollups.
     expect(await present()).toEqual(['ad_spend_campaigns']);
@@ -161,12 +166,13 @@ describe('migrations', () => {
     // Daily rows of two months (and a second store) as an older version folded them; then 0039 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
       await sql`delete from kysely_migration where name in ('0039_month_rollups', '0040_cohort_rollups', '0041_spend_months',
-        '0042_new_customer_rollups')`.execute(db);
+        '0042_new_customer_rollups', '0043_conversion_currencies')`.execute(db);
       for (const [store, date, value, clicks] of [
         ['st_a', '2026-01-30', 'meta|c1', 3],
         ['st_a', '2026-01-31', 'meta|c1', 4],
@@ -188,6 +194,7 @@ describe('migrations', () => {
       '0040_cohort_rollups',
       '0041_spend_months',
       '0042_new_customer_rollups',
+      '0043_conversion_currencies',
     ]);
     const months = await database.read
       .selectFrom('rollup_month_clicks')
@@ -219,9 +226,12 @@ describe('migrations', () => {
     );
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
-      await sql`delete from kysely_migration where name in ('0041_spend_months', '0042_new_customer_rollups')`.execute(db);
+      await sql`delete from kysely_migration where name in ('0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies')`.execute(
+        db,
+      );
       for (const [id, date, campaign, name, amount, currency] of [
         ['sp1', '2026-01-30', 'c1', 'Winter', 300, 'USD'],
         ['sp2', '2026-01-31', 'c1', 'Winter sale', 400, 'USD'],
@@ -235,7 +245,7 @@ describe('migrations', () => {
         );
       }
     });
-    expect(await database.migrate()).toEqual(['0041_spend_months', '0042_new_customer_rollups']);
+    expect(await database.migrate()).toEqual(['0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies']);
     const months = await database.read
       .selectFrom('rollup_spend_months')
       .selectAll()
@@ -293,8 +303,11 @@ describe('migrations', () => {
     );
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
-      await sql`delete from kysely_migration where name = '0042_new_customer_rollups'`.execute(db);
+      await sql`delete from kysely_migration where name in ('0042_new_customer_rollups', '0043_conversion_currencies')`.execute(
+        db,
+      );
       // Customers as an older version recorded them, and a cohort row its fold had added.
       for (const [key, time, channel, campaign] of [
         ['u1', Date.UTC(2026, 0, 31, 23), 'meta', 'c1'],
@@ -312,7 +325,7 @@ describe('migrations', () => {
     });
     const customerIndexes = async () => (await indexes(database, ['customers_campaigns', 'customers_first'])).map((i) => i.name);
     expect(await customerIndexes()).toEqual(['customers_campaigns', 'customers_first']);
-    expect(await database.migrate()).toEqual(['0042_new_customer_rollups']);
+    expect(await database.migrate()).toEqual(['0042_new_customer_rollups', '0043_conversion_currencies']);
     expect(await customerIndexes()).toEqual([]); // only the count the rollups now keep read them
     expect(await database.read.selectFrom('rollup_cohort_days').selectAll().execute()).toEqual([]);
     const queued = await database.read.selectFrom('rollup_cohort_queue').select('customer_key').orderBy('customer_key').execute();

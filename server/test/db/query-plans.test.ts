@@ -33,6 +33,7 @@ import {
   renewLeases,
 } from '../../src/db/repositories/destinations.js';
 import { evidenceClicks } from '../../src/db/repositories/evidence.js';
+import { sumConverted } from '../../src/db/repositories/fx.js';
 import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js';
 import { identifiedBrowsers } from '../../src/db/repositories/identity-links.js';
 import { newCustomersBetween } from '../../src/db/repositories/new-customers.js';
@@ -826,6 +827,13 @@ const CASES: Case[] = [
     name: 'analytics: totals (metrics)',
     run: (db, s) => sumTotals(db, s.storeId, 1, span(s)),
     index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_days_pk' },
+  },
+  {
+    // Purchases in another currency than the store's (migration 0043): that currency's range only
+    // (a rare one, as other currencies are: the seed's conversions are all in USD).
+    name: 'analytics: purchases in other currencies (metrics)',
+    run: (db, s) => sumConverted(db, s.storeId, 1, 'USD', ['GBP'], { from: s.now - 30 * DAY_MS, to: s.now + 1 }),
+    index: { sqlite: 'conversions_store_currency', postgres: 'conversions_store_currency' },
   },
   {
     name: 'analytics: totals per day (timeseries)',

@@ -39,6 +39,7 @@ import * as monthRollups from './0039_month_rollups.js';
 import * as cohortRollups from './0040_cohort_rollups.js';
 import * as spendMonths from './0041_spend_months.js';
 import * as newCustomerRollups from './0042_new_customer_rollups.js';
+import * as conversionCurrencies from './0043_conversion_currencies.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -87,6 +88,7 @@ const migrations: Record<string, Migration> = {
   '0040_cohort_rollups': cohortRollups,
   '0041_spend_months': spendMonths,
   '0042_new_customer_rollups': newCustomerRollups,
+  '0043_conversion_currencies': conversionCurrencies,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -146,3 +146,26 @@ function summedEntries(db: Reader, storeId: string, livemode: number, span: Date
     .groupBy(['platform', 'campaign_id', 'currency'])
     .execute();
 }
+
+/**
+ * Spend per currency in a date range: `currency`'s summed over the range (date ''), every other
+ * currency per day (each day is converted at its own rate) — from the month rollups as
+ * `spendByCampaign` reads them, not the range's entries (a year's 73,200 campaign-days).
+ */
+export async function spendByCurrencyDay(
+  db: Reader,
+  storeId: string,
+  livemode: number,
+  range: DateRange,
+  currency: string,
+): Promise<Array<{ currency: string; date: string; total: number; entries: number }>> {
+  const days = new Map<string, { currency: string; date: string; total: number; entries: number }>();
+  for (const row of await spendByCampaign(db, storeId, livemode, range, currency)) {
+    const key = `${row.currency}\u0001${row.date}`;
+    const day = days.get(key) ?? { currency: row.currency, date: row.date, total: 0, entries: 0 };
+    day.total += row.total;
+    day.entries += row.entries;
+    days.set(key, day);
+  }
+  return [...days.values()];
+}

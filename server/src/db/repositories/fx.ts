@@ -97,24 +97,32 @@ export interface ConvertedSums {
   unconverted: { currency: string; revenueMinor: number }[];
 }
 
-/** Foreign-currency Purchase conversions of a store and mode with event time in [from, to). */
+/**
+ * Purchase conversions of a store and mode in `foreign` currencies (not the store's `currency`)
+ * with event time in [from, to): ranges of `conversions_store_currency`, one per currency.
+ */
 export async function sumConverted(
   db: Reader,
   storeId: string,
   livemode: number,
   currency: string,
+  foreign: string[],
   range: { from: number; to: number },
 ): Promise<ConvertedSums> {
-  const rows = await db
-    .selectFrom('conversions')
-    .select(['currency', 'fx_currency', 'fx_value_minor', 'value_minor', 'attributed'])
-    .where('store_id', '=', storeId)
-    .where('livemode', '=', livemode)
-    .where('event_time', '>=', range.from)
-    .where('event_time', '<', range.to)
-    .where('event_type', '=', 'Purchase')
-    .where('currency', '<>', currency)
-    .execute();
+  const others = foreign.filter((c) => c !== currency);
+  const rows =
+    others.length === 0
+      ? []
+      : await db
+          .selectFrom('conversions')
+          .select(['currency', 'fx_currency', 'fx_value_minor', 'value_minor', 'attributed'])
+          .where('store_id', '=', storeId)
+          .where('livemode', '=', livemode)
+          .where('currency', 'in', others)
+          .where('event_time', '>=', range.from)
+          .where('event_time', '<', range.to)
+          .where('event_type', '=', 'Purchase')
+          .execute();
   let revenueMinor = 0;
   let attributedRevenueMinor = 0;
   const unconverted = new Map<string, number>();

@@ -138,25 +138,6 @@ export async function replaceSyncedSpend(
   return zero.length;
 }
 
-/** Spend per currency and day in a date range (for converting each day at its own rate). */
-export async function sumSpendByDay(
-  db: Reader,
-  storeId: string,
-  livemode: number,
-  range: DateRange,
-): Promise<Array<{ currency: string; date: string; total: number; entries: number }>> {
-  const rows = await db
-    .selectFrom('ad_spend')
-    .select((eb) => ['currency', 'date', eb.fn.sum<number>('amount_minor').as('total'), eb.fn.countAll<number>().as('entries')])
-    .where('store_id', '=', storeId)
-    .where('livemode', '=', livemode)
-    .where('date', '>=', range.startDate)
-    .where('date', '<=', range.endDate)
-    .groupBy(['currency', 'date'])
-    .execute();
-  return rows.map((r) => ({ currency: r.currency, date: r.date, total: Number(r.total), entries: Number(r.entries) }));
-}
-
 export interface DateRange {
   startDate: string;
   endDate: string; // inclusive
