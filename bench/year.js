@@ -215,6 +215,7 @@ async function listReads(target, server, data, headers) {
           .selectFrom(table)
           .select([time, 'id'])
           .where('store_id', '=', data.storeId)
+          .where('livemode', '=', 1) // the list's index order (on PostgreSQL, without it: a sort of every row, past the timeout)
           .orderBy(time, 'desc')
           .orderBy('id', 'desc')
           .offset(depth - 1)

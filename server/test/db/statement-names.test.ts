@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { type Kysely, sql } from 'kysely';
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import type { Database } from '../../src/db/database.js';
+import { type Database, PLANNED_PER_VALUES } from '../../src/db/database.js';
 import { openPostgres, StatementNames, withoutJit } from '../../src/db/postgres/database.js';
+import type { DB } from '../../src/db/schema.js';
 import { ENGINE, schemaUrl } from '../engine.js';
 
 describe('statement names (PostgreSQL automatic preparation)', () => {
@@ -33,6 +34,23 @@ describe('statement names (PostgreSQL automatic preparation)', () => {
     expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(ConfigError);
     const off = new StatementNames(1, 0);
     for (let i = 0; i < 5; i++) expect(off.nameOf('select 1')).toBeUndefined();
+  });
+
+  it('never names a statement marked to be planned per values', () => {
+    const names = new StatementNames(1, 10);
+    // The texts as Kysely compiles them for PostgreSQL, with and without the marker.
+    const compiler = new Kysely<DB>({
+      dialect: {
+        createAdapter: () => new PostgresAdapter(),
+        createDriver: () => new DummyDriver(),
+        createIntrospector: (db) => new PostgresIntrospector(db),
+        createQueryCompiler: () => new PostgresQueryCompiler(),
+      },
+    });
+    const query = compiler.selectFrom('conversions').select('id').where('currency', 'in', ['EUR']);
+    const marked = query.modifyEnd(PLANNED_PER_VALUES).compile().sql;
+    for (let i = 0; i < 3; i++) expect(names.nameOf(marked)).toBeUndefined();
+    expect(names.nameOf(query.compile().sql)).toBe('waytrack_1');
   });
 
   it('never names a statement with a long `in` list (a generic plan of it scanned every partition)', () => {

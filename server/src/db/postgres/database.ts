@@ -74,6 +74,9 @@ const types = {
  */
 const LONG_IN_LIST = /\bin \((\$\d+, ){16}/i;
 
+/** `PLANNED_PER_VALUES` (db/database.ts) in a statement's text: it runs unnamed, planned for its values. */
+const MARKED_PER_VALUES = /\/\* planned per values \*\//;
+
 export class StatementNames {
   private readonly uses = new Map<string, number>();
   private readonly names = new Map<string, string>();
@@ -87,7 +90,9 @@ export class StatementNames {
   nameOf(sql: string): string | undefined {
     const name = this.names.get(sql);
     if (name !== undefined || this.names.size >= this.maxNamed) return name;
-    if (!/^\s*(select|insert|update|delete|with)\b/i.test(sql) || LONG_IN_LIST.test(sql)) return undefined;
+    if (!/^\s*(select|insert|update|delete|with)\b/i.test(sql) || LONG_IN_LIST.test(sql) || MARKED_PER_VALUES.test(sql)) {
+      return undefined;
+    }
     const uses = (this.uses.get(sql) ?? 0) + 1;
     if (uses < this.minUses) {
       // Counting is bounded too: texts seen once or twice are forgotten when too many pile up.

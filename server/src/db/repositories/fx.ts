@@ -1,4 +1,4 @@
-import type { Reader, Writer } from '../database.js';
+import { PLANNED_PER_VALUES, type Reader, type Writer } from '../database.js';
 import type { ConversionsTable, FxRatesTable } from '../schema.js';
 
 /** Storage of dated exchange rates and of the rates recorded with conversions (migration 0015). */
@@ -122,6 +122,7 @@ export async function sumConverted(
           .where('event_time', '>=', range.from)
           .where('event_time', '<', range.to)
           .where('event_type', '=', 'Purchase')
+          .modifyEnd(PLANNED_PER_VALUES)
           .execute();
   let revenueMinor = 0;
   let attributedRevenueMinor = 0;
