@@ -131,4 +131,46 @@ describe('spend month rollups', () => {
       { numRuns: Number(process.env.FC_RUNS ?? 25) },
     );
   });
+
+  it('writes in chunks: each entry answers its own write, a key met twice in one call is written twice in order', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live);
+    const now = Date.now();
+    const entry = (i: number, campaign: string, cents: number) =>
+      ({
+        id: `chunk_${storeId}_${i}`,
+        account_id: ctx.a.accountId,
+        store_id: storeId,
+        livemode: 1,
+        date: '2026-03-01',
+        platform: 'meta',
+        campaign_id: campaign,
+        campaign_name: null,
+        amount_minor: cents,
+        currency: 'USD',
+        source: 'sync',
+        created_at: now,
+        updated_at: now,
+      }) as AdSpendTable;
+    // 1,200 campaigns (three statements of at most 500), then c7 again within the call.
+    const entries = Array.from({ length: 1_200 }, (_, i) => entry(i, `c${i}`, i + 1));
+    entries.splice(900, 0, entry(5_000, 'c7', 777));
+    const stored = await ctx.database.write((trx) => upsertSpend(trx, entries));
+    expect(stored).toHaveLength(1_201);
+    expect(stored.map((r) => [r.campaign_id, Number(r.amount_minor)])).toEqual(
+      entries.map((e) => [e.campaign_id, e.amount_minor]),
+    );
+    // The second write of c7 replaced the first: same row, its amount.
+    expect(stored[900]?.id).toBe(stored[7]?.id);
+    const rows = await ctx.database.read
+      .selectFrom('ad_spend')
+      .select(['campaign_id', 'amount_minor'])
+      .where('store_id', '=', storeId)
+      .execute();
+    expect(rows).toHaveLength(1_200);
+    expect(Number(rows.find((r) => r.campaign_id === 'c7')?.amount_minor)).toBe(777);
+    const total = (
+      await spendByCampaign(ctx.database.read, storeId, 1, { startDate: '2026-03-01', endDate: '2026-03-31' })
+    ).reduce((n, r) => n + r.total, 0);
+    expect(total).toBe((1_200 * 1_201) / 2 - 8 + 777);
+  });
 });

@@ -11,34 +11,50 @@ export async function upsertSpend(db: Writer, entries: AdSpendTable[]): Promise<
   return stored;
 }
 
-/** The upserts of `upsertSpend`, without the month rollups. */
+/** Entries an upsert statement carries at most (12 columns each: well under both engines' parameter limits). */
+const UPSERT_CHUNK = 500;
+
+const spendKey = (e: Pick<AdSpendTable, 'store_id' | 'livemode' | 'date' | 'platform' | 'campaign_id'>) =>
+  `${e.store_id}\u0001${e.livemode}\u0001${e.date}\u0001${e.platform}\u0001${e.campaign_id}`;
+
+/**
+ * The upserts of `upsertSpend`, without the month rollups: one statement per chunk of up to 500
+ * entries, each answering its stored rows (`returning`; a sync's 6,000 rows took two statements
+ * each before, ~3 s on PostgreSQL). A key met again starts a new chunk, so a later entry of a
+ * key is written after the earlier one and each answers the row as its own write left it.
+ */
 async function writeEntries(db: Writer, entries: AdSpendTable[]): Promise<AdSpendTable[]> {
   const stored: AdSpendTable[] = [];
-  for (const entry of entries) {
-    await db
+  let chunk: AdSpendTable[] = [];
+  const keys = new Set<string>();
+  const flush = async () => {
+    if (chunk.length === 0) return;
+    const rows = await db
       .insertInto('ad_spend')
-      .values(entry)
+      .values(chunk)
       .onConflict((oc) =>
-        oc.columns(['store_id', 'livemode', 'date', 'platform', 'campaign_id']).doUpdateSet({
-          amount_minor: entry.amount_minor,
-          currency: entry.currency,
-          campaign_name: entry.campaign_name,
-          source: entry.source,
-          updated_at: entry.updated_at,
-        }),
+        oc.columns(['store_id', 'livemode', 'date', 'platform', 'campaign_id']).doUpdateSet((eb) => ({
+          amount_minor: eb.ref('excluded.amount_minor'),
+          currency: eb.ref('excluded.currency'),
+          campaign_name: eb.ref('excluded.campaign_name'),
+          source: eb.ref('excluded.source'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
       )
+      .returningAll()
       .execute();
-    const row = await db
-      .selectFrom('ad_spend')
-      .selectAll()
-      .where('store_id', '=', entry.store_id)
-      .where('livemode', '=', entry.livemode)
-      .where('date', '=', entry.date)
-      .where('platform', '=', entry.platform)
-      .where('campaign_id', '=', entry.campaign_id)
-      .executeTakeFirstOrThrow();
-    stored.push(row);
+    const byKey = new Map(rows.map((r) => [spendKey(r), r]));
+    for (const entry of chunk) stored.push(byKey.get(spendKey(entry)) as AdSpendTable);
+    chunk = [];
+    keys.clear();
+  };
+  for (const entry of entries) {
+    const key = spendKey(entry);
+    if (keys.has(key) || chunk.length >= UPSERT_CHUNK) await flush();
+    chunk.push(entry);
+    keys.add(key);
   }
+  await flush();
   return stored;
 }
 
