@@ -18,6 +18,7 @@
 //   node bench/storage-cost.js --store DIR [--clicks N]      SQLite (builds DIR's store if missing)
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/storage-cost.js --store DIR
 //   node bench/storage-cost.js --data-dir DIR | --database-url URL   an existing store, sizes only
+//   … --backup                                                   and its backup and restore times
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -212,7 +213,8 @@ async function main() {
   const databaseUrl = argValue('--database-url');
   if (dataDir || databaseUrl) {
     const target = databaseUrl ? { database: { url: databaseUrl } } : { dataDir };
-    printStorage(dataDir ?? databaseUrl, await measureStorage(engine, target, { backup: false }));
+    const backup = process.argv.includes('--backup');
+    printStorage(dataDir ?? databaseUrl, await measureStorage(engine, target, { backup }));
     return;
   }
   const dir = argValue('--store');
