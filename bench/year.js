@@ -15,11 +15,15 @@
 //                        database waytrack_bench_year_<hash of DIR>), read as it is by later runs
 //   … --only REGEX       only the reads whose name matches (e.g. 'channels|cohorts')
 //   … --seconds S        at most S seconds per phase of one read (default 40; fewer requests then, said so)
+//   … --writes           then conversions at 500/s open loop on the store (bench/conversion-load.js; each
+//                        names a click of the store's last 5 days): issue 41 point 3 at this size. It
+//                        adds ~6,000 conversions to a kept store per run.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { settle, size, slowGet, startBenchServer, timed } from './attribution-store.js';
+import { conversionLatency, latencyNote, METHOD } from './conversion-load.js';
 import { argValue, benchEngine, build, createBenchDatabase, machineContext, postgresContext, source } from './lib.js';
 import { DAY_MS } from './year-shape.js';
 import { generateYear } from './year-store.js';
@@ -89,6 +93,28 @@ async function yearStore(engine, dir, clicks) {
       if (!dir || database) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The store's clicks with an fbclid from its last 5 days, as [fbclid, time] (what conversion-load.js names). */
+async function recentClicks(target, data) {
+  const { openDatabase } = await source('db/open.ts');
+  const database = openDatabase({ databaseUrl: target.database?.url, dataDir: target.dataDir });
+  try {
+    const rows = await database.read
+      .selectFrom('clicks')
+      .select(['fbclid', 'click_time'])
+      .where('store_id', '=', data.storeId)
+      .where('livemode', '=', 1)
+      .where('click_time', '>=', Date.now() - 4 * DAY_MS)
+      .where('is_bot', '=', 0)
+      .where('fbclid', 'is not', null)
+      .where('fbclid', 'not like', '%:%') // the key of a click without an fbclid is `<kind>:<its id>`
+      .limit(20_000)
+      .execute();
+    return rows.map((r) => [r.fbclid, Number(r.click_time)]);
+  } finally {
+    await database.close();
+  }
 }
 
 function connectTo(url) {
@@ -290,6 +316,14 @@ async function main() {
       console.log(
         `${name.padEnd(52)} seq p50 ${String(s.p50).padStart(7)} p99 ${String(s.p99).padStart(7)} max ${String(s.max).padStart(7)} (n ${s.n})` +
           ` | 4 clients p50 ${String(c.p50).padStart(7)} p99 ${String(c.p99).padStart(7)} (n ${c.n}) | load ${loadavg()[0].toFixed(2)}`,
+      );
+    }
+    if (process.argv.includes('--writes')) {
+      const recent = await recentClicks(store.target, data);
+      const result = await conversionLatency(server, { ...data, recent }, 'year', { allSignals: false });
+      rows.push({ name: 'conversions at 500/s', ...result, load: loadavg()[0] });
+      console.log(
+        `conversions (${METHOD}): p50 ${result.exact.p50} ms, ${latencyNote(result)} | load ${loadavg()[0].toFixed(2)}`,
       );
     }
   } finally {
