@@ -265,4 +265,6 @@ export interface MigrationHooks {
   attributionEvidenceFunction(db: Kysely<unknown>): Promise<void>;
   /** 0026: the evidence function also reads the browsers identify linked to the buyer (PostgreSQL only). */
   identityEvidenceFunction(db: Kysely<unknown>): Promise<void>;
+  /** 0044: the evidence function starts only the lookups whose values a conversion has (PostgreSQL only). */
+  guardedEvidenceFunction(db: Kysely<unknown>): Promise<void>;
 }

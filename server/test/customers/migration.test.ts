@@ -60,6 +60,7 @@ describe('migration 0033 (customers)', () => {
       await sql`delete from kysely_migration where name = '0041_spend_months'`.execute(db); // refills its table from the entries
       await sql`delete from kysely_migration where name = '0042_new_customer_rollups'`.execute(db); // queues every customer again
       await sql`delete from kysely_migration where name = '0043_conversion_currencies'`.execute(db); // \`if not exists\`
+      await sql`delete from kysely_migration where name = '0044_evidence_branches'`.execute(db); // replaces a function
     });
     expect(await ctx.database.migrate()).toEqual([
       '0033_customers',
@@ -73,6 +74,7 @@ describe('migration 0033 (customers)', () => {
       '0041_spend_months',
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
+      '0044_evidence_branches',
     ]);
     const rows = await ctx.database.read
       .selectFrom('customers')

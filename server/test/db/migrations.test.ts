@@ -13,6 +13,7 @@ import { down as cohortRollupsDown } from '../../src/db/migrations/0040_cohort_r
 import { down as spendMonthsDown } from '../../src/db/migrations/0041_spend_months.js';
 import { down as newCustomerRollupsDown } from '../../src/db/migrations/0042_new_customer_rollups.js';
 import { down as conversionCurrenciesDown } from '../../src/db/migrations/0043_conversion_currencies.js';
+import { down as evidenceBranchesDown } from '../../src/db/migrations/0044_evidence_branches.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
 import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { newCustomersBetween } from '../../src/db/repositories/new-customers.js';
@@ -89,6 +90,7 @@ describe('migrations', () => {
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
       // 0037 … 0042 came after it: undone first, done again after it.
+      await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
@@ -99,7 +101,7 @@ describe('migrations', () => {
       await pendingIndexesDown(db);
       await sql`delete from kysely_migration where name in
         ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups',
-        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies')`.execute(db);
+        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(db);
       for (const [id, status, due] of [
         ['cv_sent', 'sent', 1000],
         ['cv_pending', 'pending', 2000],
@@ -121,6 +123,7 @@ describe('migrations', () => {
       '0041_spend_months',
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
+      '0044_evidence_branches',
     ]);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
@@ -136,6 +139,7 @@ describe('migrations', () => {
     expect(await present()).toEqual(['ad_spend_campaigns']); // 0042 dropped the customers' one
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
@@ -143,7 +147,7 @@ describe('migrations', () => {
       await monthRollupsDown(db);
       await reportIndexesDown(db);
       await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups',
-        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies')`.execute(db);
+        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(db);
     });
     expect(await present()).toEqual([]);
     expect(await database.migrate()).toEqual([
@@ -153,6 +157,7 @@ describe('migrations', () => {
       '0041_spend_months',
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
+      '0044_evidence_branches',
     ]);
     // 0042 drops the customers' index again: new customers are read from their rollups.
     expect(await present()).toEqual(['ad_spend_campaigns']);
@@ -166,13 +171,14 @@ describe('migrations', () => {
     // Daily rows of two months (and a second store) as an older version folded them; then 0039 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
       await sql`delete from kysely_migration where name in ('0039_month_rollups', '0040_cohort_rollups', '0041_spend_months',
-        '0042_new_customer_rollups', '0043_conversion_currencies')`.execute(db);
+        '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(db);
       for (const [store, date, value, clicks] of [
         ['st_a', '2026-01-30', 'meta|c1', 3],
         ['st_a', '2026-01-31', 'meta|c1', 4],
@@ -195,6 +201,7 @@ describe('migrations', () => {
       '0041_spend_months',
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
+      '0044_evidence_branches',
     ]);
     const months = await database.read
       .selectFrom('rollup_month_clicks')
@@ -226,10 +233,11 @@ describe('migrations', () => {
     );
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
-      await sql`delete from kysely_migration where name in ('0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies')`.execute(
+      await sql`delete from kysely_migration where name in ('0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(
         db,
       );
       for (const [id, date, campaign, name, amount, currency] of [
@@ -245,7 +253,12 @@ describe('migrations', () => {
         );
       }
     });
-    expect(await database.migrate()).toEqual(['0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies']);
+    expect(await database.migrate()).toEqual([
+      '0041_spend_months',
+      '0042_new_customer_rollups',
+      '0043_conversion_currencies',
+      '0044_evidence_branches',
+    ]);
     const months = await database.read
       .selectFrom('rollup_spend_months')
       .selectAll()
@@ -303,9 +316,10 @@ describe('migrations', () => {
     );
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
-      await sql`delete from kysely_migration where name in ('0042_new_customer_rollups', '0043_conversion_currencies')`.execute(
+      await sql`delete from kysely_migration where name in ('0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(
         db,
       );
       // Customers as an older version recorded them, and a cohort row its fold had added.
@@ -325,7 +339,11 @@ describe('migrations', () => {
     });
     const customerIndexes = async () => (await indexes(database, ['customers_campaigns', 'customers_first'])).map((i) => i.name);
     expect(await customerIndexes()).toEqual(['customers_campaigns', 'customers_first']);
-    expect(await database.migrate()).toEqual(['0042_new_customer_rollups', '0043_conversion_currencies']);
+    expect(await database.migrate()).toEqual([
+      '0042_new_customer_rollups',
+      '0043_conversion_currencies',
+      '0044_evidence_branches',
+    ]);
     expect(await customerIndexes()).toEqual([]); // only the count the rollups now keep read them
     expect(await database.read.selectFrom('rollup_cohort_days').selectAll().execute()).toEqual([]);
     const queued = await database.read.selectFrom('rollup_cohort_queue').select('customer_key').orderBy('customer_key').execute();

@@ -404,8 +404,8 @@ async function explain(ctx: TestContext, query: CompiledQuery): Promise<{ plan: 
 
 /**
  * A call of one of our functions (`waytrack_…(_name => $1, …)`: migration 0024's evidence lookup)
- * explained as it runs: its body's first `return query` (the linked browsers' lookups after it are
- * the same-browser branches' statement with other values), with the call's values in place of its
+ * explained as it runs: its body's lookups, every `return query` but the linked browsers' (those
+ * are the same-browser branches' statements with other values), with the call's values in place of its
  * arguments, prepared with a generic plan (the function's `plan_cache_mode`), so the plan shows
  * the partitions left after pruning at executor start-up.
  */
@@ -421,7 +421,11 @@ async function functionBody(conn: Kysely<DB>, query: CompiledQuery): Promise<Com
   const bound = new Map([...query.sql.matchAll(/(\w+) => \$(\d+)/g)].map((m) => [m[1], query.parameters[Number(m[2]) - 1]]));
   const literal = (v: unknown) =>
     v === null || v === undefined ? 'null' : typeof v === 'number' ? String(v) : `'${String(v).replace(/'/g, "''")}'`;
-  const statement = /return query\s+([^;]*);/.exec(fn.source)?.[1];
+  // Its lookups (one UNION ALL before 0044, one guarded `return query` each since) as one statement.
+  const lookups = [...fn.source.matchAll(/return query\s+([^;]*);/g)]
+    .map((m) => m[1] as string)
+    .filter((text) => !/\blinked\./.test(text));
+  const statement = lookups.join(' union all ');
   if (!statement) throw new Error(`${name} has no return query`);
   const body = fn.names.reduce((text, arg, i) => text.replace(new RegExp(`\\b${arg}\\b`, 'g'), `$${i + 1}`), statement);
   await sql`set plan_cache_mode = force_generic_plan`.execute(conn); // reset with enable_seqscan

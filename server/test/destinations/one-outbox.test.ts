@@ -126,6 +126,8 @@ async function backTo0019(database: Database): Promise<void> {
     await sql`delete from kysely_migration where name = '0042_new_customer_rollups'`.execute(db);
     // 0043 (the conversions' currency index): `if not exists`; it runs again harmlessly.
     await sql`delete from kysely_migration where name = '0043_conversion_currencies'`.execute(db);
+    // 0044 (the evidence function's guarded lookups): it replaces the function; it runs again harmlessly.
+    await sql`delete from kysely_migration where name = '0044_evidence_branches'`.execute(db);
     // 0027 (conversion source), 0028 (destination health), 0029 (attributed click ids).
     for (const column of ['source', 'attributed_click_ids']) {
       await sql`alter table conversions drop column ${sql.ref(column)}`.execute(db);
@@ -225,6 +227,7 @@ describe('migration 0020 (one outbox)', () => {
       '0041_spend_months',
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
+      '0044_evidence_branches',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

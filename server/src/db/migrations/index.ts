@@ -40,6 +40,7 @@ import * as cohortRollups from './0040_cohort_rollups.js';
 import * as spendMonths from './0041_spend_months.js';
 import * as newCustomerRollups from './0042_new_customer_rollups.js';
 import * as conversionCurrencies from './0043_conversion_currencies.js';
+import * as evidenceBranches from './0044_evidence_branches.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -89,6 +90,7 @@ const migrations: Record<string, Migration> = {
   '0041_spend_months': spendMonths,
   '0042_new_customer_rollups': newCustomerRollups,
   '0043_conversion_currencies': conversionCurrencies,
+  '0044_evidence_branches': evidenceBranches,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

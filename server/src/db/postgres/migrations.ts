@@ -1,6 +1,6 @@
 import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
 import type { MigrationHooks } from '../engine.js';
-import { ATTRIBUTION_EVIDENCE_FUNCTION, IDENTITY_EVIDENCE_FUNCTION } from './attribution-evidence.js';
+import { ATTRIBUTION_EVIDENCE_FUNCTION, GUARDED_EVIDENCE_FUNCTION, IDENTITY_EVIDENCE_FUNCTION } from './attribution-evidence.js';
 import { createPartitions, monthStart, PARTITIONED, type PartitionedTable } from './partitions.js';
 
 /** PostgreSQL's part of the migrations that differ between engines (db/migrations). */
@@ -45,6 +45,11 @@ export class PostgresMigrations implements MigrationHooks {
   /** Replaces 0024's function (same parameters and rows) with one that also reads identity links. */
   async identityEvidenceFunction(db: Kysely<unknown>): Promise<void> {
     await sql.raw(IDENTITY_EVIDENCE_FUNCTION).execute(db);
+  }
+
+  /** Replaces 0026's function (same parameters and rows) with one that starts only the lookups it has values for. */
+  async guardedEvidenceFunction(db: Kysely<unknown>): Promise<void> {
+    await sql.raw(GUARDED_EVIDENCE_FUNCTION).execute(db);
   }
 }
 

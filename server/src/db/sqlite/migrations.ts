@@ -46,6 +46,9 @@ export class SqliteMigrations implements MigrationHooks {
   /** As `evidenceFunction`: nothing to plan once. */
   async identityEvidenceFunction(): Promise<void> {}
 
+  /** As `evidenceFunction`: nothing to plan once. */
+  async guardedEvidenceFunction(): Promise<void> {}
+
   /** SQLite cannot change a primary key in place, nor drop a foreign key: both tables are rebuilt (same rows). */
   async rekeyForRefunds(db: Kysely<unknown>): Promise<void> {
     await db.schema
