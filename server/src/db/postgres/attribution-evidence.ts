@@ -11,6 +11,8 @@
  * never a candidate, and the generic plan prunes the other months when it runs. Each row is tagged
  * with its lookup; a count row carries only `shared`, a linked browser's row only its ids. An
  * absent value is null: its branch finds nothing. `_exclude_id` is '' when nothing is excluded.
+ * Migration 0044 keeps the lookups and rows but runs each branch as a `return query` of its own,
+ * only when its value is there (`GUARDED_BRANCHES`).
  */
 
 /** What every click branch returns: the columns of a candidate click. */
@@ -145,9 +147,11 @@ const GUARDED_BRANCHES = `  if _click_id is not null then return query
 `;
 
 /**
- * The function's text: 0024's (`identify` false, kept as it shipped) and 0026's, which also walks
+ * The function's text: 0024's (`identify` false, kept as it shipped), 0026's, which also walks
  * the browsers identify linked (a budget of its own: identify links do not crowd out the earlier
- * conversions' browsers, nor the reverse). Same parameters and rows: 0026 replaces it in place.
+ * conversions' browsers, nor the reverse), and 0044's (`guarded`: each lookup, and the linked
+ * browsers' loops, only when their values are there). Same parameters and rows: each replaces the
+ * one before in place.
  */
 const evidenceFunction = (identify: boolean, guarded = false) => `
 create ${identify ? 'or replace ' : ''}function waytrack_attribution_evidence(
