@@ -17,7 +17,7 @@ import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { listPartitions } from '../../src/db/postgres/partitions.js';
 import { countSharedBrowsers, rebuildAmbiguityRows } from '../../src/db/repositories/attribution-keys.js';
 import { spendByCampaign } from '../../src/db/repositories/channels.js';
-import { attributedClickOf, findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
+import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
 import { cohortFactsOf } from '../../src/db/repositories/cohort-rollups.js';
 import { cohortNet, cohortSpend } from '../../src/db/repositories/cohorts.js';
 import { findConversionByKey, identityLinks, listConversions } from '../../src/db/repositories/conversions.js';
@@ -121,8 +121,6 @@ interface Seeded {
   ipNetwork: string;
   /** An ambiguity key (migration 0024) of the seeded clicks' IP addresses. */
   ipKey: number;
-  /** A seeded click (of the store and live mode above) by id and time. */
-  click: { id: string; time: number };
 }
 
 /**
@@ -351,7 +349,6 @@ async function seed(ctx: TestContext): Promise<Seeded> {
     ttp: (clicks[7] as ClicksTable).ttp as string,
     ipNetwork: (clicks[5] as ClicksTable).ip_network as string,
     ipKey: ambiguityKey(click.store_id, click.livemode, 'ip', click.ip_address as string),
-    click: { id: click.id, time: click.click_time },
   };
 }
 
@@ -594,19 +591,6 @@ const CASES: Case[] = [
     name: 'attribution: click by fbclid',
     run: (db, s) => findClickByFbclid(db, s.storeId, 1, s.fbclid),
     index: { sqlite: 'sqlite_autoindex_clicks_2', postgres: 'click_keys_pk' }, // PostgreSQL: then one partition by (id, time)
-  },
-  {
-    // The winner's time is known: its one month partition by (id, time), not every partition's key.
-    name: 'conversions: the attributed click, by id and time',
-    run: (db, s) =>
-      attributedClickOf(
-        db,
-        { attributed_click_id: s.click.id, account_id: s.accountId, livemode: 1 } as ConversionsTable,
-        undefined,
-        s.click.time,
-      )(),
-    index: { sqlite: 'sqlite_autoindex_clicks_1', postgres: ['_pkey', 'clicks_click_time'] },
-    months: (s) => ({ from: s.click.time, to: s.click.time }),
   },
   {
     name: 'attribution: clicks by visitor id (same browser)',

@@ -14,17 +14,6 @@ const clickById = preparedQuery((db, v: { clickId: string; accountId: string; li
     .where('livemode', '=', v.livemode),
 );
 
-/** `clickById` when the click's time is known: PostgreSQL probes the one month partition that holds it, not all. */
-const clickByIdAt = preparedQuery((db, v: { clickId: string; accountId: string; livemode: number; clickTime: number }) =>
-  db
-    .selectFrom('clicks')
-    .selectAll()
-    .where('id', '=', v.clickId)
-    .where('click_time', '=', v.clickTime)
-    .where('account_id', '=', v.accountId)
-    .where('livemode', '=', v.livemode),
-);
-
 export type { CandidateScope, StoredClick };
 
 /** Inserts a click unless (store, mode, fbclid) exists; returns the stored row either way. */
@@ -96,34 +85,19 @@ export async function findClick(
 /** A conversion's attributed click, read at most once, by whichever of its users asks first. */
 export type AttributedClick = () => Promise<ClicksTable | undefined>;
 
-export function attributedClickOf(
-  db: Reader,
-  conversion: ConversionsTable,
-  /** The clicks the attribution just read whole (SQLite: `EvidenceClicks.whole`), by id: not read again. */
-  known?: Map<string, ClicksTable>,
-  /** The attributed click's time when the attribution knows it (the winner's): a read of one partition. */
-  clickTime?: number,
-): AttributedClick {
+export function attributedClickOf(db: Reader, conversion: ConversionsTable, known?: Map<string, ClicksTable>): AttributedClick {
   let read: Promise<ClicksTable | undefined> | undefined;
   return () => {
-    read ??= readAttributed(db, conversion, known, clickTime);
+    const clickId = conversion.attributed_click_id;
+    // A click the attribution just read whole (a candidate of this store and mode) is not read again.
+    const row = clickId ? known?.get(clickId) : undefined;
+    read ??= row
+      ? Promise.resolve(row)
+      : clickId
+        ? findClick(db, conversion.account_id, conversion.livemode, clickId)
+        : Promise.resolve(undefined);
     return read;
   };
-}
-
-async function readAttributed(
-  db: Reader,
-  conversion: ConversionsTable,
-  known: Map<string, ClicksTable> | undefined,
-  clickTime: number | undefined,
-): Promise<ClicksTable | undefined> {
-  const clickId = conversion.attributed_click_id;
-  if (!clickId) return undefined;
-  const row = known?.get(clickId);
-  if (row) return row;
-  const scope = { clickId, accountId: conversion.account_id, livemode: conversion.livemode };
-  if (clickTime === undefined) return (await clickById(db, scope)).rows[0];
-  return (await clickByIdAt(db, { ...scope, clickTime })).rows[0];
 }
 
 /**
