@@ -3,7 +3,7 @@
 // (p99 during it ≤ 50 ms)").
 //
 // On a copy of a kept bench store (bench/kept-store.js; DIR's bench.json says how many days it
-// spans, 90 for bench/attribution.js's store), it first measures conversions at 500/s open loop
+// spans, 90 for bench/attribution.js's store; or a year's store of bench/year.js, 365 days), it first measures conversions at 500/s open loop
 // (bench/conversion-load.js) with retention off, then restarts the server with RETENTION_DAYS set
 // so that the store's oldest 30 days are expired, and keeps the same conversions running in
 // 10-second windows while a reader beside the server counts the expired clicks and conversions
@@ -12,6 +12,7 @@
 //
 //   node bench/retention.js --store DIR [--clicks N]
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node bench/retention.js --store DIR
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDriver from 'better-sqlite3';
 import pg from 'pg';
@@ -19,6 +20,7 @@ import { DAY_MS, startBenchServer } from './attribution-store.js';
 import { conversionLatency, latencyNote, RATE } from './conversion-load.js';
 import { keptStore } from './kept-store.js';
 import { argValue, benchEngine, build, machineContext } from './lib.js';
+import { recentClicks, yearStore } from './year-kept.js';
 
 const MAX_WINDOWS = Number(process.env.BENCH_RETENTION_WINDOWS ?? 18);
 
@@ -50,17 +52,25 @@ async function main() {
   const code = build();
   process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0'; // the bench talks to its own self-signed server on 127.0.0.1
   console.log(`server: ${code}\n${machineContext()}`);
-  const kept = await keptStore(engine, dir, clicksArg === undefined ? undefined : Number(clicksArg));
-  const spanDays = kept.meta.days ?? 90;
+  // A year's store of bench/year.js (365 days), or bench/attribution.js's kept store (90 days).
+  const year = existsSync(path.join(dir, 'year.json'));
+  const kept = year
+    ? await yearStore(engine, dir)
+    : await keptStore(engine, dir, clicksArg === undefined ? undefined : Number(clicksArg));
+  const spanDays = year ? 365 : (kept.meta.days ?? 90);
   const builtAt = Date.parse(kept.meta.builtAt);
   // RETENTION_DAYS so that the cutoff falls 30 days after the store's oldest events.
   const retentionDays = Math.round((Date.now() - (builtAt - (spanDays - 30) * DAY_MS)) / DAY_MS);
   const copy = await kept.copy('retention');
-  const data = kept.meta.data;
+  console.log(`copied the kept store in ${copy.copySeconds} s`);
+  // The year store's conversions name its clicks of the last days, read from the copy.
+  // As bench/year.js --writes: fbclid, IP and user agent on the year store's conversions.
+  const load = { allSignals: !year };
+  const data = year ? { ...kept.meta.data, recent: await recentClicks(copy, kept.meta.data) } : kept.meta.data;
   let server;
   try {
     server = await startBenchServer(copy);
-    const baseline = await conversionLatency(server, data, 'ret_base');
+    const baseline = await conversionLatency(server, data, 'ret_base', load);
     console.log(`conversions at ${RATE}/s, retention off: ${latencyNote(baseline)}`);
     await server.stop();
     server = undefined;
@@ -87,7 +97,7 @@ async function main() {
     })();
     const windows = [];
     for (let i = 0; i < MAX_WINDOWS && allGone === undefined; i++) {
-      const run = await conversionLatency(server, data, `ret${i}`);
+      const run = await conversionLatency(server, data, `ret${i}`, load);
       windows.push(run);
       console.log(`  window ${i + 1} (deleting${firstGone === undefined ? ' not begun' : ''}): ${latencyNote(run)}`);
     }
@@ -109,6 +119,7 @@ async function main() {
   } finally {
     await server?.stop();
     await copy.remove();
+    if (year) await kept.remove();
   }
 }
 
