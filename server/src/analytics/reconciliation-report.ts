@@ -1,11 +1,11 @@
 import type { Database } from '../db/database.js';
 import { DESTINATION_KINDS, type DestinationKind } from '../db/repositories/reconciliation.js';
-import { reportCounts } from '../db/repositories/report-rollups.js';
+import { reportCountsAndLists } from '../db/repositories/report-rollups.js';
 import { requireStore } from '../stores/lookup.js';
 import { modeFlag, type Tenant } from '../tenancy.js';
 import { checkDates, resolveRange } from './range.js';
 import { reconcileCounts } from './reconciliation.js';
-import { RECONCILIATION } from './report-fold.js';
+import { RECONCILIATION, TRACE_ITEM } from './report-fold.js';
 import { refreshRollups } from './rollups.js';
 
 export interface ReconciliationQuery {
@@ -31,17 +31,23 @@ export async function reconciliationReport(
   const range = resolveRange(query, store.timezone, now);
   const kinds = query.destination ? [query.destination] : DESTINATION_KINDS;
   await refreshRollups(database, store);
-  const counts = await reportCounts(
-    database.read,
-    {
-      storeId: store.id,
-      livemode: modeFlag(tenant),
-      report: RECONCILIATION,
-      startDate: range.startDate,
-      endDate: range.endDate,
-    },
-    query.destination ? kinds : undefined,
-  );
-  const days = reconcileCounts({ storeId: store.id, startDate: range.startDate, endDate: range.endDate, kinds, counts });
+  const scope = {
+    storeId: store.id,
+    livemode: modeFlag(tenant),
+    report: RECONCILIATION,
+    startDate: range.startDate,
+    endDate: range.endDate,
+  };
+  const only = query.destination ? kinds : undefined;
+  // The trace ids come gathered per day and destination.
+  const { counts, lists } = await reportCountsAndLists(database.read, scope, TRACE_ITEM, only);
+  const days = reconcileCounts({
+    storeId: store.id,
+    startDate: range.startDate,
+    endDate: range.endDate,
+    kinds,
+    counts,
+    traces: lists,
+  });
   return { storeId: store.id, startDate: range.startDate, endDate: range.endDate, timezone: store.timezone, days };
 }

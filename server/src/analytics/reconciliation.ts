@@ -172,9 +172,17 @@ export interface ReconciliationCount {
 
 /** `reconcile` from the report rollups' counts of the range instead of its conversions: the same days. */
 export function reconcileCounts(
-  input: Omit<ReconciliationInput, 'conversions' | 'timezone'> & { counts: readonly ReconciliationCount[] },
+  input: Omit<ReconciliationInput, 'conversions' | 'timezone'> & {
+    counts: readonly ReconciliationCount[];
+    /** The trace ids per day and destination, when read apart from `counts` (report-rollups.ts `reportCountsAndLists`). */
+    traces?: ReadonlyArray<{ local_date: string; destination: string; values: readonly string[] }>;
+  },
 ): ReconciliationDay[] {
   const tallies = emptyTallies(input);
+  for (const { local_date, destination, values } of input.traces ?? []) {
+    const t = tallies.get(local_date)?.kinds.get(destination as DestinationKind);
+    if (t) for (const value of values) t.traces.add(value);
+  }
   for (const { local_date, destination, item, count } of input.counts) {
     const tally = tallies.get(local_date);
     if (!tally) continue;

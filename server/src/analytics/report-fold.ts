@@ -15,6 +15,8 @@ export const RECONCILIATION = 'reconciliation';
 export const MATCH_QUALITY = 'match_quality';
 /** Separates an item's kind from its value (`failed|expired`, `trace|abc`): never in a reason, key, code or trace id we keep apart. */
 export const ITEM_SEP = '|';
+/** The kind of a reconciliation item naming a trace id the platform acknowledged a delivery with. */
+export const TRACE_ITEM = `trace${ITEM_SEP}`;
 
 const SEP = '\u0001';
 
@@ -51,7 +53,7 @@ export class ReportFold {
         recon(kind, 'sent');
         if (state.traceId !== null) {
           recon(kind, 'acknowledged');
-          recon(kind, `trace${ITEM_SEP}${state.traceId}`);
+          recon(kind, `${TRACE_ITEM}${state.traceId}`);
         }
       } else if (state.status === 'pending') recon(kind, 'pending');
       else recon(kind, `${state.status}${ITEM_SEP}${state.reason ?? 'unknown'}`);

@@ -223,6 +223,10 @@ export interface JsonStatements {
   field(json: RawBuilder<unknown>, key: string, field: string): RawBuilder<string | null>;
   /** `json` (a JSON object's text; null reads as `{}`) with its `key` set to the JSON text `entry`. */
   set(json: RawBuilder<unknown>, key: string, entry: string): RawBuilder<string>;
+  /** An aggregate: the JSON object text of `key` → `value` over the group's rows where `where` holds (null or `{}` when none). */
+  objectOf(key: RawBuilder<unknown>, value: RawBuilder<unknown>, where: RawBuilder<unknown>): RawBuilder<string | null>;
+  /** An aggregate: the JSON array text of `value` over the group's rows where `where` holds, in no set order (null or `[]` when none). */
+  arrayOf(value: RawBuilder<unknown>, where: RawBuilder<unknown>): RawBuilder<string | null>;
 }
 
 export interface Deleted {

@@ -34,6 +34,14 @@ class PostgresJson implements JsonStatements {
   set(json: RawBuilder<unknown>, key: string, entry: string): RawBuilder<string> {
     return sql<string>`(jsonb_set(coalesce(${json}, '{}')::jsonb, array[${key}]::text[], ${entry}::jsonb))::text`;
   }
+
+  objectOf(key: RawBuilder<unknown>, value: RawBuilder<unknown>, where: RawBuilder<unknown>): RawBuilder<string | null> {
+    return sql<string | null>`(json_object_agg(${key}, ${value}) filter (where ${where}))::text`;
+  }
+
+  arrayOf(value: RawBuilder<unknown>, where: RawBuilder<unknown>): RawBuilder<string | null> {
+    return sql<string | null>`(json_agg(${value}) filter (where ${where}))::text`;
+  }
 }
 
 /**

@@ -21,6 +21,14 @@ class SqliteJson implements JsonStatements {
   set(json: RawBuilder<unknown>, key: string, entry: string): RawBuilder<string> {
     return sql<string>`json_set(coalesce(${json}, '{}'), ${`$.${key}`}, json(${entry}))`;
   }
+
+  objectOf(key: RawBuilder<unknown>, value: RawBuilder<unknown>, where: RawBuilder<unknown>): RawBuilder<string | null> {
+    return sql<string | null>`json_group_object(${key}, ${value}) filter (where ${where})`;
+  }
+
+  arrayOf(value: RawBuilder<unknown>, where: RawBuilder<unknown>): RawBuilder<string | null> {
+    return sql<string | null>`json_group_array(${value}) filter (where ${where})`;
+  }
 }
 
 /** The tables are not partitioned: retention deletes row by row. */
