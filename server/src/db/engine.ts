@@ -241,6 +241,12 @@ export interface DroppedMonth extends Deleted {
 
 export interface RetentionStatements {
   /**
+   * How long one batch of row-by-row retention should hold the database, when requests' writes
+   * wait behind it (SQLite's one writer: retention.ts sizes its batches by it); undefined when
+   * they do not (PostgreSQL: row locks only), and batches are sized by count alone.
+   */
+  readonly batchBudgetMs?: number;
+  /**
    * Drops, before retention goes row by row, what the engine can drop whole: on PostgreSQL the
    * oldest month of events wholly before `before` (with its dependants), one a call and last in
    * its transaction; on SQLite nothing. Undefined when there is none.

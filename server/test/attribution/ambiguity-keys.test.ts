@@ -83,9 +83,10 @@ describe('ambiguity counts (attribution_keys)', () => {
     const retention = startRetention(
       {
         ...ctx.database,
-        write: (work) => {
+        // Retention writes through its jobs (retention.ts): on SQLite the writer thread runs them.
+        runWrite: (job, arg) => {
           writes++;
-          return ctx.database.write(work);
+          return ctx.database.runWrite(job, arg);
         },
       },
       { days: 10_000, firstRunMs: 0 },

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import type { Database } from '../../src/db/database.js';
 import { insertClickOnce } from '../../src/db/repositories/clicks.js';
 import { recordConversionOnce } from '../../src/db/repositories/conversions.js';
-import { deleteExpiredEvents } from '../../src/db/repositories/retention.js';
+import { deleteExpiredEvents, retentionBatchBudgetMs } from '../../src/db/repositories/retention.js';
 import type { ClicksTable, ConversionsTable } from '../../src/db/schema.js';
 import { newId } from '../../src/ids.js';
 import { startRetention } from '../../src/retention.js';
@@ -404,8 +404,9 @@ describe(`retention (${ENGINE})`, () => {
     let writes = 0;
     const counting: Database = {
       ...ctx.database,
-      write: async (work) => {
-        const result = await ctx.database.write(work);
+      // Retention writes through its jobs (retention.ts): on SQLite the writer thread runs them.
+      runWrite: async (job, arg) => {
+        const result = await ctx.database.runWrite(job, arg);
         // A month PostgreSQL drops whole is a write of its own (db/postgres/retention.ts).
         if ((result as { month?: string } | undefined)?.month === undefined) writes++;
         return result;
@@ -424,6 +425,10 @@ describe(`retention (${ENGINE})`, () => {
     expect(await ids('clicks')).toHaveLength(1);
   });
 
+  it('sizes batches by time where requests wait for them (SQLite), by count where they do not', () => {
+    expect(retentionBatchBudgetMs(ctx.database.read)).toBe(ENGINE === 'sqlite' ? 10 : undefined);
+  });
+
   it('reports a failing run once, and again only after a run succeeded', async () => {
     // The months PostgreSQL drops whole go first, so that a run is the two writes counted below.
     await expireAll(1000);
@@ -432,10 +437,10 @@ describe(`retention (${ENGINE})`, () => {
     let runs = 0;
     const flaky: Database = {
       ...ctx.database,
-      write: async (work) => {
+      runWrite: async (job, arg) => {
         runs++;
         if (failing) throw new Error('database unreachable');
-        return ctx.database.write(work);
+        return ctx.database.runWrite(job, arg);
       },
     };
     const retention = startRetention(flaky, {

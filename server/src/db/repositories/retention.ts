@@ -106,6 +106,11 @@ export interface RetentionStep extends Deleted {
   month?: string;
 }
 
+/** How long one batch of row-by-row retention should hold the database (the engine's `batchBudgetMs`). */
+export function retentionBatchBudgetMs(db: Reader): number | undefined {
+  return engineOf(db).retention.batchBudgetMs;
+}
+
 /**
  * One step of retention in the caller's transaction: a wholly expired month dropped (PostgreSQL;
  * alone in its transaction, see db/postgres/retention.ts), else up to `limit` expired events

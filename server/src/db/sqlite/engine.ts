@@ -31,8 +31,10 @@ class SqliteJson implements JsonStatements {
   }
 }
 
-/** The tables are not partitioned: retention deletes row by row. */
+/** The tables are not partitioned: retention deletes row by row, in batches short enough for requests' writes to slip between. */
 class SqliteRetention implements RetentionStatements {
+  readonly batchBudgetMs = 10;
+
   async dropExpiredMonth(): Promise<DroppedMonth | undefined> {
     return undefined;
   }
