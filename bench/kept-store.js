@@ -61,25 +61,32 @@ export async function keptStore(engine, dir, clicks) {
   return {
     meta,
     /** A copy of the kept store for one run, as `benchTarget` makes a fresh one; `copySeconds` is how long copying took. */
-    async copy(label) {
-      const started = performance.now();
-      const dataDir = mkdtempSync(path.join(tmpdir(), `waytrack-attr-${label}-`));
-      let database;
-      if (meta.database) {
-        database = await createBenchDatabase(engine.adminUrl, `attr_${label}`, { template: meta.database });
-      } else {
-        cpSync(path.join(dir, 'data'), dataDir, { recursive: true });
-        execFileSync('sync'); // the copy's dirty pages written back before any fsync is timed
-      }
-      return {
-        dataDir,
-        database,
-        copySeconds: Math.round((performance.now() - started) / 100) / 10,
-        async remove() {
-          rmSync(dataDir, { recursive: true, force: true });
-          await database?.drop();
-        },
-      };
+    copy: (label) => copyKeptStore(engine, dir, meta, `attr_${label}`),
+  };
+}
+
+/**
+ * A copy of a store kept in `dir` (this file's, or bench/year-kept.js's) for a run that changes it:
+ * PostgreSQL `create database … template` of the kept one, SQLite its data directory copied;
+ * `copySeconds` is how long copying took, `remove()` drops the copy.
+ */
+export async function copyKeptStore(engine, dir, meta, label) {
+  const started = performance.now();
+  const dataDir = mkdtempSync(path.join(tmpdir(), `waytrack-${label}-`));
+  let database;
+  if (meta.database) {
+    database = await createBenchDatabase(engine.adminUrl, label, { template: meta.database });
+  } else {
+    cpSync(path.join(dir, 'data'), dataDir, { recursive: true });
+    execFileSync('sync'); // the copy's dirty pages written back before any fsync is timed
+  }
+  return {
+    dataDir,
+    database,
+    copySeconds: Math.round((performance.now() - started) / 100) / 10,
+    async remove() {
+      rmSync(dataDir, { recursive: true, force: true });
+      await database?.drop();
     },
   };
 }

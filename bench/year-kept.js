@@ -1,11 +1,11 @@
 // A year's bench store (bench/year-store.js) kept on disk between runs (`--store DIR`), or built
 // for one run: what bench/year.js reads and bench/retention.js expires.
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { settle, slowGet, startBenchServer, timed } from './attribution-store.js';
+import { copyKeptStore } from './kept-store.js';
 import { createBenchDatabase, source } from './lib.js';
 import { DAY_MS } from './year-shape.js';
 import { generateYear } from './year-store.js';
@@ -26,7 +26,8 @@ export async function yearStore(engine, dir, clicks) {
       meta,
       target,
       remove: async () => meta.database && rmSync(target.dataDir, { recursive: true, force: true }),
-      copy: (label) => copyOf(engine, dir, meta, label),
+      // A copy for a run that changes it (bench/retention.js).
+      copy: (label) => copyKeptStore(engine, dir, meta, `year_${label}`),
     };
   }
   if (dir) mkdirSync(dir, { recursive: true });
@@ -105,30 +106,5 @@ function connectTo(url) {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     return client;
-  };
-}
-
-/**
- * A copy of a kept year store for a run that changes it (bench/retention.js): PostgreSQL
- * `create database … template` of the kept one, SQLite its data directory copied. `remove()` drops it.
- */
-async function copyOf(engine, dir, meta, label) {
-  const started = performance.now();
-  const dataDir = mkdtempSync(path.join(tmpdir(), `waytrack-year-${label}-`));
-  let database;
-  if (meta.database) {
-    database = await createBenchDatabase(engine.adminUrl, `year_${label}`, { template: meta.database });
-  } else {
-    cpSync(path.join(dir, 'data'), dataDir, { recursive: true });
-    execFileSync('sync'); // the copy's dirty pages written back before any fsync is timed
-  }
-  return {
-    dataDir,
-    database,
-    copySeconds: Math.round((performance.now() - started) / 100) / 10,
-    async remove() {
-      rmSync(dataDir, { recursive: true, force: true });
-      await database?.drop();
-    },
   };
 }
