@@ -170,16 +170,16 @@ export interface ReconciliationCount {
   count: number;
 }
 
-/** `reconcile` from the report rollups' counts of the range instead of its conversions: the same days. */
+/** `reconcile` from the report rollups' counts and trace ids of the range instead of its conversions: the same days. */
 export function reconcileCounts(
   input: Omit<ReconciliationInput, 'conversions' | 'timezone'> & {
     counts: readonly ReconciliationCount[];
-    /** The trace ids per day and destination, when read apart from `counts` (report-rollups.ts `reportCountsAndLists`). */
-    traces?: ReadonlyArray<{ local_date: string; destination: string; values: readonly string[] }>;
+    /** The trace ids per day and destination (report-rollups.ts `reportCountsAndLists`); `counts` holds none. */
+    traces: ReadonlyArray<{ local_date: string; destination: string; values: readonly string[] }>;
   },
 ): ReconciliationDay[] {
   const tallies = emptyTallies(input);
-  for (const { local_date, destination, values } of input.traces ?? []) {
+  for (const { local_date, destination, values } of input.traces) {
     const t = tallies.get(local_date)?.kinds.get(destination as DestinationKind);
     if (t) for (const value of values) t.traces.add(value);
   }
@@ -199,9 +199,7 @@ export function reconcileCounts(
       t[kind] += count;
       t.eligible += count;
     } else if (kind === 'acknowledged') t.acknowledged += count;
-    else if (kind === 'trace') {
-      if (count > 0) t.traces.add(value);
-    } else if (kind === 'failed' || kind === 'skipped') {
+    else if (kind === 'failed' || kind === 'skipped') {
       t[kind].total += count;
       t[kind].byReason[value] = (t[kind].byReason[value] ?? 0) + count;
       t.eligible += count;
