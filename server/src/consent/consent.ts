@@ -153,6 +153,8 @@ export interface ConsentView<CustomerData = unknown> {
   consent: Consent;
   /** true when some click id (the click's or one the conversion named) was withheld for lack of ad storage. */
   clickIdsWithheld: boolean;
+  /** true when consent withholds nothing: the view's conversion, click and customer data are the events' as given. */
+  complete: boolean;
 }
 
 /**
@@ -230,6 +232,7 @@ export function consentView<CustomerData>(
     meta: metaProcessingOptions(ldu),
     consent,
     clickIdsWithheld: withheld,
+    complete: clickUserData && clickIds,
   };
 }
 

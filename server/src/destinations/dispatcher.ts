@@ -22,8 +22,8 @@ export interface DispatcherTuning {
   maxBatch?: number;
   /**
    * How long jobs handed over by this process wait to be sent with later ones, unless a full
-   * batch is there first: every group but Meta's conversions (a request may be waiting for
-   * those, CAPI_SYNC_WAIT_MS). Without it each conversion cost each platform a request and a
+   * batch is there first: every group but Meta's conversions while requests wait for those
+   * (CAPI_SYNC_WAIT_MS > 0). Without it each conversion cost each platform a request and a
    * recording transaction of its own.
    */
   lingerMs: number;
@@ -331,7 +331,8 @@ export class Dispatcher implements Forwarder {
   /** Whether a group's handed-over jobs wait for more (lingerMs); if so, the loop is woken when the wait ends. */
   private lingers(entry: { group: JobGroup; jobs: DestinationJobsTable[]; since: number }, now: number): boolean {
     const { group } = entry;
-    if (group.destination === 'meta' && group.kind === 'conversion') return false;
+    // A request may be waiting for Meta's answer (CAPI_SYNC_WAIT_MS): its conversions leave at once.
+    if (group.destination === 'meta' && group.kind === 'conversion' && this.options.syncWaitMs > 0) return false;
     const until = entry.since + this.tuning.lingerMs;
     if (until <= now || entry.jobs.length >= this.batchOf(group.destination)) return false;
     if (until < this.lingerUntil) {

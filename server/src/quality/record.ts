@@ -33,8 +33,13 @@ export async function setMatchQuality(
   if (kinds.length === 0) return;
   const click = await attributedClick();
   const view = consentView(row, click, customerData);
-  const asked = matchQualityOf(kinds, row, click, customerData, options);
   const sent = matchQualityOf(kinds, view.conversion, view.click, view.customerData, options);
+  // Nothing withheld: what the request had is what is sent, and no key needs a consent warning.
+  if (view.complete) {
+    row.match_quality = JSON.stringify(sent);
+    return;
+  }
+  const asked = matchQualityOf(kinds, row, click, customerData, options);
   for (const kind of kinds) {
     const before = asked[kind];
     const after = sent[kind];

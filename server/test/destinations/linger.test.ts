@@ -7,9 +7,10 @@ import { FAST, PIXEL, TOKEN } from './meta/setup.js';
 
 /**
  * Micro-batching of the jobs a process hands over to its own dispatcher (dispatcher.ts,
- * `lingerMs`): every destination's jobs but Meta's conversions wait a moment for later ones and
- * leave together, so a platform gets one request for conversions recorded close together, not
- * one each (issue 39 point 6: conversion latency with eight destinations).
+ * `lingerMs`): every destination's jobs wait a moment for later ones and leave together, so a
+ * platform gets one request for conversions recorded close together, not one each (issue 39
+ * point 6: conversion latency with eight destinations) — but Meta's conversions while requests
+ * wait for Meta's answer (CAPI_SYNC_WAIT_MS > 0).
  */
 let platforms: FakePlatforms;
 let graph: FakeGraph;
@@ -58,7 +59,26 @@ async function until(check: () => boolean, what: string, timeoutMs = 8000): Prom
 }
 
 describe('handed-over jobs linger for a batch (lingerMs)', () => {
-  it('conversions recorded within the linger reach TikTok in one request; Meta gets each at once', async () => {
+  it('conversions recorded within the linger reach TikTok in one request; Meta gets each at once while requests wait for it', async () => {
+    ctx = await createTestContext({
+      env: { META_GRAPH_URL: graph.url, TIKTOK_API_URL: platforms.url, CAPI_SYNC_WAIT_MS: '10000' },
+      forwarding: { ...FAST, lingerMs: 1500, leaseMs: 60_000 },
+    });
+    const storeId = await store();
+    const started = Date.now();
+    await conversions(storeId, 5);
+    const metaDone = Date.now();
+    expect(graph.acceptedEventIds()).toHaveLength(5); // each request waited for its own event's answer
+    await until(() => platforms.tiktokAccepted().length === 5, 'TikTok');
+    expect(platforms.tiktok).toHaveLength(1);
+    expect(platforms.tiktok[0]?.body.data).toHaveLength(5);
+    // Meta did not wait for the linger; TikTok's request left after it.
+    expect(graph.requests).toHaveLength(5);
+    expect((platforms.tiktok[0]?.at ?? 0) - started).toBeGreaterThanOrEqual(1400);
+    expect(metaDone - started).toBeLessThan((platforms.tiktok[0]?.at ?? 0) - started);
+  });
+
+  it("with CAPI_SYNC_WAIT_MS=0 no request waits for Meta: its conversions linger as the others' do", async () => {
     ctx = await createTestContext({
       env: { META_GRAPH_URL: graph.url, TIKTOK_API_URL: platforms.url, CAPI_SYNC_WAIT_MS: '0' },
       forwarding: { ...FAST, lingerMs: 1500, leaseMs: 60_000 },
@@ -66,15 +86,11 @@ describe('handed-over jobs linger for a batch (lingerMs)', () => {
     const storeId = await store();
     const started = Date.now();
     await conversions(storeId, 5);
-    await until(() => graph.acceptedEventIds().length === 5, 'Meta');
-    const metaDone = Date.now();
-    await until(() => platforms.tiktokAccepted().length === 5, 'TikTok');
+    expect(graph.requests).toHaveLength(0);
+    await until(() => graph.acceptedEventIds().length === 5 && platforms.tiktokAccepted().length === 5, 'Meta and TikTok');
+    expect(graph.requests).toHaveLength(1);
+    expect((graph.requests[0]?.at ?? 0) - started).toBeGreaterThanOrEqual(1400);
     expect(platforms.tiktok).toHaveLength(1);
-    expect(platforms.tiktok[0]?.body.data).toHaveLength(5);
-    // Meta did not wait for the linger; TikTok's request left after it.
-    expect(graph.requests.length).toBeGreaterThan(1);
-    expect((platforms.tiktok[0]?.at ?? 0) - started).toBeGreaterThanOrEqual(1400);
-    expect(metaDone - started).toBeLessThan((platforms.tiktok[0]?.at ?? 0) - started);
   });
 
   it('a full batch leaves at once, without waiting for the linger', async () => {

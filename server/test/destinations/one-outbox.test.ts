@@ -166,7 +166,8 @@ describe('migration 0020 (one outbox)', () => {
 
   async function app(database: Database, pollMs: number) {
     const config = loadConfig({ ...testDb.env, META_GRAPH_URL: graph.url, CAPI_SYNC_WAIT_MS: '0' });
-    const built = await buildApp({ config, database, logger: false, forwarding: { ...FAST, pollMs } });
+    // lingerMs 0: each job is tried as soon as it is queued (with CAPI_SYNC_WAIT_MS=0 Meta's conversions linger too).
+    const built = await buildApp({ config, database, logger: false, forwarding: { ...FAST, pollMs, lingerMs: 0 } });
     await built.ready();
     return built;
   }
