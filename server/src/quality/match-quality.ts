@@ -192,10 +192,9 @@ export function scoreMatch(destination: MatchDestination, signals: MatchSignals,
  * The signals of a conversion towards one destination, mirroring what each sends: Meta the
  * click's fbc (or a well-formed fbc the store sent), IP and user agent of the conversion or else
  * its click, fbp; Google the gclid/gbraid/wbraid of the click or named explicitly; TikTok the
- * ttclid and ttp likewise, Microsoft the msclkid (destinations/meta/event.ts, destinations/google_ads/,
- * destinations/tiktok/, destinations/microsoft/mapping.ts).
- * ttclid and ttp likewise; Pinterest the epik (destinations/meta/event.ts, destinations/google_ads/,
- * destinations/tiktok/, destinations/pinterest/).
+ * ttclid and ttp likewise; Microsoft the msclkid, Pinterest the epik, Snapchat the ScCid and the
+ * scid cookie, Reddit the rdt_cid, LinkedIn the li_fat_id (each platform's folder under
+ * destinations/: meta/event.ts, google_ads/, tiktok/, microsoft/mapping.ts, …).
  */
 export function signalsFor(
   destination: MatchDestination,
