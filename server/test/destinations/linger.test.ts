@@ -58,13 +58,18 @@ async function until(check: () => boolean, what: string, timeoutMs = 8000): Prom
   }
 }
 
+/** An app whose handed-over jobs linger 1.5 s, requests waiting up to `syncWaitMs` for Meta; its store sends to Meta and TikTok. */
+async function lingering(syncWaitMs: string): Promise<string> {
+  ctx = await createTestContext({
+    env: { META_GRAPH_URL: graph.url, TIKTOK_API_URL: platforms.url, CAPI_SYNC_WAIT_MS: syncWaitMs },
+    forwarding: { ...FAST, lingerMs: 1500, leaseMs: 60_000 },
+  });
+  return store();
+}
+
 describe('handed-over jobs linger for a batch (lingerMs)', () => {
   it('conversions recorded within the linger reach TikTok in one request; Meta gets each at once while requests wait for it', async () => {
-    ctx = await createTestContext({
-      env: { META_GRAPH_URL: graph.url, TIKTOK_API_URL: platforms.url, CAPI_SYNC_WAIT_MS: '10000' },
-      forwarding: { ...FAST, lingerMs: 1500, leaseMs: 60_000 },
-    });
-    const storeId = await store();
+    const storeId = await lingering('10000');
     const started = Date.now();
     await conversions(storeId, 5);
     const metaDone = Date.now();
@@ -79,11 +84,7 @@ describe('handed-over jobs linger for a batch (lingerMs)', () => {
   });
 
   it("with CAPI_SYNC_WAIT_MS=0 no request waits for Meta: its conversions linger as the others' do", async () => {
-    ctx = await createTestContext({
-      env: { META_GRAPH_URL: graph.url, TIKTOK_API_URL: platforms.url, CAPI_SYNC_WAIT_MS: '0' },
-      forwarding: { ...FAST, lingerMs: 1500, leaseMs: 60_000 },
-    });
-    const storeId = await store();
+    const storeId = await lingering('0');
     const started = Date.now();
     await conversions(storeId, 5);
     expect(graph.requests).toHaveLength(0);
