@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import { request } from 'undici';
 import type { CustomerData } from '../customer-data.js';
 import type { ClicksTable, ConversionsTable, RefundsTable, StoresTable } from '../db/schema.js';
 import { type CheckResult, networkErrorMessage } from '../network-errors.js';
@@ -180,21 +181,39 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | undef
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** fetch with a timeout; network errors and timeouts come back as a retry outcome's text. */
+/** A platform's answer as the senders read it (the parts of a fetch `Response` they use). */
+export interface Answer {
+  status: number;
+  ok: boolean;
+  headers: Headers;
+}
+
+/**
+ * POST with a timeout; network errors and timeouts come back as a retry outcome's text. Sent
+ * with undici's `request`, not `fetch`: the same connection pool without the web streams, ~7 ×
+ * less CPU a request (bench/README.md "Forwarding"), and eight destinations send ~40 a second
+ * at 500 conversions a second.
+ */
 export async function post(
   url: string,
   init: { headers: Record<string, string>; body: string },
   timeoutMs: number,
   label: string,
-): Promise<{ response: Response; text: string } | { error: string }> {
+): Promise<{ response: Answer; text: string } | { error: string }> {
   try {
-    const response = await fetch(url, {
+    const answer = await request(url, {
       method: 'POST',
       headers: { accept: 'application/json', ...init.headers },
       body: init.body,
       signal: AbortSignal.timeout(timeoutMs),
     });
-    return { response, text: await response.text() };
+    const text = await answer.body.text();
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      for (const each of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, each);
+    }
+    const status = answer.statusCode;
+    return { response: { status, ok: status >= 200 && status < 300, headers }, text };
   } catch (error) {
     // No answer: this server's side (DNS, connect, TLS, timeout), said so with the host.
     return { error: networkErrorMessage(error, url, label, timeoutMs) };

@@ -1,4 +1,5 @@
-import { CREDENTIAL_HINTS, networkErrorMessage } from '../../network-errors.js';
+import { CREDENTIAL_HINTS } from '../../network-errors.js';
+import { post } from '../adapter.js';
 
 /**
  * The Graph API client for `POST /{version}/{pixelId}/events`, and the classification of its
@@ -105,25 +106,16 @@ function requestBody(request: GraphRequest): string {
 
 export async function postEvents(request: GraphRequest, timeoutMs = GRAPH_TIMEOUT_MS): Promise<GraphResult> {
   const url = `${request.baseUrl}/${request.version}/${encodeURIComponent(request.pixelId)}/events`;
-  let response: Response;
-  let text: string;
-  try {
-    // The token goes in the body, never the URL, so no proxy or access log can record it.
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: requestBody(request),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    text = await response.text();
-  } catch (error) {
-    // No answer: this server's side (DNS, connect, TLS, timeout), said so with the host.
-    return {
-      outcome: 'retry',
-      error: clip(networkErrorMessage(error, url, 'Meta', timeoutMs), request.accessToken),
-      fbtraceId: null,
-    };
-  }
+  // The token goes in the body, never the URL, so no proxy or access log can record it.
+  const answer = await post(
+    url,
+    { headers: { 'content-type': 'application/json' }, body: requestBody(request) },
+    timeoutMs,
+    'Meta',
+  );
+  // No answer: this server's side (DNS, connect, TLS, timeout), said so with the host.
+  if ('error' in answer) return { outcome: 'retry', error: clip(answer.error, request.accessToken), fbtraceId: null };
+  const { response, text } = answer;
 
   let body: { events_received?: unknown; fbtrace_id?: unknown; error?: GraphError } | undefined;
   try {
