@@ -50,6 +50,11 @@ type Select = SelectQueryBuilder<any, any, any>;
 export interface Locks {
   /** The rows read stay locked until the transaction ends: two writers of one row take turns. */
   forUpdate<Q extends Select>(query: Q): Q;
+  /**
+   * Locks the rows `query` reads until the transaction ends, its answer unneeded: PostgreSQL runs
+   * it `FOR UPDATE`; SQLite runs nothing (a statement a recording saved).
+   */
+  lockRows<Q extends Select>(query: Q): Promise<void>;
   /** A claim: the rows read are locked, and rows another transaction holds are skipped (never waited for). */
   claim<Q extends Select>(query: Q): Q;
   /** This transaction's statements may run up to `minutes` (a rare long job; PostgreSQL bounds each statement). */

@@ -15,6 +15,9 @@ class PostgresLocks implements Locks {
   forUpdate = <Q extends Select>(query: Q): Q => query.forUpdate() as Q;
   /** Several instances claim at once: each takes rows no other claim holds, and never waits. */
   claim = <Q extends Select>(query: Q): Q => query.forUpdate().skipLocked() as Q;
+  lockRows = async <Q extends Select>(query: Q): Promise<void> => {
+    await query.forUpdate().execute();
+  };
 
   async allowLongStatements(trx: Writer, minutes: number): Promise<void> {
     // The pool (database.ts) reads this exact text to lift its client-side bound too.

@@ -63,7 +63,7 @@ async function showOthers(db: Writer, jobs: JobState[]): Promise<void> {
   if (jobs.length === 0) return;
   const engine = engineOf(db);
   const ids = [...new Set(jobs.map((j) => j.conversion_id))].sort();
-  await db.selectFrom('conversions').select('id').where('id', 'in', ids).orderBy('id').$call(engine.locks.forUpdate).execute();
+  await engine.locks.lockRows(db.selectFrom('conversions').select('id').where('id', 'in', ids).orderBy('id'));
   const byEntry = new Map<string, { destination: string; entry: string; ids: string[] }>();
   for (const job of jobs) {
     const entry = JSON.stringify({

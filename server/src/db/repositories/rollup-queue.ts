@@ -182,7 +182,7 @@ export async function requeueStore(trx: Writer, storeId: string): Promise<void> 
  * two instances take turns (each reads the state the other left); SQLite has one writer and takes no lock.
  */
 export async function lockConversion(trx: Writer, id: string): Promise<void> {
-  await trx.selectFrom('conversions').select('id').where('id', '=', id).$call(engineOf(trx).locks.forUpdate).execute();
+  await engineOf(trx).locks.lockRows(trx.selectFrom('conversions').select('id').where('id', '=', id));
 }
 
 const DIMENSION_COLUMNS = [

@@ -198,7 +198,7 @@ export async function recordTimeoutRun(
 
 /** The endpoints of an account in one mode, counted with the account's row locked (two creations take turns). */
 export async function countEndpointsLocked(db: Writer, accountId: string, livemode: number): Promise<number> {
-  await db.selectFrom('accounts').select('id').where('id', '=', accountId).$call(engineOf(db).locks.forUpdate).execute();
+  await engineOf(db).locks.lockRows(db.selectFrom('accounts').select('id').where('id', '=', accountId));
   const row = await db
     .selectFrom('webhooks')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))

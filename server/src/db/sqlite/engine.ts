@@ -9,6 +9,7 @@ import { SqliteMigrations } from './migrations.js';
 class SqliteLocks implements Locks {
   forUpdate = <Q>(query: Q): Q => query;
   claim = <Q>(query: Q): Q => query;
+  async lockRows(): Promise<void> {}
   async allowLongStatements(): Promise<void> {}
   async serialize(): Promise<void> {}
 }
