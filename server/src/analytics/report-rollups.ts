@@ -8,7 +8,7 @@
 import { zoneOf } from '../calendar/zone.js';
 import type { Writer } from '../db/database.js';
 import { engineOf } from '../db/engine.js';
-import { type ReportFact, reportFacts } from '../db/repositories/reconciliation.js';
+import { type DestinationKind, type ReportFact, reportFacts } from '../db/repositories/reconciliation.js';
 import { bumpQueuedMany, rollupZones } from '../db/repositories/rollup-queue.js';
 import { addReports } from '../db/repositories/rollup-writes.js';
 import { ReportFold } from './report-fold.js';
@@ -24,18 +24,24 @@ import { TZDATA } from './rollups.js';
  * The conversions are locked first, in id order (PostgreSQL: two changes of one conversion take
  * turns, each reading the state the other left). One still queued is marked changed (a fold that
  * read its old state is not written; the next one folds its new state); one already folded has
- * its old counts subtracted and its new ones added.
+ * its old counts subtracted and its new ones added. `only`: the change moves that destination's
+ * jobs and nothing else (a delivery's recording), so only its state is read before and after.
  */
-export async function withReportRollup<T>(trx: Writer, conversionIds: readonly string[], change: () => Promise<T>): Promise<T> {
+export async function withReportRollup<T>(
+  trx: Writer,
+  conversionIds: readonly string[],
+  change: () => Promise<T>,
+  only?: DestinationKind,
+): Promise<T> {
   const ids = [...new Set(conversionIds)].sort();
   if (ids.length === 0) return change();
   await lockConversions(trx, ids);
   const queued = await bumpQueuedMany(trx, ids);
   const folded = ids.filter((id) => !queued.has(id));
   if (folded.length === 0) return change();
-  const before = await reportFacts(trx, folded);
+  const before = await reportFacts(trx, folded, only);
   const result = await change();
-  const after = await reportFacts(trx, folded);
+  const after = await reportFacts(trx, folded, only);
   await addFacts(trx, [
     [before, -1],
     [after, 1],
@@ -78,13 +84,14 @@ async function addFacts(trx: Writer, parts: [ReportFact[], 1 | -1][]): Promise<v
 }
 
 async function lockConversions(trx: Writer, ids: string[]): Promise<void> {
+  const { locks } = engineOf(trx);
   for (let i = 0; i < ids.length; i += 500) {
-    await trx
-      .selectFrom('conversions')
-      .select('id')
-      .where('id', 'in', ids.slice(i, i + 500))
-      .orderBy('id')
-      .$call(engineOf(trx).locks.forUpdate)
-      .execute();
+    await locks.lockRows(
+      trx
+        .selectFrom('conversions')
+        .select('id')
+        .where('id', 'in', ids.slice(i, i + 500))
+        .orderBy('id'),
+    );
   }
 }

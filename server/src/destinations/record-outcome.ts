@@ -2,6 +2,7 @@ import { withReportRollup } from '../analytics/report-rollups.js';
 import { writeJob } from '../db/database.js';
 import { type JobKey, type JobOutcome, type MarkedJob, markJobs } from '../db/repositories/destinations.js';
 import { showOnConversions } from '../db/repositories/job-status.js';
+import { DESTINATION_KINDS, type DestinationKind } from '../db/repositories/reconciliation.js';
 import { webhookEvents } from '../webhooks/events.js';
 import { type AttemptHealth, type HealthTurn, recordAttempt } from './health.js';
 
@@ -41,24 +42,34 @@ export type RecordedJob = Pick<MarkedJob, 'conversion_id' | 'job_key' | 'status'
 export const RECORD_OUTCOME = writeJob(
   'recordDeliveryOutcome',
   async (trx, r: OutcomeRecording): Promise<{ rows: RecordedJob[]; turn: HealthTurn | undefined }> =>
-    withReportRollup(trx, r.conversionIds, async () => {
-      const rows: MarkedJob[] = [];
-      for (const mark of r.marks)
-        rows.push(...(await markJobs(trx, r.destination, mark.keys, r.owner, mark.status, mark.outcome)));
-      await showOnConversions(trx, rows);
-      await webhookEvents.jobsFailed(trx, r.destination, rows); // conversion.forwarding_failed for the rows now failed
-      // The destination's health in the same transaction as the attempt's outcome.
-      const turn =
-        r.health &&
-        (await recordAttempt(trx, { storeId: r.storeId, kind: r.destination, accountId: r.accountId }, r.health, r.now));
-      const recorded = rows.map(({ conversion_id, job_key, status, livemode, kind }) => ({
-        conversion_id,
-        job_key,
-        status,
-        livemode,
-        kind,
-      }));
-      return { rows: recorded, turn };
-    }),
+    withReportRollup(
+      trx,
+      r.conversionIds,
+      async () => {
+        const rows: MarkedJob[] = [];
+        for (const mark of r.marks)
+          rows.push(...(await markJobs(trx, r.destination, mark.keys, r.owner, mark.status, mark.outcome)));
+        await showOnConversions(trx, rows);
+        await webhookEvents.jobsFailed(trx, r.destination, rows); // conversion.forwarding_failed for the rows now failed
+        // The destination's health in the same transaction as the attempt's outcome.
+        const turn =
+          r.health &&
+          (await recordAttempt(trx, { storeId: r.storeId, kind: r.destination, accountId: r.accountId }, r.health, r.now));
+        const recorded = rows.map(({ conversion_id, job_key, status, livemode, kind }) => ({
+          conversion_id,
+          job_key,
+          status,
+          livemode,
+          kind,
+        }));
+        return { rows: recorded, turn };
+      },
+      kindOf(r.destination),
+    ),
   { background: true },
 );
+
+/** The destination whose jobs alone a recording changes (its report facts are read alone), when it is one the report knows. */
+function kindOf(destination: string): DestinationKind | undefined {
+  return (DESTINATION_KINDS as readonly string[]).includes(destination) ? (destination as DestinationKind) : undefined;
+}

@@ -160,26 +160,32 @@ describe('report rollups property', () => {
           const row = rows[('at' in step ? step.at : 0) % rows.length] as ConversionsTable;
           if (step.op === 'read') await compare(storeId, zone);
           else if (step.op === 'status') {
-            // A job's outcome as delivery records it: the job, then its conversion (destinations/delivery.ts).
+            // A job's outcome as delivery records it: the job, then its conversion (destinations/record-outcome.ts).
             await ctx.database.write((trx) =>
-              withReportRollup(trx, [row.id], async () => {
-                const job = {
-                  ...jobRow(storeId, row.id, row.livemode, step.kind, step.status, row.event_time),
-                  attempts: 1,
-                  trace_id: step.status === 'sent' ? step.trace : null,
-                  last_error: step.status === 'failed' ? (step.expired ? 'Not delivered within 7 days' : 'HTTP 400') : null,
-                };
-                await trx
-                  .insertInto('destination_jobs')
-                  .values(job)
-                  .onConflict((oc) =>
-                    oc
-                      .columns(['conversion_id', 'destination', 'job_key'])
-                      .doUpdateSet({ status: job.status, trace_id: job.trace_id, last_error: job.last_error }),
-                  )
-                  .execute();
-                await showOnConversions(trx, [job]);
-              }),
+              withReportRollup(
+                trx,
+                [row.id],
+                async () => {
+                  const job = {
+                    ...jobRow(storeId, row.id, row.livemode, step.kind, step.status, row.event_time),
+                    attempts: 1,
+                    trace_id: step.status === 'sent' ? step.trace : null,
+                    last_error: step.status === 'failed' ? (step.expired ? 'Not delivered within 7 days' : 'HTTP 400') : null,
+                  };
+                  await trx
+                    .insertInto('destination_jobs')
+                    .values(job)
+                    .onConflict((oc) =>
+                      oc
+                        .columns(['conversion_id', 'destination', 'job_key'])
+                        .doUpdateSet({ status: job.status, trace_id: job.trace_id, last_error: job.last_error }),
+                    )
+                    .execute();
+                  await showOnConversions(trx, [job]);
+                  // Only this destination's state moves, as in a delivery's recording (record-outcome.ts).
+                },
+                step.kind,
+              ),
             );
           } else if (step.op === 'refund') {
             if (row.livemode !== 1) continue;

@@ -193,16 +193,23 @@ export interface ReportFact {
 
 const ID_CHUNK = 500;
 
-/** The report facts of these conversions (those that exist), read in chunks of ids. */
-export async function reportFacts(db: Reader, ids: readonly string[]): Promise<ReportFact[]> {
+/**
+ * The report facts of these conversions (those that exist), read in chunks of ids. With `only`,
+ * the facts a change of that destination's jobs alone can move: its state, and none of what no
+ * job changes (attribution, refunds, match quality, the other destinations) — those would be
+ * subtracted and added back unchanged.
+ */
+export async function reportFacts(db: Reader, ids: readonly string[], only?: DestinationKind): Promise<ReportFact[]> {
   const { json } = engineOf(db);
+  const kinds = only ? [only] : DESTINATION_KINDS;
   const facts: ReportFact[] = [];
   for (let i = 0; i < ids.length; i += ID_CHUNK) {
     let query = db
       .selectFrom('conversions as c')
-      .select(['c.id', 'c.store_id', 'c.livemode', 'c.event_time', 'c.attributed', 'c.refunded_minor', 'c.match_quality'])
+      .select(['c.id', 'c.store_id', 'c.livemode', 'c.event_time'])
+      .$if(!only, (q) => q.select(['c.attributed', 'c.refunded_minor', 'c.match_quality']))
       .where('c.id', 'in', ids.slice(i, i + ID_CHUNK));
-    for (const kind of DESTINATION_KINDS) {
+    for (const kind of kinds) {
       const e = expressionsOf(kind, json);
       query = query.select([
         e.status.as(`${kind}_status`),
@@ -219,7 +226,7 @@ export async function reportFacts(db: Reader, ids: readonly string[]): Promise<R
         event_time: Number(row.event_time),
         attributed: Number(row.attributed) === 1,
         refunded: Number(row.refunded_minor ?? 0) > 0,
-        destinations: statesOf(row, DESTINATION_KINDS),
+        destinations: statesOf(row, kinds),
         match_quality: (row.match_quality as string | null) ?? null,
       });
     }
