@@ -273,7 +273,7 @@ export async function recordConversion(
   const touchpoints = touchpointRows(id, attribution);
   // Meta's event, the other destinations', match quality and `attributedTo.clickIds` (stored with
   // the result: api.md §12) all use the attributed click: one primary-key read, when attributed.
-  const attributedClick = attributedClickOf(database.read, row, candidates);
+  const attributedClick = attributedClickOf(database.read, row, candidates, attribution.winner?.clickTime);
   if (row.attributed === 1) row.attributed_click_ids = attributedClickIdsColumn(await attributedClick());
   const plan = await planDelivery(database.read, store, row, now, attributedClick);
   // Google Ads, TikTok, …: their jobs commit with the conversion too (destinations/routing.ts).

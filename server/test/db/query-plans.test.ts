@@ -18,7 +18,7 @@ import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { listPartitions } from '../../src/db/postgres/partitions.js';
 import { countSharedBrowsers, rebuildAmbiguityRows } from '../../src/db/repositories/attribution-keys.js';
 import { spendByCampaign } from '../../src/db/repositories/channels.js';
-import { findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
+import { attributedClickOf, findClickByFbclid, findClicksMatching, listClicks } from '../../src/db/repositories/clicks.js';
 import { cohortFactsOf } from '../../src/db/repositories/cohort-rollups.js';
 import { cohortNet, cohortSpend } from '../../src/db/repositories/cohorts.js';
 import { findConversionByKey, identityLinks, listConversions } from '../../src/db/repositories/conversions.js';
@@ -123,6 +123,9 @@ interface Seeded {
   ipNetwork: string;
   /** An ambiguity key (migration 0024) of the seeded clicks' IP addresses. */
   ipKey: number;
+  /** A live click's id and time. */
+  clickId: string;
+  clickTime: number;
 }
 
 /**
@@ -351,6 +354,8 @@ async function seed(ctx: TestContext): Promise<Seeded> {
     ttp: (clicks[7] as ClicksTable).ttp as string,
     ipNetwork: (clicks[5] as ClicksTable).ip_network as string,
     ipKey: ambiguityKey(click.store_id, click.livemode, 'ip', click.ip_address as string),
+    clickId: click.id,
+    clickTime: click.click_time,
   };
 }
 
@@ -594,6 +599,16 @@ const CASES: Case[] = [
     name: 'attribution: click by fbclid',
     run: (db, s) => findClickByFbclid(db, s.storeId, 1, s.fbclid),
     index: { sqlite: 'sqlite_autoindex_clicks_2', postgres: 'click_keys_pk' }, // PostgreSQL: then one partition by (id, time)
+  },
+  {
+    name: 'conversions: the attributed click, by id and the time the attribution scored',
+    run: (db, s) => {
+      const conversion = { account_id: s.accountId, livemode: 1, attributed_click_id: s.clickId } as ConversionsTable;
+      return attributedClickOf(db, conversion, undefined, s.clickTime)();
+    },
+    // PostgreSQL: the time's one partition, by its key or its time index (a time is nearly unique).
+    index: { sqlite: 'sqlite_autoindex_clicks_1', postgres: ['clicks_pkey', 'clicks_click_time'] },
+    months: (s) => ({ from: s.clickTime, to: s.clickTime + 1 }),
   },
   {
     name: 'match quality: counts of a range',

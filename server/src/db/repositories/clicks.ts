@@ -14,6 +14,17 @@ const clickById = preparedQuery((db, v: { clickId: string; accountId: string; li
     .where('livemode', '=', v.livemode),
 );
 
+/** `clickById` with the click's time: on PostgreSQL one partition's key, not every month's. */
+const clickByIdAt = preparedQuery((db, v: { clickId: string; accountId: string; livemode: number; clickTime: number }) =>
+  db
+    .selectFrom('clicks')
+    .selectAll()
+    .where('id', '=', v.clickId)
+    .where('click_time', '=', v.clickTime)
+    .where('account_id', '=', v.accountId)
+    .where('livemode', '=', v.livemode),
+);
+
 export type { CandidateScope, StoredClick };
 
 /** Inserts a click unless (store, mode, fbclid) exists; returns the stored row either way. */
@@ -85,19 +96,39 @@ export async function findClick(
 /** A conversion's attributed click, read at most once, by whichever of its users asks first. */
 export type AttributedClick = () => Promise<ClicksTable | undefined>;
 
-export function attributedClickOf(db: Reader, conversion: ConversionsTable, known?: Map<string, ClicksTable>): AttributedClick {
+/**
+ * `clickTime`: the attributed click's time when the attribution just scored it, so that its read
+ * names its partition (PostgreSQL: without it, each month's key is probed; 0.28 ms a conversion
+ * at 2M clicks).
+ */
+export function attributedClickOf(
+  db: Reader,
+  conversion: ConversionsTable,
+  known?: Map<string, ClicksTable>,
+  clickTime?: number,
+): AttributedClick {
   let read: Promise<ClicksTable | undefined> | undefined;
   return () => {
     const clickId = conversion.attributed_click_id;
     // A click the attribution just read whole (a candidate of this store and mode) is not read again.
     const row = clickId ? known?.get(clickId) : undefined;
-    read ??= row
-      ? Promise.resolve(row)
-      : clickId
-        ? findClick(db, conversion.account_id, conversion.livemode, clickId)
-        : Promise.resolve(undefined);
+    read ??= row ? Promise.resolve(row) : clickId ? readClick(db, conversion, clickId, clickTime) : Promise.resolve(undefined);
     return read;
   };
+}
+
+async function readClick(
+  db: Reader,
+  conversion: ConversionsTable,
+  clickId: string,
+  clickTime: number | undefined,
+): Promise<ClicksTable | undefined> {
+  const { account_id: accountId, livemode } = conversion;
+  if (clickTime !== undefined) {
+    const row = (await clickByIdAt(db, { clickId, accountId, livemode, clickTime })).rows[0];
+    if (row) return row;
+  }
+  return findClick(db, accountId, livemode, clickId);
 }
 
 /**
