@@ -190,9 +190,9 @@ export interface Answer {
 
 /**
  * POST with a timeout; network errors and timeouts come back as a retry outcome's text. Sent
- * with undici's `request`, not `fetch`: the same connection pool without the web streams, ~7 ×
- * less CPU a request (bench/README.md "Forwarding"), and eight destinations send ~40 a second
- * at 500 conversions a second.
+ * with undici's `request`, not `fetch` (undici's too, with web streams and a `Response`): a
+ * fifth of the CPU a request (bench/http-client.js), and eight destinations send ~40 a second at
+ * 500 conversions a second.
  */
 export async function post(
   url: string,
