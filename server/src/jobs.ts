@@ -1,5 +1,6 @@
 import { FOLD_COHORTS } from './analytics/cohort-rollups.js';
 import { FOLD_QUEUED } from './analytics/rollups.js';
+import { PACK_TRACES } from './analytics/trace-compaction.js';
 import { jobTable } from './db/database.js';
 import { INSERT_CLICK } from './db/repositories/clicks.js';
 import { RECORD_CONVERSION } from './db/repositories/conversions.js';
@@ -17,6 +18,7 @@ export const JOBS = jobTable(
   FOLD_QUEUED,
   FOLD_COHORTS,
   RECORD_OUTCOME,
+  PACK_TRACES,
   DELETE_EXPIRED_EVENTS,
   DELETE_IDENTITY_LINKS,
   DELETE_AMBIGUITY_DAY,

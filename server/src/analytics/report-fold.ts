@@ -8,6 +8,7 @@
  */
 import type { Zone } from '../calendar/zone.js';
 import type { ReportFact } from '../db/repositories/reconciliation.js';
+import { TRACE_PREFIX } from '../db/repositories/report-traces.js';
 import type { RollupReportsTable } from '../db/schema.js';
 import type { MatchQuality } from '../quality/match-quality.js';
 
@@ -15,8 +16,8 @@ export const RECONCILIATION = 'reconciliation';
 export const MATCH_QUALITY = 'match_quality';
 /** Separates an item's kind from its value (`failed|expired`, `trace|abc`): never in a reason, key, code or trace id we keep apart. */
 export const ITEM_SEP = '|';
-/** The kind of a reconciliation item naming a trace id the platform acknowledged a delivery with. */
-export const TRACE_ITEM = `trace${ITEM_SEP}`;
+/** The kind of a reconciliation item naming a trace id the platform acknowledged a delivery with (packed for past days: report-traces.ts). */
+export const TRACE_ITEM = TRACE_PREFIX;
 
 const SEP = '\u0001';
 

@@ -55,6 +55,7 @@ import { cohortStep, FOLD_COHORTS } from './cohort-rollups.js';
 import { Fold, perConversion } from './fold.js';
 import { FoldProgress, type RollupLog } from './fold-progress.js';
 import { ReportFold } from './report-fold.js';
+import { PACK_EVERY_MS, packTraces } from './trace-compaction.js';
 
 export type { RollupLog };
 
@@ -308,6 +309,8 @@ export function startRollupRefresher(
     progressEveryMs?: number;
     /** Events per background step (default BACKGROUND_CHUNK). */
     chunk?: number;
+    /** How often past days' trace ids are packed (trace-compaction.ts; default PACK_EVERY_MS). */
+    packEveryMs?: number;
   } = {},
 ): RollupRefresher {
   let running: Promise<void> | undefined;
@@ -315,6 +318,7 @@ export function startRollupRefresher(
   // The current failure streak: reported once when it starts, logged when it ends.
   let streak: { failures: number; since: number } | undefined;
   let foldedAt = performance.now();
+  let packedAt = Number.NEGATIVE_INFINITY;
   let progress: FoldProgress | undefined;
   /** One round of the work; true when it did all of it (it folded), false when it stopped early. */
   const tick = async (): Promise<boolean> => {
@@ -341,6 +345,10 @@ export function startRollupRefresher(
         progress = undefined;
       }
       if (step !== 'more') break;
+    }
+    if (performance.now() - packedAt >= (options.packEveryMs ?? PACK_EVERY_MS)) {
+      packedAt = performance.now();
+      await packTraces(database, Date.now(), () => stopped);
     }
     // Then the customers those folds queued for the cohort rollups, a quarter as many a step
     // (a customer's write is a row of its own and a few cells: each write stays short).

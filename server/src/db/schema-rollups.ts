@@ -70,6 +70,16 @@ export interface RollupReportsTable {
   count: number;
 }
 
+/** Migration 0045: the reconciliation's trace ids of a past day and destination, packed (analytics/trace-compaction.ts). */
+export interface RollupReportTracesTable {
+  store_id: string;
+  livemode: number;
+  local_date: string;
+  destination: string;
+  /** JSON `[ids, counts]`: the trace ids, sorted, and their counts (never 0). */
+  traces: string;
+}
+
 /** Migration 0040: the cohort rollups (analytics/cohort-rollups.ts). */
 export interface RollupCohortCustomersTable {
   store_id: string;
@@ -114,3 +124,23 @@ export interface RollupNewCustomerDaysTable {
 }
 
 export type RollupNewCustomerMonthsTable = Omit<RollupNewCustomerDaysTable, 'first_date'> & { first_month: string };
+
+/** The rollup tables of the schema (`DB` in schema.ts extends this). */
+export interface RollupTables {
+  rollup_queue: RollupQueueTable;
+  rollup_stores: RollupStoresTable;
+  rollup_days: RollupDaysTable;
+  rollup_hours: RollupHoursTable;
+  rollup_dimension_clicks: RollupDimensionClicksTable;
+  rollup_dimension_credits: RollupDimensionCreditsTable;
+  rollup_month_clicks: RollupMonthClicksTable;
+  rollup_month_credits: RollupMonthCreditsTable;
+  rollup_reports: RollupReportsTable;
+  rollup_report_traces: RollupReportTracesTable;
+  rollup_cohort_customers: RollupCohortCustomersTable;
+  rollup_cohort_queue: RollupCohortQueueTable;
+  rollup_cohort_days: RollupCohortDaysTable;
+  rollup_cohort_months: RollupCohortMonthsTable;
+  rollup_new_customer_days: RollupNewCustomerDaysTable;
+  rollup_new_customer_months: RollupNewCustomerMonthsTable;
+}

@@ -1,21 +1,5 @@
 import type { CustomersTable } from './schema-customers.js';
-import type {
-  RollupCohortCustomersTable,
-  RollupCohortDaysTable,
-  RollupCohortMonthsTable,
-  RollupCohortQueueTable,
-  RollupDaysTable,
-  RollupDimensionClicksTable,
-  RollupDimensionCreditsTable,
-  RollupHoursTable,
-  RollupMonthClicksTable,
-  RollupMonthCreditsTable,
-  RollupNewCustomerDaysTable,
-  RollupNewCustomerMonthsTable,
-  RollupQueueTable,
-  RollupReportsTable,
-  RollupStoresTable,
-} from './schema-rollups.js';
+import type { RollupTables } from './schema-rollups.js';
 import type { ShopOrdersTable, ShopWebhookDeliveriesTable } from './schema-shops.js';
 import type { AdSpendTable, RollupSpendMonthsTable, SpendSourcesTable } from './schema-spend.js';
 import type { WebhookDeliveriesTable, WebhookMessagesTable, WebhooksTable, WebhookTimeoutsTable } from './schema-webhooks.js';
@@ -353,7 +337,8 @@ export interface DashboardSessionsTable {
 }
 
 /** The tables of both engines (PostgreSQL has more: db/postgres/schema.ts). */
-export interface DB {
+/** Every table: the rollups' (schema-rollups.ts) and these. */
+export interface DB extends RollupTables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   stores: StoresTable;
@@ -364,21 +349,6 @@ export interface DB {
   rollup_spend_months: RollupSpendMonthsTable;
   idempotency_keys: IdempotencyKeysTable;
   settings: SettingsTable;
-  rollup_queue: RollupQueueTable;
-  rollup_stores: RollupStoresTable;
-  rollup_days: RollupDaysTable;
-  rollup_hours: RollupHoursTable;
-  rollup_dimension_clicks: RollupDimensionClicksTable;
-  rollup_dimension_credits: RollupDimensionCreditsTable;
-  rollup_month_clicks: RollupMonthClicksTable;
-  rollup_month_credits: RollupMonthCreditsTable;
-  rollup_reports: RollupReportsTable;
-  rollup_cohort_customers: RollupCohortCustomersTable;
-  rollup_cohort_queue: RollupCohortQueueTable;
-  rollup_cohort_days: RollupCohortDaysTable;
-  rollup_cohort_months: RollupCohortMonthsTable;
-  rollup_new_customer_days: RollupNewCustomerDaysTable;
-  rollup_new_customer_months: RollupNewCustomerMonthsTable;
   refunds: RefundsTable;
   fx_rates: FxRatesTable;
   shop_webhook_deliveries: ShopWebhookDeliveriesTable;

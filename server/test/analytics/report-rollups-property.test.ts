@@ -4,6 +4,8 @@ import { computeMatchQuality } from '../../src/analytics/match-quality-view.js';
 import { formEncode, reconcile } from '../../src/analytics/reconciliation.js';
 import { reconciliationReport } from '../../src/analytics/reconciliation-report.js';
 import { subtractDeleted, withReportRollup } from '../../src/analytics/report-rollups.js';
+import { refreshRollups } from '../../src/analytics/rollups.js';
+import { packTraces } from '../../src/analytics/trace-compaction.js';
 import { addDays, startOfDay } from '../../src/calendar/dates.js';
 import { showOnConversions } from '../../src/db/repositories/job-status.js';
 import { matchQualityInRange } from '../../src/db/repositories/match-quality.js';
@@ -39,6 +41,8 @@ const conversionArb = fc.record({
   meta: fc.option(fc.constantFrom(...STATUSES), { nil: null }),
   google_ads: fc.option(fc.constantFrom(...STATUSES), { nil: null }),
   tiktok: fc.option(fc.constantFrom(...STATUSES), { nil: null }),
+  // The trace id its first `sent` jobs were acknowledged with.
+  trace: fc.option(fc.constantFrom(...TRACES), { nil: null }),
   quality: fc.option(fc.dictionary(fc.constantFrom(...KINDS), quality, { maxKeys: 2 }), { nil: null }),
 });
 const stepArb = fc.oneof(
@@ -54,19 +58,43 @@ const stepArb = fc.oneof(
   fc.record({ op: fc.constant('refund' as const), at: fc.nat(), part: fc.boolean() }),
   fc.record({ op: fc.constant('reattribute' as const), at: fc.nat(), quality: fc.option(quality, { nil: null }) }),
   fc.record({ op: fc.constant('retention' as const), hours: fc.integer({ min: 0, max: (RANGE_DAYS + 1) * 24 }) }),
+  // Packing the trace ids of the days before `day` (trace-compaction.ts), as the refresher does two days later.
+  fc.record({ op: fc.constant('pack' as const), day: fc.integer({ min: 0, max: RANGE_DAYS + 2 }) }),
 );
 const scenarioArb = fc.record({
   zone: fc.constantFrom(...ZONES),
   conversions: fc.array(conversionArb, { minLength: 1, maxLength: 12 }),
   steps: fc.array(stepArb, { maxLength: 12 }),
 });
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** A day packed, a trace id added to it, packed again: the second packing keeps the first's ids. */
+const PACKED_TWICE: Scenario = {
+  zone: 'UTC',
+  conversions: ['t1', 't2', null].map((trace, i) => ({
+    offsetMs: (i + 1) * HOUR_MS,
+    live: true,
+    attributed: false,
+    meta: trace ? ('sent' as const) : ('pending' as const),
+    google_ads: null,
+    tiktok: null,
+    trace,
+    quality: null,
+  })),
+  steps: [
+    { op: 'pack', day: 3 },
+    { op: 'status', at: 2, kind: 'meta', status: 'sent', trace: 't3', expired: false },
+    { op: 'pack', day: 3 },
+  ],
+};
 
 /**
  * The reconciliation report and the match-quality summary read rollups (analytics/report-
  * rollups.ts); whatever happens to the conversions — folded or still queued when it happens —
  * their answers equal the raw computation over the conversions as they are: job outcomes shown on
  * the conversion (Meta's columns, the others' forwarding entries, trace ids), refunds (through the
- * API), changes of attribution and match quality, retention deleting the oldest.
+ * API), changes of attribution and match quality, retention deleting the oldest, and the trace
+ * ids of past days packed (trace-compaction.ts) at any point between them.
  */
 describe('report rollups property', () => {
   let ctx: TestContext;
@@ -140,7 +168,7 @@ describe('report rollups property', () => {
             const status = g[kind];
             if (status === null) continue;
             if (kind !== 'meta') forwarding[kind] = { status, attempts: 0 };
-            jobs.push(jobRow(storeId, id, livemode, kind, status, time));
+            jobs.push({ ...jobRow(storeId, id, livemode, kind, status, time), trace_id: status === 'sent' ? g.trace : null });
           }
           rows.push({
             ...conversionRow(storeId, id, livemode, time, i),
@@ -218,6 +246,10 @@ describe('report rollups property', () => {
                   .execute();
               }),
             );
+          } else if (step.op === 'pack') {
+            // As the refresher does: what is queued is folded first.
+            await refreshRollups(ctx.database, { id: storeId, timezone: zone });
+            await packTraces(ctx.database, anchor + (step.day + 2) * DAY_MS);
           } else {
             const cutoff = anchor - DAY_MS + step.hours * HOUR_MS;
             await ctx.database.write((trx) => deleteExpiredEvents(trx, cutoff, 1000, subtractDeleted));
@@ -225,7 +257,7 @@ describe('report rollups property', () => {
         }
         await compare(storeId, zone);
       }),
-      { numRuns: Number(process.env.PROPERTY_RUNS ?? 25) },
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 25), examples: [[PACKED_TWICE]] },
     );
   });
 

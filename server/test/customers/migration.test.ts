@@ -61,6 +61,7 @@ describe('migration 0033 (customers)', () => {
       await sql`delete from kysely_migration where name = '0042_new_customer_rollups'`.execute(db); // queues every customer again
       await sql`delete from kysely_migration where name = '0043_conversion_currencies'`.execute(db); // \`if not exists\`
       await sql`delete from kysely_migration where name = '0044_evidence_branches'`.execute(db); // replaces a function
+      await sql`delete from kysely_migration where name = '0045_report_traces'`.execute(db); // its table and index when absent
     });
     expect(await ctx.database.migrate()).toEqual([
       '0033_customers',
@@ -75,6 +76,7 @@ describe('migration 0033 (customers)', () => {
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
       '0044_evidence_branches',
+      '0045_report_traces',
     ]);
     const rows = await ctx.database.read
       .selectFrom('customers')

@@ -14,6 +14,7 @@ import { down as spendMonthsDown } from '../../src/db/migrations/0041_spend_mont
 import { down as newCustomerRollupsDown } from '../../src/db/migrations/0042_new_customer_rollups.js';
 import { down as conversionCurrenciesDown } from '../../src/db/migrations/0043_conversion_currencies.js';
 import { down as evidenceBranchesDown } from '../../src/db/migrations/0044_evidence_branches.js';
+import { down as reportTracesDown } from '../../src/db/migrations/0045_report_traces.js';
 import { SchemaError } from '../../src/db/migrations/index.js';
 import { nextJobDueAt } from '../../src/db/repositories/destinations.js';
 import { newCustomersBetween } from '../../src/db/repositories/new-customers.js';
@@ -90,6 +91,7 @@ describe('migrations', () => {
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
       // 0037 … 0042 came after it: undone first, done again after it.
+      await reportTracesDown(db);
       await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
@@ -101,7 +103,9 @@ describe('migrations', () => {
       await pendingIndexesDown(db);
       await sql`delete from kysely_migration where name in
         ('0036_pending_job_indexes', '0037_customer_campaigns', '0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups',
-        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(db);
+        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches', '0045_report_traces')`.execute(
+        db,
+      );
       for (const [id, status, due] of [
         ['cv_sent', 'sent', 1000],
         ['cv_pending', 'pending', 2000],
@@ -124,6 +128,7 @@ describe('migrations', () => {
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
       '0044_evidence_branches',
+      '0045_report_traces',
     ]);
     for (const definition of await definitions()) expect(definition).toMatch(/where \(?status = 'pending'/);
     expect(await nextJobDueAt(database.read)).toBe(2000); // the pending job's, never the sent one's
@@ -139,6 +144,7 @@ describe('migrations', () => {
     expect(await present()).toEqual(['ad_spend_campaigns']); // 0042 dropped the customers' one
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await reportTracesDown(db);
       await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
@@ -147,7 +153,9 @@ describe('migrations', () => {
       await monthRollupsDown(db);
       await reportIndexesDown(db);
       await sql`delete from kysely_migration where name in ('0038_report_indexes', '0039_month_rollups', '0040_cohort_rollups',
-        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(db);
+        '0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches', '0045_report_traces')`.execute(
+        db,
+      );
     });
     expect(await present()).toEqual([]);
     expect(await database.migrate()).toEqual([
@@ -158,6 +166,7 @@ describe('migrations', () => {
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
       '0044_evidence_branches',
+      '0045_report_traces',
     ]);
     // 0042 drops the customers' index again: new customers are read from their rollups.
     expect(await present()).toEqual(['ad_spend_campaigns']);
@@ -171,6 +180,7 @@ describe('migrations', () => {
     // Daily rows of two months (and a second store) as an older version folded them; then 0039 again.
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await reportTracesDown(db);
       await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
@@ -178,7 +188,7 @@ describe('migrations', () => {
       await cohortRollupsDown(db);
       await monthRollupsDown(db);
       await sql`delete from kysely_migration where name in ('0039_month_rollups', '0040_cohort_rollups', '0041_spend_months',
-        '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(db);
+        '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches', '0045_report_traces')`.execute(db);
       for (const [store, date, value, clicks] of [
         ['st_a', '2026-01-30', 'meta|c1', 3],
         ['st_a', '2026-01-31', 'meta|c1', 4],
@@ -202,6 +212,7 @@ describe('migrations', () => {
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
       '0044_evidence_branches',
+      '0045_report_traces',
     ]);
     const months = await database.read
       .selectFrom('rollup_month_clicks')
@@ -233,11 +244,12 @@ describe('migrations', () => {
     );
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await reportTracesDown(db);
       await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
       await spendMonthsDown(db);
-      await sql`delete from kysely_migration where name in ('0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(
+      await sql`delete from kysely_migration where name in ('0041_spend_months', '0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches', '0045_report_traces')`.execute(
         db,
       );
       for (const [id, date, campaign, name, amount, currency] of [
@@ -258,6 +270,7 @@ describe('migrations', () => {
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
       '0044_evidence_branches',
+      '0045_report_traces',
     ]);
     const months = await database.read
       .selectFrom('rollup_spend_months')
@@ -316,10 +329,11 @@ describe('migrations', () => {
     );
     await database.write(async (trx) => {
       const db = trx as unknown as Kysely<unknown>;
+      await reportTracesDown(db);
       await evidenceBranchesDown(db);
       await conversionCurrenciesDown(db);
       await newCustomerRollupsDown(db);
-      await sql`delete from kysely_migration where name in ('0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches')`.execute(
+      await sql`delete from kysely_migration where name in ('0042_new_customer_rollups', '0043_conversion_currencies', '0044_evidence_branches', '0045_report_traces')`.execute(
         db,
       );
       // Customers as an older version recorded them, and a cohort row its fold had added.
@@ -343,6 +357,7 @@ describe('migrations', () => {
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
       '0044_evidence_branches',
+      '0045_report_traces',
     ]);
     expect(await customerIndexes()).toEqual([]); // only the count the rollups now keep read them
     expect(await database.read.selectFrom('rollup_cohort_days').selectAll().execute()).toEqual([]);

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ambiguityKey } from '../../src/ambiguity-keys.js';
 import { MATCH_QUALITY, RECONCILIATION, TRACE_ITEM } from '../../src/analytics/report-fold.js';
 import { refreshRollups } from '../../src/analytics/rollups.js';
-import type { Reader } from '../../src/db/database.js';
+import type { Reader, Writer } from '../../src/db/database.js';
 import { PostgresEngineAdapter } from '../../src/db/postgres/engine.js';
 import { listPartitions } from '../../src/db/postgres/partitions.js';
 import { countSharedBrowsers, rebuildAmbiguityRows } from '../../src/db/repositories/attribution-keys.js';
@@ -39,6 +39,7 @@ import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js'
 import { identifiedBrowsers } from '../../src/db/repositories/identity-links.js';
 import { newCustomersBetween } from '../../src/db/repositories/new-customers.js';
 import { reportCounts, reportCountsAndLists } from '../../src/db/repositories/report-rollups.js';
+import { packTraceGroups } from '../../src/db/repositories/report-traces.js';
 import { expiredClicks, expiredConversions } from '../../src/db/repositories/retention.js';
 import { readQueue } from '../../src/db/repositories/rollup-queue.js';
 import {
@@ -622,6 +623,17 @@ const CASES: Case[] = [
     run: (db, s) => reportCountsAndLists(db, { ...reportScope(s), report: RECONCILIATION }, TRACE_ITEM),
     index: { sqlite: 'PRIMARY KEY', postgres: 'rollup_reports_pk' },
     ordered: 'sqlite',
+  },
+  {
+    name: 'reconciliation: the packed trace ids of a range (the same statement)',
+    run: (db, s) => reportCountsAndLists(db, { ...reportScope(s), report: RECONCILIATION }, TRACE_ITEM),
+    index: { sqlite: 'SEARCH rollup_report_traces USING PRIMARY KEY', postgres: 'rollup_report_traces_pk' },
+  },
+  {
+    name: 'reconciliation: the oldest trace rows left to pack',
+    run: (db) => packTraceGroups(db as Writer, '2026-01-01', 1),
+    index: { sqlite: 'rollup_reports_old_traces', postgres: 'rollup_reports_old_traces' },
+    ordered: true,
   },
   {
     name: 'attribution: clicks by visitor id (same browser)',

@@ -128,6 +128,8 @@ async function backTo0019(database: Database): Promise<void> {
     await sql`delete from kysely_migration where name = '0043_conversion_currencies'`.execute(db);
     // 0044 (the evidence function's guarded lookups): it replaces the function; it runs again harmlessly.
     await sql`delete from kysely_migration where name = '0044_evidence_branches'`.execute(db);
+    // 0045 (packed trace ids): its table and index only when absent; it runs again harmlessly.
+    await sql`delete from kysely_migration where name = '0045_report_traces'`.execute(db);
     // 0027 (conversion source), 0028 (destination health), 0029 (attributed click ids).
     for (const column of ['source', 'attributed_click_ids']) {
       await sql`alter table conversions drop column ${sql.ref(column)}`.execute(db);
@@ -229,6 +231,7 @@ describe('migration 0020 (one outbox)', () => {
       '0042_new_customer_rollups',
       '0043_conversion_currencies',
       '0044_evidence_branches',
+      '0045_report_traces',
     ]);
     const moved = await testDb.database.read
       .selectFrom('destination_jobs')

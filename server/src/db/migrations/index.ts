@@ -41,6 +41,7 @@ import * as spendMonths from './0041_spend_months.js';
 import * as newCustomerRollups from './0042_new_customer_rollups.js';
 import * as conversionCurrencies from './0043_conversion_currencies.js';
 import * as evidenceBranches from './0044_evidence_branches.js';
+import * as reportTraces from './0045_report_traces.js';
 
 /**
  * Migrations in code (nothing to find on disk at run time), applied in name order. They use
@@ -91,6 +92,7 @@ const migrations: Record<string, Migration> = {
   '0042_new_customer_rollups': newCustomerRollups,
   '0043_conversion_currencies': conversionCurrencies,
   '0044_evidence_branches': evidenceBranches,
+  '0045_report_traces': reportTraces,
 };
 
 class CodeMigrationProvider implements MigrationProvider {

@@ -88,6 +88,7 @@ export async function deleteStoreRollups(db: Writer, storeId: string): Promise<v
   await db.deleteFrom('rollup_month_clicks').where('store_id', '=', storeId).execute();
   await db.deleteFrom('rollup_month_credits').where('store_id', '=', storeId).execute();
   await db.deleteFrom('rollup_reports').where('store_id', '=', storeId).execute();
+  await db.deleteFrom('rollup_report_traces').where('store_id', '=', storeId).execute();
 }
 
 /** Rows per statement of the rollup upserts: a batch is written as chunks of these sizes. */
