@@ -75,7 +75,8 @@ export function formEncode(value: string): string {
   }
 }
 
-function emptyDestination(): Omit<DestinationDay, 'links' | 'traceIds'> & { traces: Set<string> } {
+/** A day's trace ids: gathered one by one (`traces`), or given whole, unique and sorted (`traceList`: the rollups'). */
+function emptyDestination(): Omit<DestinationDay, 'links' | 'traceIds'> & { traces: Set<string>; traceList?: string[] } {
   return {
     eligible: 0,
     sent: 0,
@@ -106,6 +107,11 @@ function destinationLinks(
     failedByReason: byReason('failed', day.failed.byReason),
     skippedByReason: byReason('skipped', day.skipped.byReason),
   };
+}
+
+function isSorted(values: readonly string[]): boolean {
+  for (let i = 1; i < values.length; i++) if ((values[i - 1] as string) >= (values[i] as string)) return false;
+  return true;
 }
 
 function sortedKeys(counts: Record<string, number>): Record<string, number> {
@@ -174,14 +180,18 @@ export interface ReconciliationCount {
 export function reconcileCounts(
   input: Omit<ReconciliationInput, 'conversions' | 'timezone'> & {
     counts: readonly ReconciliationCount[];
-    /** The trace ids per day and destination (report-rollups.ts `reportCountsAndLists`); `counts` holds none. */
-    traces: ReadonlyArray<{ local_date: string; destination: string; values: readonly string[] }>;
+    /**
+     * The trace ids per day and destination (report-rollups.ts `reportCountsAndLists`), each day and
+     * destination once, its values unique; `counts` holds none.
+     */
+    traces: ReadonlyArray<{ local_date: string; destination: string; values: string[] }>;
   },
 ): ReconciliationDay[] {
   const tallies = emptyTallies(input);
   for (const { local_date, destination, values } of input.traces) {
     const t = tallies.get(local_date)?.kinds.get(destination as DestinationKind);
-    if (t) for (const value of values) t.traces.add(value);
+    // A year's ~245,000 ids taken as they are (a past day's come sorted), not copied into a Set.
+    if (t) t.traceList = isSorted(values) ? values : [...values].sort();
   }
   for (const { local_date, destination, item, count } of input.counts) {
     const tally = tallies.get(local_date);
@@ -212,12 +222,12 @@ function render(storeId: string, tallies: Map<string, Tally>): ReconciliationDay
   return [...tallies].map(([date, tally]) => {
     const destinations: ReconciliationDay['destinations'] = {};
     for (const [kind, t] of tally.kinds) {
-      const { traces, ...counts } = t;
+      const { traces, traceList, ...counts } = t;
       const day = {
         ...counts,
         failed: { total: counts.failed.total, byReason: sortedKeys(counts.failed.byReason) },
         skipped: { total: counts.skipped.total, byReason: sortedKeys(counts.skipped.byReason) },
-        traceIds: [...traces].sort(),
+        traceIds: traceList ?? [...traces].sort(),
       };
       destinations[kind] = { ...day, links: destinationLinks(storeId, date, kind, day) };
     }
