@@ -9,7 +9,7 @@ import { packTraces } from '../../src/analytics/trace-compaction.js';
 import { addDays, startOfDay } from '../../src/calendar/dates.js';
 import { showOnConversions } from '../../src/db/repositories/job-status.js';
 import { matchQualityInRange } from '../../src/db/repositories/match-quality.js';
-import { DESTINATION_KINDS, forwardingStates } from '../../src/db/repositories/reconciliation.js';
+import { DESTINATION_KINDS, type DestinationKind, forwardingStates } from '../../src/db/repositories/reconciliation.js';
 import { deleteExpiredEvents } from '../../src/db/repositories/retention.js';
 import { enqueueForRollups } from '../../src/db/repositories/rollup-queue.js';
 import type { ConversionsTable, DestinationJobsTable } from '../../src/db/schema.js';
@@ -187,35 +187,8 @@ describe('report rollups property', () => {
         for (const step of steps) {
           const row = rows[('at' in step ? step.at : 0) % rows.length] as ConversionsTable;
           if (step.op === 'read') await compare(storeId, zone);
-          else if (step.op === 'status') {
-            // A job's outcome as delivery records it: the job, then its conversion (destinations/record-outcome.ts).
-            await ctx.database.write((trx) =>
-              withReportRollup(
-                trx,
-                [row.id],
-                async () => {
-                  const job = {
-                    ...jobRow(storeId, row.id, row.livemode, step.kind, step.status, row.event_time),
-                    attempts: 1,
-                    trace_id: step.status === 'sent' ? step.trace : null,
-                    last_error: step.status === 'failed' ? (step.expired ? 'Not delivered within 7 days' : 'HTTP 400') : null,
-                  };
-                  await trx
-                    .insertInto('destination_jobs')
-                    .values(job)
-                    .onConflict((oc) =>
-                      oc
-                        .columns(['conversion_id', 'destination', 'job_key'])
-                        .doUpdateSet({ status: job.status, trace_id: job.trace_id, last_error: job.last_error }),
-                    )
-                    .execute();
-                  await showOnConversions(trx, [job]);
-                  // Only this destination's state moves, as in a delivery's recording (record-outcome.ts).
-                },
-                step.kind,
-              ),
-            );
-          } else if (step.op === 'refund') {
+          else if (step.op === 'status') await recordStatus(storeId, row, step);
+          else if (step.op === 'refund') {
             if (row.livemode !== 1) continue;
             const refund = await call(ctx.app, 'POST', '/v1/track/refund', {
               key: ctx.a.live,
@@ -259,6 +232,89 @@ describe('report rollups property', () => {
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 25), examples: [[PACKED_TWICE]] },
     );
+  });
+
+  /** A job's outcome as delivery records it: the job, then its conversion (destinations/record-outcome.ts). */
+  async function recordStatus(
+    storeId: string,
+    row: ConversionsTable,
+    step: { kind: string; status: DestinationJobsTable['status']; trace: string | null; expired: boolean },
+  ) {
+    await ctx.database.write((trx) =>
+      withReportRollup(
+        trx,
+        [row.id],
+        async () => {
+          const job = {
+            ...jobRow(storeId, row.id, row.livemode, step.kind, step.status, row.event_time),
+            attempts: 1,
+            trace_id: step.status === 'sent' ? step.trace : null,
+            last_error: step.status === 'failed' ? (step.expired ? 'Not delivered within 7 days' : 'HTTP 400') : null,
+          };
+          await trx
+            .insertInto('destination_jobs')
+            .values(job)
+            .onConflict((oc) =>
+              oc
+                .columns(['conversion_id', 'destination', 'job_key'])
+                .doUpdateSet({ status: job.status, trace_id: job.trace_id, last_error: job.last_error }),
+            )
+            .execute();
+          await showOnConversions(trx, [job]);
+        },
+        // Only this destination's state moves, as in a delivery's recording (record-outcome.ts).
+        step.kind as DestinationKind,
+      ),
+    );
+  }
+
+  it('stays exact while past days are packed at the same time as deliveries change them', async () => {
+    const storeId = await makeStore(ctx.app, ctx.a.live, { timezone: 'UTC', currency: 'EUR' });
+    const anchor = Date.parse(`${START}T00:00:00Z`);
+    const rows = Array.from({ length: 40 }, (_, i): ConversionsTable => {
+      const time = anchor + (i % 4) * DAY_MS + i * 60_000;
+      return { ...conversionRow(storeId, newId('conversion'), 1, time, i), capi_status: 'sent' };
+    });
+    const jobs = rows.map((r, i) => ({
+      ...jobRow(storeId, r.id, 1, 'meta', 'sent', r.event_time),
+      trace_id: TRACES[i % 3] ?? null,
+    }));
+    await ctx.database.write(async (trx) => {
+      await trx.insertInto('conversions').values(rows).execute();
+      await trx.insertInto('destination_jobs').values(jobs).execute();
+      await enqueueForRollups(trx, 'conversion', rows);
+    });
+    await refreshRollups(ctx.database, { id: storeId, timezone: 'UTC' });
+    // Three writers change the days' trace ids while a fourth packs them, again and again (on
+    // PostgreSQL each on a connection of its own: the packing's locks against the recordings').
+    let changing = true;
+    let packings = 0;
+    const packer = (async () => {
+      while (changing) {
+        packings += (await packTraces(ctx.database)) > 0 ? 1 : 0;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    })();
+    await Promise.all(
+      [0, 1, 2].map(async (writer) => {
+        for (let n = 0; n < 25; n++) {
+          const row = rows[(writer * 7 + n * 3) % rows.length] as ConversionsTable;
+          const sent = n % 4 !== 0;
+          await recordStatus(storeId, row, {
+            kind: 'meta',
+            status: sent ? 'sent' : 'failed',
+            trace: sent ? `t${(writer + n) % 5}` : null,
+            expired: false,
+          });
+        }
+      }),
+    );
+    changing = false;
+    await packer;
+    expect(packings).toBeGreaterThan(1);
+    await compare(storeId, 'UTC');
+    await packTraces(ctx.database);
+    await compare(storeId, 'UTC');
   });
 
   function jobRow(
