@@ -98,7 +98,8 @@ export async function reportCountsAndLists(
     const { local_date, destination } = row;
     const items = row.counts === null ? {} : (JSON.parse(row.counts) as Record<string, number>);
     for (const [item, count] of Object.entries(items)) counts.push({ local_date, destination, item, count: Number(count) });
-    if (row.values === null) continue;
+    // No values (SQLite's aggregate gives `{}` where PostgreSQL's gives null): nothing to add to the packed ones.
+    if (row.values === null || row.values === '{}') continue;
     const key = `${local_date}\n${destination}`;
     const entry = parts.get(key) ?? { local_date, destination, of: [] };
     parts.set(key, entry);
