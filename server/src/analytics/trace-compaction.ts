@@ -10,7 +10,11 @@ import { packTraceGroups } from '../db/repositories/report-traces.js';
 
 /** How often the refresher packs. */
 export const PACK_EVERY_MS = 60_000;
-/** Groups a write: a day's trace ids of one destination are at most a few thousand rows. */
+/**
+ * Groups a write. A group is as many rows as its day's distinct trace ids: a few hundred for a
+ * store sending each conversion in a request of its own at ~550 a day; far more for a large store
+ * sending each of its own too (then a write is long: packing part of a group is as exact, not done yet).
+ */
 const GROUPS_A_WRITE = 4;
 const DAY_MS = 86_400_000;
 
