@@ -2,7 +2,7 @@ import { withReportRollup } from '../analytics/report-rollups.js';
 import { writeJob } from '../db/database.js';
 import { type JobKey, type JobOutcome, type MarkedJob, markJobs } from '../db/repositories/destinations.js';
 import { showOnConversions } from '../db/repositories/job-status.js';
-import { DESTINATION_KINDS, type DestinationKind } from '../db/repositories/reconciliation.js';
+import { isDestinationKind } from '../db/repositories/reconciliation.js';
 import { webhookEvents } from '../webhooks/events.js';
 import { type AttemptHealth, type HealthTurn, recordAttempt } from './health.js';
 
@@ -64,12 +64,8 @@ export const RECORD_OUTCOME = writeJob(
         }));
         return { rows: recorded, turn };
       },
-      kindOf(r.destination),
+      // The destination whose jobs alone it changes: only its report facts are read (when the report knows it).
+      isDestinationKind(r.destination) ? r.destination : undefined,
     ),
   { background: true },
 );
-
-/** The destination whose jobs alone a recording changes (its report facts are read alone), when it is one the report knows. */
-function kindOf(destination: string): DestinationKind | undefined {
-  return (DESTINATION_KINDS as readonly string[]).includes(destination) ? (destination as DestinationKind) : undefined;
-}

@@ -23,6 +23,10 @@ export const DESTINATION_KINDS = [
   'linkedin',
 ] as const;
 export type DestinationKind = (typeof DESTINATION_KINDS)[number];
+
+export function isDestinationKind(kind: string): kind is DestinationKind {
+  return (DESTINATION_KINDS as readonly string[]).includes(kind);
+}
 export const FORWARDING_STATUSES = ['pending', 'sent', 'failed', 'skipped'] as const;
 export type ForwardingStatus = (typeof FORWARDING_STATUSES)[number];
 
