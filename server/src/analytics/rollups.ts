@@ -54,6 +54,7 @@ import { addFoldRows, deleteStoreRollups, type FoldRows } from '../db/repositori
 import { cohortStep, FOLD_COHORTS } from './cohort-rollups.js';
 import { Fold, perConversion } from './fold.js';
 import { FoldProgress, type RollupLog } from './fold-progress.js';
+import { FoldSize } from './fold-size.js';
 import { ReportFold } from './report-fold.js';
 import { PACK_EVERY_MS, packTraces } from './trace-compaction.js';
 
@@ -211,10 +212,12 @@ export async function refreshRollups(database: Database, store: { id: string; ti
   if (recorded && (recorded.timezone !== store.timezone || recorded.tzdata !== TZDATA)) {
     await database.write((trx) => rebuildIfZoneChanged(trx, store));
   }
-  // A stale step means another fold took some of these rows first: read the queue again.
+  // A stale step means some of these rows changed first: read the queue again, a smaller step.
+  const size = new FoldSize(READ_CHUNK);
   for (;;) {
-    const { step } = await foldStep(database, () => foldQueued(database.read, { limit: READ_CHUNK, storeId: store.id }));
+    const { step } = await foldStep(database, () => foldQueued(database.read, { limit: size.value, storeId: store.id }));
     if (step === 'done') return;
+    size.after(step);
   }
 }
 
@@ -320,6 +323,7 @@ export function startRollupRefresher(
   let foldedAt = performance.now();
   let packedAt = Number.NEGATIVE_INFINITY;
   let progress: FoldProgress | undefined;
+  const size = new FoldSize(options.chunk ?? BACKGROUND_CHUNK);
   /** One round of the work; true when it did all of it (it folded), false when it stopped early. */
   const tick = async (): Promise<boolean> => {
     for (const store of await storesNeedingRebuild(database.read, TZDATA)) {
@@ -336,15 +340,14 @@ export function startRollupRefresher(
     // One fold may span ticks (a stale step, a failure): its progress goes on until the queue is empty.
     if (options.log) progress ??= new FoldProgress(database, options.log, options.progressEveryMs ?? 5000);
     while (!stopped) {
-      const { step, pending } = await foldStep(database, () =>
-        database.background(FOLD_QUEUED, { limit: options.chunk ?? BACKGROUND_CHUNK }),
-      );
+      const { step, pending } = await foldStep(database, () => database.background(FOLD_QUEUED, { limit: size.value }));
       if (step !== 'stale' && pending) await progress?.folded(pending.queued.length);
       if (step === 'done') {
         progress?.finished();
         progress = undefined;
       }
-      if (step !== 'more') break;
+      // A stale step is tried again at once, smaller; one of a single event waits for the next tick.
+      if (!size.after(step) || step === 'done') break;
     }
     if (performance.now() - packedAt >= (options.packEveryMs ?? PACK_EVERY_MS)) {
       packedAt = performance.now();
