@@ -32,6 +32,7 @@ import {
 import { addNewCustomerRows } from '../db/repositories/new-customers.js';
 import { adoptZones, type RollupZone, rollupZones } from '../db/repositories/rollup-queue.js';
 import type { RollupCohortDaysTable, RollupNewCustomerDaysTable } from '../db/schema.js';
+import { FoldSize } from './fold-size.js';
 
 /** Day offsets 0 … 365 after the first conversion count; later ones are outside every figure. */
 export const HORIZON_DAYS = 366;
@@ -222,8 +223,10 @@ export async function cohortStep(
 
 /** Folds every queued customer of a store before a cohort read. */
 export async function refreshCohorts(database: Database, storeId: string, tzdata: string): Promise<void> {
+  const size = new FoldSize(2_000); // a stale step is tried again smaller (fold-size.ts)
   for (;;) {
-    const step = await cohortStep(database, () => foldCohorts(database.read, { limit: 2_000, storeId, tzdata }));
+    const step = await cohortStep(database, () => foldCohorts(database.read, { limit: size.value, storeId, tzdata }));
     if (step === 'done') return;
+    size.after(step);
   }
 }

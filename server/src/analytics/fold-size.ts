@@ -5,7 +5,8 @@
  * traffic on a loaded machine, a step that read the whole queue took longer than that and was
  * stale every time: nothing was folded for as long as the traffic lasted. So a stale step
  * quarters the size (down to one event: the head of the queue, the oldest, which has settled),
- * and a written one doubles it back up to `max`.
+ * and a written one doubles it back up to `max`. The cohort steps (cohort-rollups.ts) follow the
+ * same rule: a customer queued again while a step was read makes it stale.
  */
 export class FoldSize {
   private size: number;

@@ -324,6 +324,7 @@ export function startRollupRefresher(
   let packedAt = Number.NEGATIVE_INFINITY;
   let progress: FoldProgress | undefined;
   const size = new FoldSize(options.chunk ?? BACKGROUND_CHUNK);
+  const cohortSize = new FoldSize(Math.max(1, Math.floor((options.chunk ?? BACKGROUND_CHUNK) / 4)));
   /** One round of the work; true when it did all of it (it folded), false when it stopped early. */
   const tick = async (): Promise<boolean> => {
     for (const store of await storesNeedingRebuild(database.read, TZDATA)) {
@@ -356,9 +357,9 @@ export function startRollupRefresher(
     // Then the customers those folds queued for the cohort rollups, a quarter as many a step
     // (a customer's write is a row of its own and a few cells: each write stays short).
     while (!stopped) {
-      const limit = Math.max(1, Math.floor((options.chunk ?? BACKGROUND_CHUNK) / 4));
+      const limit = cohortSize.value;
       const step = await cohortStep(database, () => database.background(FOLD_COHORTS, { limit, tzdata: TZDATA }));
-      if (step !== 'more') break;
+      if (!cohortSize.after(step) || step === 'done') break;
     }
     return !stopped;
   };
