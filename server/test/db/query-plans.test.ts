@@ -39,7 +39,7 @@ import { findIdempotencyRecord } from '../../src/db/repositories/idempotency.js'
 import { identifiedBrowsers } from '../../src/db/repositories/identity-links.js';
 import { newCustomersBetween } from '../../src/db/repositories/new-customers.js';
 import { reportCounts, reportCountsAndLists } from '../../src/db/repositories/report-rollups.js';
-import { packTraceGroups } from '../../src/db/repositories/report-traces.js';
+import { packTraceRows } from '../../src/db/repositories/report-traces.js';
 import { expiredClicks, expiredConversions } from '../../src/db/repositories/retention.js';
 import { readQueue } from '../../src/db/repositories/rollup-queue.js';
 import {
@@ -631,7 +631,7 @@ const CASES: Case[] = [
   },
   {
     name: 'reconciliation: the oldest trace rows left to pack',
-    run: (db) => packTraceGroups(db as Writer, '2026-01-01', 1),
+    run: (db) => packTraceRows(db as Writer, '2026-01-01', 1),
     index: { sqlite: 'rollup_reports_old_traces', postgres: 'rollup_reports_old_traces' },
     ordered: true,
   },

@@ -41,24 +41,31 @@ async function oldestGroup(db: Reader, before: string): Promise<TraceGroup | und
 }
 
 /**
- * Packs the trace rows of up to `groups` (store, mode, day, destination) of days before
- * `before`, in this transaction: each group's rows are added to its packed counts and deleted.
- * Returns how many groups it packed (fewer than `groups`: none is left).
+ * Packs up to `rows` trace rows of days before `before`, oldest group (store, mode, day,
+ * destination) first, in this transaction: each group's rows are added to its packed counts and
+ * deleted. A group larger than what is left of `rows` is packed in part, in item order (the rest
+ * stays rows, which the report adds, until the next write): a write stays short however many
+ * trace ids a day has. Returns how many rows it packed (fewer than `rows`: none is left).
  *
  * On PostgreSQL the group is serialized first (two instances packing it take turns) and its
  * rows are locked in key order, as a recording's upserts lock them: a recording that changes one
  * meanwhile waits, then writes a new row, which the next packing takes.
  */
-export async function packTraceGroups(trx: Writer, before: string, groups: number): Promise<number> {
+export async function packTraceRows(trx: Writer, before: string, rows: number): Promise<number> {
   const { locks } = engineOf(trx);
   let packed = 0;
-  for (; packed < groups; packed++) {
+  while (packed < rows) {
     const group = await oldestGroup(trx, before);
     if (!group) break;
     await locks.serialize(trx, `traces:${group.store_id}:${group.livemode}:${group.local_date}:${group.destination}`);
-    const rows = await groupRows(trx, group).select(['item', 'count']).orderBy('item').$call(locks.forUpdate).execute();
+    const taken = await groupRows(trx, group)
+      .select(['item', 'count'])
+      .orderBy('item')
+      .limit(rows - packed)
+      .$call(locks.forUpdate)
+      .execute();
     const counts = await packedCounts(trx, group);
-    for (const { item, count } of rows) {
+    for (const { item, count } of taken) {
       const id = item.slice(TRACE_PREFIX.length);
       counts.set(id, (counts.get(id) ?? 0) + Number(count));
     }
@@ -76,13 +83,14 @@ export async function packTraceGroups(trx: Writer, before: string, groups: numbe
         )
         .execute();
     }
-    for (let i = 0; i < rows.length; i += CHUNK) {
-      const items = rows.slice(i, i + CHUNK).map((row) => row.item);
+    for (let i = 0; i < taken.length; i += CHUNK) {
+      const items = taken.slice(i, i + CHUNK).map((row) => row.item);
       await groupKey(trx.deleteFrom('rollup_reports'), group)
         .where('report', '=', 'reconciliation')
         .where('item', 'in', items)
         .execute();
     }
+    packed += taken.length;
   }
   return packed;
 }
