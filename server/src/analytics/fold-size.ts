@@ -6,7 +6,8 @@
  * stale every time: nothing was folded for as long as the traffic lasted. So a stale step
  * quarters the size (down to one event: the head of the queue, the oldest, which has settled),
  * and a written one doubles it back up to `max`. The cohort steps (cohort-rollups.ts) follow the
- * same rule: a customer queued again while a step was read makes it stale.
+ * same rule, though only another instance's cohort fold makes one stale (a customer queued again
+ * meanwhile just stays queued): fewer customers a step, fewer of them shared with it.
  */
 export class FoldSize {
   private size: number;
