@@ -24,9 +24,11 @@ export const DESTINATION_KINDS = [
 ] as const;
 export type DestinationKind = (typeof DESTINATION_KINDS)[number];
 
+/** Whether a destination is one the report knows (a job's `destination` is any string). */
 export function isDestinationKind(kind: string): kind is DestinationKind {
   return (DESTINATION_KINDS as readonly string[]).includes(kind);
 }
+
 export const FORWARDING_STATUSES = ['pending', 'sent', 'failed', 'skipped'] as const;
 export type ForwardingStatus = (typeof FORWARDING_STATUSES)[number];
 
