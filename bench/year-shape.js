@@ -143,6 +143,7 @@ export const YEAR_TABLES = {
   touchpoints: TABLES.touchpoints,
   ad_spend: [...TABLES.ad_spend, 'source'],
   click_ids: ['store_id', 'livemode', 'kind', 'value', 'click_id', 'click_time'],
+  attribution_keys: ['day', 'k', 'browser'],
   refunds: [
     'id',
     'store_id',

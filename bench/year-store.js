@@ -14,7 +14,7 @@
 //     `forwarding` entries to match); pending jobs are never due (the bench's server sends nothing);
 //   - refunds of 5 % of Purchases (partial or whole), `refunded_minor` to match;
 //   - every event and refund queued for the rollups (folded on the server's first read), the
-//     ambiguity rows rebuilt from the clicks, the Google Ads destination failing (tracking health).
+//     ambiguity rows written with the clicks, the Google Ads destination failing (tracking health).
 import { createHash } from 'node:crypto';
 import { postgresSink, SPEND_MONTHS, sqliteSink } from './bulk-load.js';
 import { source } from './lib.js';
@@ -53,6 +53,7 @@ export async function generateYear(target, { clicks }) {
   const { openDatabase } = await source('db/open.ts');
   const { createAccount } = await source('accounts/accounts.ts');
   const { createStore } = await source('stores/stores.ts');
+  const { ambiguityRows } = await source('ambiguity-keys.ts');
   const now = Date.now();
   const start = now - DAYS * DAY_MS + 3_600_000;
   let database = openDatabase({ databaseUrl: target.database?.url, dataDir: target.dataDir });
@@ -151,6 +152,11 @@ export async function generateYear(target, { clicks }) {
       await add('click_ids', [storeId, 1, kind, value, row[0], time]);
     }
     await add('clicks', row);
+    // The ambiguity counts' rows (api.md §13) the server writes with each click. A bench click has
+    // no browser id, so each is a browser of its own and no row repeats (a repeat would fail the load).
+    const click = { id: row[0], store_id: storeId, livemode: 1, click_time: time, is_bot: bots[i] };
+    const keys = ambiguityRows({ ...click, ip_address: ip, user_agent: ua, fingerprint: row[11], fbp: null });
+    for (const r of keys) await add('attribution_keys', [r.day, r.k, r.browser]);
   }
 
   // Conversions, in event-time order.
@@ -340,9 +346,6 @@ export async function generateYear(target, { clicks }) {
   await sink.finish();
 
   database = openDatabase({ databaseUrl: target.database?.url, dataDir: target.dataDir });
-  // The ambiguity counts' rows (api.md §13) the server writes with each click, as attribution-store.js builds them.
-  const keys = await source('db/repositories/attribution-keys.ts');
-  await database.write((trx) => keys.rebuildAmbiguityRows(trx, now - (DAYS + 1) * DAY_MS));
   // The Google Ads destination failing, as destinations/health.ts records it (tracking health reports it).
   await database.write((trx) =>
     trx
