@@ -4,6 +4,7 @@ import { PACK_TRACES } from './analytics/trace-compaction.js';
 import { jobTable } from './db/database.js';
 import { INSERT_CLICK } from './db/repositories/clicks.js';
 import { RECORD_CONVERSION } from './db/repositories/conversions.js';
+import { QUEUE_SIZE } from './db/repositories/rollup-queue.js';
 import { RECORD_OUTCOME } from './destinations/record-outcome.js';
 import { DELETE_AMBIGUITY_DAY, DELETE_EXPIRED_EVENTS, DELETE_IDENTITY_LINKS } from './retention.js';
 
@@ -17,6 +18,7 @@ export const JOBS = jobTable(
   RECORD_CONVERSION,
   FOLD_QUEUED,
   FOLD_COHORTS,
+  QUEUE_SIZE,
   RECORD_OUTCOME,
   PACK_TRACES,
   DELETE_EXPIRED_EVENTS,

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest, FastifyServerOptions, onRequestHo
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
-import { queueSize } from './db/repositories/rollup-queue.js';
+import { QUEUE_SIZE } from './db/repositories/rollup-queue.js';
 import { errorBody } from './http/envelope.js';
 import { ApiError } from './http/errors.js';
 import { newId } from './ids.js';
@@ -57,7 +57,8 @@ export function rollupBacklogGauge(registry: Registry, database: Database): void
     registers: [registry],
     async collect() {
       try {
-        const queued = await queueSize(database.read);
+        // Off the event loop: during a long fold (an upgrade's first build) the count takes seconds.
+        const queued = await database.background(QUEUE_SIZE, undefined);
         this.set({ table: 'clicks' }, queued.click);
         this.set({ table: 'conversions' }, queued.conversion);
         this.set({ table: 'refunds' }, queued.refund);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Reader, Writer } from '../database.js';
+import { backgroundJob, type Reader, type Writer } from '../database.js';
 import { engineOf } from '../engine.js';
 import { prepared } from '../prepared.js';
 import { rowLimit } from '../row-limit.js';
@@ -108,6 +108,13 @@ export async function queueSize(db: Reader): Promise<Record<QueueKind, number>> 
   for (const row of rows) size[row.kind] = Number(row.n);
   return size;
 }
+
+/**
+ * `queueSize` as a background job. Counting reads every queued row: ~6.5 s for the 22M rows a
+ * year's store of 20M clicks queues for its first fold (SQLite), which on the event loop would
+ * hold every request that long.
+ */
+export const QUEUE_SIZE = backgroundJob('queueSize', (reader: Reader) => queueSize(reader));
 
 const ID_CHUNK = 500;
 
